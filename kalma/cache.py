@@ -1,0 +1,153 @@
+"""One on-disk cache for every model call and KG query.
+
+SQLite in WAL mode, so several processes can read and write at once; each write is its own
+transaction, so a killed run leaves a readable cache holding every answer written before it.
+Keys hash (namespace, backend, model, parameters, input). Secrets never reach a key or a value:
+parameters whose names look like credentials are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_SECRET_WORDS = ("api_key", "apikey", "authorization", "token", "secret", "password", "header")
+
+
+def default_cache_path() -> Path:
+    root = os.environ.get("KALMA_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kalma")
+    return Path(root) / "cache.sqlite"
+
+
+def _check_no_secrets(obj: Any, where: str = "params") -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if any(w in str(k).lower() for w in _SECRET_WORDS):
+                raise ValueError(f"refusing to cache a credential-like field {where}.{k}")
+            _check_no_secrets(v, f"{where}.{k}")
+
+
+def make_key(namespace: str, backend: str, model: str, params: dict[str, Any], payload: Any) -> str:
+    _check_no_secrets(params)
+    blob = json.dumps([namespace, backend, model, params, payload], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class Cache:
+    """A key-value store of JSON values; `Cache(None)` is a disabled cache that stores nothing."""
+
+    def __init__(self, path: str | Path | None = "default"):
+        self.path = default_cache_path() if path == "default" else (Path(path) if path else None)
+        self.hits = 0
+        self.misses = 0
+        self._local = threading.local()
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._conn() as c:
+                c.execute(
+                    "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
+                    "value TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
+                )
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=60000")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    @property
+    def enabled(self) -> bool:
+        return self.path is not None
+
+    def get(self, key: str) -> Any | None:
+        """The stored value, or None on a miss (None itself is never stored)."""
+        if self.path is None:
+            return None
+        row = self._conn().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, namespace: str, value: Any) -> None:
+        if self.path is None or value is None:
+            return
+        self._conn().execute(
+            "INSERT OR REPLACE INTO calls (key, namespace, value) VALUES (?, ?, ?)",
+            (key, namespace, json.dumps(value, ensure_ascii=False)),
+        )
+
+    def get_many(self, keys: list[str]) -> dict[str, Any]:
+        if self.path is None or not keys:
+            return {}
+        out: dict[str, Any] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = f"SELECT key, value FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
+            out.update({k: json.loads(v) for k, v in self._conn().execute(q, chunk)})
+        return out
+
+    def put_many(self, namespace: str, items: dict[str, Any]) -> None:
+        if self.path is None or not items:
+            return
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR REPLACE INTO calls (key, namespace, value) VALUES (?, ?, ?)",
+                [(k, namespace, json.dumps(v, ensure_ascii=False)) for k, v in items.items() if v is not None],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def cached(self, key: str, namespace: str, compute: Callable[[], T]) -> T:
+        """Return the stored value for `key`, computing and storing it on a miss."""
+        hit = self.get(key)
+        if hit is not None:
+            self.hits += 1
+            return hit  # type: ignore[no-any-return]
+        self.misses += 1
+        value = compute()
+        self.put(key, namespace, value)
+        return value
+
+    def stats(self) -> dict[str, Any]:
+        if self.path is None:
+            return {"enabled": False}
+        rows = self._conn().execute("SELECT namespace, COUNT(*) FROM calls GROUP BY namespace ORDER BY namespace").fetchall()
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
+        return {"enabled": True, "path": str(self.path), "bytes": size, "entries": dict(rows)}
+
+    def clear(self, namespace: str | None = None) -> int:
+        if self.path is None:
+            return 0
+        conn = self._conn()
+        cur = conn.execute("DELETE FROM calls" + (" WHERE namespace = ?" if namespace else ""), (namespace,) if namespace else ())
+        conn.execute("VACUUM")
+        return cur.rowcount
+
+
+_default: Cache | None = None
+
+
+def get_cache() -> Cache:
+    """The process-wide cache; KALMA_CACHE=off disables it."""
+    global _default
+    if _default is None:
+        _default = Cache(None if os.environ.get("KALMA_CACHE", "").lower() in {"off", "0", "no"} else "default")
+    return _default
+
+
+def set_cache(cache: Cache) -> None:
+    global _default
+    _default = cache

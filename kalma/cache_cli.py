@@ -1,0 +1,29 @@
+"""`kalma cache stats|clear`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.group("cache")
+def cache() -> None:
+    """Inspect or clear the on-disk call cache (KALMA_CACHE_DIR, default ~/.cache/kalma)."""
+
+
+@cache.command("stats")
+def stats() -> None:
+    """Entries per namespace and size on disk."""
+    from .cache import get_cache
+
+    click.echo(json.dumps(get_cache().stats(), indent=2))
+
+
+@cache.command("clear")
+@click.option("--namespace", help="Only this namespace (e.g. llm, entail, kg).")
+def clear(namespace: str | None) -> None:
+    """Delete cached entries."""
+    from .cache import get_cache
+
+    click.echo(f"removed {get_cache().clear(namespace)} entries")

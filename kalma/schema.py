@@ -1,0 +1,220 @@
+"""Typed records shared by every stage, one JSON object per line on disk.
+
+Every record file starts with a header line naming its kind and format version, so a reader
+can refuse a file it does not understand instead of misreading it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+FORMAT_VERSION = 1
+
+QID_RE = re.compile(r"^Q\d+$")
+PID_RE = re.compile(r"^P\d+$")
+_WS_RE = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    """NFC and collapsed whitespace: the equality the citation metrics use."""
+    return _WS_RE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class Triple(Record):
+    """One statement: subject --relation--> value.
+
+    `value` is a QID when `value_type == "item"`, else the literal's lexical form
+    (ISO date for times). `value_label` is what a reader (and a citation) sees.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject: str
+    subject_label: str = ""
+    relation: str = Field(description="Wikidata property id, e.g. P19; may be '' for imported data")
+    relation_label: str
+    value: str
+    value_label: str
+    value_type: Literal["item", "literal"] = "item"
+
+    @field_validator("subject")
+    @classmethod
+    def _qid(cls, v: str) -> str:
+        if not QID_RE.match(v):
+            raise ValueError(f"subject must be a QID like Q42, got {v!r}")
+        return v
+
+    @field_validator("relation")
+    @classmethod
+    def _pid(cls, v: str) -> str:
+        if v and not PID_RE.match(v):
+            raise ValueError(f"relation must be a PID like P19, got {v!r}")
+        return v
+
+    @field_validator("relation_label", "value_label")
+    @classmethod
+    def _nonempty(cls, v: str) -> str:
+        if not normalize_text(v):
+            raise ValueError("must not be empty")
+        return v
+
+    def key(self) -> tuple[str, str, str]:
+        """The identity a citation is compared with: (QID, relation label, value label)."""
+        return (self.subject, normalize_text(self.relation_label), normalize_text(self.value_label))
+
+
+class EntityGraph(Record):
+    """The one-hop subgraph of one entity; a multi-valued property gives several triples."""
+
+    qid: str
+    label: str
+    aliases: list[str] = Field(default_factory=list)
+    description: str = ""
+    triples: list[Triple] = Field(default_factory=list)
+
+    @field_validator("qid")
+    @classmethod
+    def _qid(cls, v: str) -> str:
+        if not QID_RE.match(v):
+            raise ValueError(f"qid must look like Q42, got {v!r}")
+        return v
+
+    def values(self) -> list[str]:
+        return [t.value_label for t in self.triples]
+
+
+class KnowledgeGraph(Record):
+    """The knowledge given for one question: one graph per entity, in a stable order."""
+
+    entities: list[EntityGraph] = Field(default_factory=list)
+
+    def triples(self) -> list[Triple]:
+        return [t for e in self.entities for t in e.triples]
+
+    def keys(self) -> set[tuple[str, str, str]]:
+        return {t.key() for t in self.triples()}
+
+    def relation_labels(self) -> set[str]:
+        return {t.relation_label for t in self.triples()}
+
+    def qids(self) -> list[str]:
+        return [e.qid for e in self.entities]
+
+    def without(self, removed: set[tuple[str, str, str]]) -> KnowledgeGraph:
+        """A copy lacking the triples whose keys are in `removed` (knowledge removal)."""
+        return KnowledgeGraph(
+            entities=[
+                e.model_copy(update={"triples": [t for t in e.triples if t.key() not in removed]})
+                for e in self.entities
+            ]
+        )
+
+
+class SeedRecord(Record):
+    """A relation record the dataset builder starts from."""
+
+    paragraph: str
+    person_a: str
+    relation: str
+    person_b: str
+    source: str = ""
+    source_line: int | None = None
+
+
+class Candidate(Record):
+    triple: Triple
+    specificity: float
+    coherence: float
+    perplexity: float | None
+    score: float
+
+
+class RoundTrace(Record):
+    """What one evolution round saw, chose and wrote."""
+
+    round: int
+    kind: Literal["annotate", "extend", "questions"]
+    candidates: list[Candidate] = Field(default_factory=list)
+    chosen: Triple | None = None
+    kept: list[Triple] = Field(default_factory=list)
+    attempts: int = 1
+    status: Literal["ok", "skipped", "failed"] = "ok"
+    note: str = ""
+    paragraph: str = ""
+
+
+class DatasetEntry(Record):
+    id: str
+    general_question: str
+    specific_question: str
+    seed: SeedRecord | None = None
+    people: list[str] = Field(default_factory=list)
+    knowledge_pool: KnowledgeGraph = Field(default_factory=KnowledgeGraph)
+    minimum_set: list[Triple] | None = Field(
+        default=None, description="None when unknown (e.g. imported from the authors' release)"
+    )
+    reference: str = Field(default="", description="the builder's final paragraph, citations stripped")
+    trace: list[RoundTrace] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    def question(self, setting: Literal["general", "specific"]) -> str:
+        return self.general_question if setting == "general" else self.specific_question
+
+
+class Answer(Record):
+    entry_id: str
+    text: str
+    model: str
+    setting: Literal["general", "specific"] = "specific"
+    settings: dict[str, Any] = Field(default_factory=dict)
+    seed: int | None = None
+    kg: KnowledgeGraph | None = Field(
+        default=None, description="the KG given to the model; None means the dataset entry's pool"
+    )
+    absent: list[Triple] | None = Field(
+        default=None, description="knowledge removed from the KG for the [NA] metrics"
+    )
+    run: str = Field(default="", description="distinguishes several answers to one entry (seed, ablation)")
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    def answer_id(self) -> str:
+        return f"{self.entry_id}#{self.run}" if self.run else self.entry_id
+
+
+class AnswerScores(Record):
+    """All metric values for one answer; a None value means the metric could not apply."""
+
+    answer_id: str
+    entry_id: str
+    values: dict[str, float | None] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+    notes: dict[str, str] = Field(default_factory=dict)
+
+
+class Summary(Record):
+    """Aggregated scores plus everything needed to say what produced them."""
+
+    metrics: dict[str, float | None]
+    counts: dict[str, int] = Field(default_factory=dict)
+    dropped: dict[str, int] = Field(default_factory=dict)
+    models: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+
+RECORD_KINDS: dict[str, type[Record]] = {
+    "triples": Triple,
+    "entity_graphs": EntityGraph,
+    "dataset": DatasetEntry,
+    "answers": Answer,
+    "scores": AnswerScores,
+    "records": SeedRecord,
+}

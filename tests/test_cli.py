@@ -1,0 +1,39 @@
+"""The command line: help everywhere, version, did-you-mean, record checking."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from kalma.cli import main
+
+
+def test_help_version_and_suggestion():
+    r = CliRunner()
+    assert "Commands:" in r.invoke(main, ["--help"]).output
+    assert "0.1.0" in r.invoke(main, ["--version"]).output
+    res = r.invoke(main, ["cach"])
+    assert res.exit_code != 0 and "Did you mean 'cache'" in res.output
+
+
+def test_every_subcommand_has_help():
+    r = CliRunner()
+    for name in main.list_commands(None):  # type: ignore[arg-type]
+        res = r.invoke(main, [name, "--help"])
+        assert res.exit_code == 0, (name, res.output)
+
+
+def test_help_does_not_import_heavy_libraries():
+    code = "import sys; from kalma.cli import main; main(['--help'], standalone_mode=False); " \
+           "print(sorted(m for m in ('torch','transformers','spacy','openai') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("[]")
+
+
+def test_check_reports_bad_lines(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_text('{"entry_id": "e1", "text": "x", "model": "m"}\n{"entry_id": 3}\n')
+    res = CliRunner().invoke(main, ["check", str(p), "--kind", "answers", "--lenient"])
+    assert res.exit_code == 1 and ":2: field" in res.output and "1 good records" in res.output
