@@ -1,0 +1,199 @@
+"""The knowledge-source protocol and the SPARQL-driven base every backend shares.
+
+A backend implements two primitives, `select` (rows of SPARQL JSON-style terms) and
+`construct` (N-Triples text). Everything the stages ask for is built on them here, from the
+SAME query texts (`kalma.kg.sparql`), so a local snapshot and a remote endpoint cannot drift
+apart.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TypedDict
+
+from ..schema import EntityGraph, Triple
+from . import sparql
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_DATE_TYPES = {XSD + "dateTime", XSD + "date"}
+_QID_IRI = re.compile(r"^http://www\.wikidata\.org/entity/([QP]\d+)$")
+_DATE_RE = re.compile(r"^([+-]?\d{1,})-(\d{2})-(\d{2})")
+
+
+class Term(TypedDict, total=False):
+    type: str  # "uri" | "literal" | "bnode"
+    value: str
+    datatype: str
+    lang: str
+
+
+Row = dict[str, Term]
+
+
+class KnowledgeSource(Protocol):
+    """What every stage may ask a knowledge graph."""
+
+    name: str
+
+    def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]: ...
+    def subgraphs(self, qids: Iterable[str]) -> dict[str, EntityGraph]: ...
+    def linked(self, triples: Iterable[tuple[str, str, str]]) -> set[tuple[str, str, str]]: ...
+    def labels(self, qids: Iterable[str]) -> dict[str, str]: ...
+
+
+def iri_id(iri: str) -> str | None:
+    m = _QID_IRI.match(iri)
+    return m.group(1) if m else None
+
+
+def render_date(lexical: str) -> str:
+    """Wikidata's `1596-07-08T00:00:00Z` as the ISO date `1596-07-08` (BCE keeps its sign)."""
+    m = _DATE_RE.match(lexical.strip())
+    if not m:
+        return lexical
+    year = m.group(1).lstrip("+")
+    sign = "-" if year.startswith("-") else ""
+    return f"{sign}{int(year.lstrip('-')):04d}-{m.group(2)}-{m.group(3)}"
+
+
+def _property_order(t: Triple) -> tuple[Any, ...]:
+    pid = int(t.relation[1:]) if t.relation else 10**9
+    return (pid, t.relation_label, t.value_label, t.value)
+
+
+class SparqlSource(ABC):
+    """Answers the protocol with SPARQL; subclasses only run queries.
+
+    `batch_size` bounds the entities per VALUES block (URL length and endpoint time-outs);
+    `round_trips` counts queries sent, for the benchmarks.
+    """
+
+    name = "sparql"
+    batch_size = 50
+
+    def __init__(self, lang: str = "en"):
+        self.lang = lang
+        self.round_trips = 0
+
+    @abstractmethod
+    def _select(self, query: str) -> list[Row]: ...
+
+    @abstractmethod
+    def _construct(self, query: str) -> str: ...
+
+    def select(self, query: str) -> list[Row]:
+        self.round_trips += 1
+        return self._select(query)
+
+    def construct(self, query: str) -> str:
+        self.round_trips += 1
+        return self._construct(query)
+
+    # ------------------------------------------------------------ protocol
+
+    def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]:
+        """{name: sorted QIDs whose English label or alias equals it}; every name is a key."""
+        names = list(dict.fromkeys(names))
+        out: dict[str, list[str]] = {n: [] for n in names}
+        for chunk in _chunks(names, self.batch_size):
+            for row in self.select(sparql.lookup_query(chunk, classes)):
+                qid = iri_id(row["item"]["value"])
+                name = row["name"]["value"]
+                if qid and name in out and qid not in out[name]:
+                    out[name].append(qid)
+        return {n: sorted(q, key=_qid_num) for n, q in out.items()}
+
+    def subgraphs(self, qids: Iterable[str]) -> dict[str, EntityGraph]:
+        """One-hop graphs of many entities: two queries per batch, whatever the number of values.
+        Entities the source does not know are absent from the result."""
+        qids = list(dict.fromkeys(qids))
+        graphs: dict[str, EntityGraph] = {}
+        for chunk in _chunks(qids, self.batch_size):
+            info = self._entity_info(chunk)
+            claims = self.select(sparql.subgraph_query(chunk, self.lang))
+            triples: dict[str, list[Triple]] = {q: [] for q in chunk}
+            for row in claims:
+                t = self._row_to_triple(row, info)
+                if t is not None:
+                    triples[t.subject].append(t)
+            for q in chunk:
+                if q not in info and not triples[q]:
+                    continue
+                label, aliases, desc = info.get(q, (q, [], ""))
+                uniq = sorted(set(triples[q]), key=_property_order)
+                graphs[q] = EntityGraph(qid=q, label=label, aliases=aliases, description=desc, triples=uniq)
+        return graphs
+
+    def subgraph(self, qid: str) -> EntityGraph | None:
+        return self.subgraphs([qid]).get(qid)
+
+    def linked(self, triples: Iterable[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        """The (a, PID, b) among `triples` that hold in either direction."""
+        asked = list(dict.fromkeys(triples))
+        found: set[tuple[str, str, str]] = set()
+        for chunk in _chunks(asked, self.batch_size):
+            for row in self.select(sparql.links_query(chunk)):
+                a, b = iri_id(row["a"]["value"]), iri_id(row["b"]["value"])
+                p = row["p"]["value"].rsplit("/", 1)[-1]
+                if a and b:
+                    found.add((a, p, b))
+        return found
+
+    def labels(self, qids: Iterable[str]) -> dict[str, str]:
+        qids = list(dict.fromkeys(qids))
+        out: dict[str, str] = {}
+        for chunk in _chunks(qids, self.batch_size):
+            out.update({q: v[0] for q, v in self._entity_info(chunk).items()})
+        return out
+
+    # ------------------------------------------------------------ helpers
+
+    def _entity_info(self, qids: Sequence[str]) -> dict[str, tuple[str, list[str], str]]:
+        acc: dict[str, dict[str, list[str]]] = {}
+        for row in self.select(sparql.entity_info_query(qids, self.lang)):
+            q = iri_id(row["item"]["value"])
+            if q:
+                acc.setdefault(q, {"label": [], "alias": [], "description": []})[row["kind"]["value"]].append(row["text"]["value"])
+        return {
+            q: (min(d["label"]) if d["label"] else q, sorted(set(d["alias"])), min(d["description"]) if d["description"] else "")
+            for q, d in acc.items()
+        }
+
+    def _row_to_triple(self, row: Row, info: dict[str, tuple[str, list[str], str]]) -> Triple | None:
+        subject = iri_id(row["item"]["value"])
+        pid = iri_id(row["prop"]["value"])
+        value = row["value"]
+        if subject is None:
+            return None
+        if value["type"] == "literal":
+            if value.get("lang") and value["lang"] != self.lang:
+                return None  # monolingual text in another language
+            lexical = value["value"]
+            text = render_date(lexical) if value.get("datatype") in _DATE_TYPES else lexical
+            if not text.strip():
+                return None
+            kind, vid, vlabel = "literal", text, text
+        else:
+            vid = iri_id(value["value"]) or value["value"]
+            label = row.get("valueLabel")
+            kind, vlabel = "item", (label["value"] if label else vid)
+        return Triple(
+            subject=subject,
+            subject_label=info.get(subject, (subject,))[0],
+            relation=pid or "",
+            relation_label=row["propLabel"]["value"],
+            value=vid,
+            value_label=vlabel,
+            value_type=kind,  # type: ignore[arg-type]
+        )
+
+
+def _qid_num(q: str) -> int:
+    return int(q[1:])
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

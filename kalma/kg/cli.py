@@ -1,0 +1,70 @@
+"""`kalma kg …`: look things up in a knowledge source and write snapshots."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.group("kg")
+def kg() -> None:
+    """Knowledge-graph sources: look-ups, snapshots, and the authors' release importer.
+
+    SOURCE is a .ttl/.nt path, rdflib:PATH, oxigraph:PATH, sparql:URL, wikidata or demo."""
+
+
+@kg.command("lookup")
+@click.option("--kg", "source", default="demo", show_default=True, help="Knowledge source spec.")
+@click.option("--class", "classes", multiple=True, help="Restrict to instances (P31) of this QID, e.g. Q5.")
+@click.argument("names", nargs=-1, required=True)
+def lookup(source: str, classes: tuple[str, ...], names: tuple[str, ...]) -> None:
+    """Entities whose English label or alias equals NAME."""
+    from . import open_source
+
+    click.echo(json.dumps(open_source(source).lookup(names, classes), indent=2, ensure_ascii=False))
+
+
+@kg.command("show")
+@click.option("--kg", "source", default="demo", show_default=True)
+@click.argument("qids", nargs=-1, required=True)
+def show(source: str, qids: tuple[str, ...]) -> None:
+    """Print the one-hop subgraphs of QIDS as JSON."""
+    from . import open_source
+
+    graphs = open_source(source).subgraphs(qids)
+    click.echo(json.dumps({q: g.model_dump(mode="json") for q, g in graphs.items()}, indent=2, ensure_ascii=False))
+
+
+@kg.command("snapshot")
+@click.option("--endpoint", required=True, help="Source spec or SPARQL endpoint URL (e.g. wikidata).")
+@click.option("--qids", default="", help="Comma-separated QIDs.")
+@click.option("--names", default="", help="Comma-separated names, resolved among humans (Q5).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+def snapshot(endpoint: str, qids: str, names: str, output: str) -> None:
+    """Write the one-hop neighbourhood of entities, with the labels needed, as a local snapshot."""
+    from . import open_source
+    from .snapshot import write_snapshot
+
+    src = open_source(f"sparql:{endpoint}" if endpoint.startswith(("http://", "https://")) else endpoint)
+    wanted = [q.strip() for q in qids.split(",") if q.strip()]
+    if names:
+        found = src.lookup([n.strip() for n in names.split(",") if n.strip()], ["Q5"])
+        for name, hits in found.items():
+            click.echo(f"{name}: {', '.join(hits) or 'not found'}", err=True)
+            wanted += hits
+    if not wanted:
+        raise click.UsageError("give --qids or --names that resolve to at least one entity")
+    n = write_snapshot(src, wanted, output)
+    click.echo(f"wrote {n} triples for {len(set(wanted))} entities to {output}")
+
+
+@kg.command("import-biokalma")
+@click.argument("release_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+def import_biokalma_cmd(release_file: str, output: str) -> None:
+    """Convert the authors' release (complex/simple_question_graph.json) into a snapshot."""
+    from .snapshot import import_biokalma
+
+    stats = import_biokalma(release_file, output)
+    click.echo(json.dumps(stats, indent=2))

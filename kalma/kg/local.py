@@ -1,0 +1,115 @@
+"""Local snapshot files: rdflib in memory (default), pyoxigraph for large snapshots."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .base import Row, SparqlSource, Term
+
+
+def _format_for(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in {".nt", ".ntriples"}:
+        return "nt"
+    if suffix in {".ttl", ".turtle"}:
+        return "turtle"
+    raise ValueError(f"{path}: snapshot must be Turtle (.ttl) or N-Triples (.nt)")
+
+
+@contextmanager
+def quiet_rdflib() -> Iterator[None]:
+    """rdflib logs a traceback for every BCE xsd:dateTime (Python's datetime has no year < 1);
+    the lexical form is kept intact, so the noise is dropped."""
+    logger = logging.getLogger("rdflib.term")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+class RdflibSource(SparqlSource):
+    """A snapshot loaded into an rdflib Graph: simple, pure Python, fine up to ~10^5 triples."""
+
+    name = "rdflib"
+
+    def __init__(self, path: str | Path, lang: str = "en"):
+        super().__init__(lang)
+        import rdflib
+
+        self.path = Path(path)
+        self.graph = rdflib.Graph()
+        with quiet_rdflib():
+            self.graph.parse(str(self.path), format=_format_for(self.path))
+
+    def _select(self, query: str) -> list[Row]:
+        from rdflib import BNode, Literal, URIRef
+
+        def term(t: object) -> Term:
+            if isinstance(t, URIRef):
+                return {"type": "uri", "value": str(t)}
+            if isinstance(t, BNode):
+                return {"type": "bnode", "value": str(t)}
+            assert isinstance(t, Literal)
+            out: Term = {"type": "literal", "value": str(t)}
+            if t.language:
+                out["lang"] = t.language
+            elif t.datatype:
+                out["datatype"] = str(t.datatype)
+            return out
+
+        with quiet_rdflib():
+            res = self.graph.query(query)
+        names = [str(v) for v in res.vars or []]
+        return [{n: term(row[i]) for i, n in enumerate(names) if row[i] is not None} for row in res]
+
+    def _construct(self, query: str) -> str:
+        return self.graph.query(query).graph.serialize(format="nt")
+
+
+class OxigraphSource(SparqlSource):
+    """A snapshot in a pyoxigraph store: a file bulk-loaded into memory, or an on-disk store
+    directory (created by `oxigraph load` or an earlier run) opened as is."""
+
+    name = "oxigraph"
+
+    def __init__(self, path: str | Path, lang: str = "en"):
+        super().__init__(lang)
+        import pyoxigraph as ox
+
+        self.path = Path(path)
+        if self.path.is_dir():
+            self.store = ox.Store(str(self.path))
+        else:
+            fmt = ox.RdfFormat.N_TRIPLES if _format_for(self.path) == "nt" else ox.RdfFormat.TURTLE
+            self.store = ox.Store()
+            self.store.bulk_load(path=str(self.path), format=fmt)
+
+    def _select(self, query: str) -> list[Row]:
+        import pyoxigraph as ox
+
+        def term(t: object) -> Term:
+            if isinstance(t, ox.NamedNode):
+                return {"type": "uri", "value": t.value}
+            if isinstance(t, ox.BlankNode):
+                return {"type": "bnode", "value": t.value}
+            assert isinstance(t, ox.Literal)
+            out: Term = {"type": "literal", "value": t.value}
+            if t.language:
+                out["lang"] = t.language
+            elif t.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+                out["datatype"] = t.datatype.value
+            return out
+
+        res = self.store.query(query)
+        names = [v.value for v in res.variables]
+        return [{n: term(sol[n]) for n in names if sol[n] is not None} for sol in res]
+
+    def _construct(self, query: str) -> str:
+        import pyoxigraph as ox
+
+        return self.store.query(query).serialize(format=ox.RdfFormat.N_TRIPLES).decode("utf-8")

@@ -1,0 +1,126 @@
+"""The SPARQL texts every knowledge source runs, in Wikidata's own vocabulary.
+
+No label SERVICE (only Wikidata runs it): labels come from `rdfs:label`, aliases from
+`skos:altLabel`, descriptions from `schema:description`, and a property's statements are
+found through `?prop wikibase:directClaim ?p`. The same text therefore runs on Wikidata,
+QLever, an Oxigraph or Fuseki server, and a local rdflib or pyoxigraph snapshot.
+
+Everything spliced into a query goes through `literal()` or `entity()`: strings are escaped
+per the SPARQL 1.1 grammar (ECHAR), identifiers are validated, so no input changes a query's
+meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+WD = "http://www.wikidata.org/entity/"
+WDT = "http://www.wikidata.org/prop/direct/"
+PREFIXES = """PREFIX wd: <http://www.wikidata.org/entity/>
+PREFIX wdt: <http://www.wikidata.org/prop/direct/>
+PREFIX wikibase: <http://wikiba.se/ontology#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
+PREFIX schema: <http://schema.org/>
+PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
+"""
+
+_ID_RE = re.compile(r"^[QP]\d+$")
+# `'` needs no escape inside "…", and rdflib's parser rejects the (legal) `\'` form.
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
+def literal(text: str, lang: str | None = "en") -> str:
+    """A SPARQL string literal for `text`, safe whatever it contains.
+
+    >>> print(literal('O\\'Brien "the \\\\ Great"'))
+    "O'Brien \\"the \\\\ Great\\""@en
+    """
+    body = "".join(_ESCAPES.get(ch, ch) for ch in text)
+    if lang is not None and not re.fullmatch(r"[a-zA-Z]+(-[a-zA-Z0-9]+)*", lang):
+        raise ValueError(f"bad language tag {lang!r}")
+    return f'"{body}"' + (f"@{lang}" if lang else "")
+
+
+def entity(qid_or_pid: str, prefix: str = "wd") -> str:
+    """`wd:Q42` for a validated id; anything else is refused rather than spliced."""
+    if not _ID_RE.match(qid_or_pid):
+        raise ValueError(f"not a Wikidata id: {qid_or_pid!r}")
+    return f"{prefix}:{qid_or_pid}"
+
+
+def _values(var: str, terms: Iterable[str]) -> str:
+    return f"VALUES ?{var} {{ {' '.join(terms)} }}"
+
+
+def lookup_query(names: Iterable[str], classes: Iterable[str] = ()) -> str:
+    """Entities whose English label or alias equals one of `names`, optionally of a P31 class."""
+    cls = list(classes)
+    class_filter = f"{_values('cls', (entity(c) for c in cls))} ?item wdt:P31 ?cls ." if cls else ""
+    return PREFIXES + f"""SELECT DISTINCT ?name ?item WHERE {{
+  {_values('name', (literal(n) for n in names))}
+  {{ ?item rdfs:label ?name }} UNION {{ ?item skos:altLabel ?name }}
+  {class_filter}
+}}"""
+
+
+def subgraph_query(qids: Iterable[str], lang: str = "en") -> str:
+    """Every direct claim of the given entities, with property and value labels, in one query.
+
+    External identifiers are left out (Wikidata lists hundreds per person); a value without an
+    English label comes back unlabelled and the caller keeps its id.
+    """
+    tag = literal(lang, None)
+    return PREFIXES + f"""SELECT ?item ?prop ?propLabel ?value ?valueLabel WHERE {{
+  {_values('item', (entity(q) for q in qids))}
+  ?item ?p ?value .
+  ?prop wikibase:directClaim ?p .
+  FILTER NOT EXISTS {{ ?prop wikibase:propertyType wikibase:ExternalId }}
+  ?prop rdfs:label ?propLabel . FILTER(LANG(?propLabel) = {tag})
+  OPTIONAL {{ ?value rdfs:label ?valueLabel . FILTER(LANG(?valueLabel) = {tag}) }}
+}}"""
+
+
+def entity_info_query(qids: Iterable[str], lang: str = "en") -> str:
+    """Labels, aliases and descriptions of the given entities."""
+    tag = literal(lang, None)
+    return PREFIXES + f"""SELECT ?item ?kind ?text WHERE {{
+  {_values('item', (entity(q) for q in qids))}
+  {{ ?item rdfs:label ?text . BIND("label" AS ?kind) }}
+  UNION {{ ?item skos:altLabel ?text . BIND("alias" AS ?kind) }}
+  UNION {{ ?item schema:description ?text . BIND("description" AS ?kind) }}
+  FILTER(LANG(?text) = {tag})
+}}"""
+
+
+def links_query(triples: Iterable[tuple[str, str, str]]) -> str:
+    """Which (a, property, b) hold in either direction."""
+    rows = " ".join(f"({entity(a)} {entity(p, 'wdt')} {entity(b)})" for a, p, b in triples)
+    return PREFIXES + f"""SELECT ?a ?p ?b WHERE {{
+  VALUES (?a ?p ?b) {{ {rows} }}
+  {{ ?a ?p ?b }} UNION {{ ?b ?p ?a }}
+}}"""
+
+
+def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
+    """The one-hop neighbourhood of `qids` plus every label a snapshot needs to answer the
+    queries above (entity, property and value labels; aliases; descriptions; property types)."""
+    tag = literal(lang, None)
+    return PREFIXES + f"""CONSTRUCT {{
+  ?item ?p ?value . ?item rdfs:label ?l . ?item skos:altLabel ?a . ?item schema:description ?d .
+  ?prop wikibase:directClaim ?p . ?prop rdfs:label ?pl . ?prop wikibase:propertyType ?pt .
+  ?value rdfs:label ?vl .
+}} WHERE {{
+  {_values('item', (entity(q) for q in qids))}
+  {{ ?item rdfs:label ?l . FILTER(LANG(?l) = {tag}) }}
+  UNION {{ ?item skos:altLabel ?a . FILTER(LANG(?a) = {tag}) }}
+  UNION {{ ?item schema:description ?d . FILTER(LANG(?d) = {tag}) }}
+  UNION {{
+    ?item ?p ?value . ?prop wikibase:directClaim ?p .
+    FILTER NOT EXISTS {{ ?prop wikibase:propertyType wikibase:ExternalId }}
+    {{ ?prop rdfs:label ?pl . FILTER(LANG(?pl) = {tag}) }}
+    UNION {{ ?prop wikibase:propertyType ?pt }}
+    UNION {{ ?value rdfs:label ?vl . FILTER(LANG(?vl) = {tag}) }}
+  }}
+}}"""

@@ -1,0 +1,111 @@
+"""Real local servers for tests: an Oxigraph SPARQL server, and a scripted HTTP server."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _oxigraph_bin() -> str:
+    exe = Path(sys.executable).with_name("oxigraph")
+    return str(exe) if exe.exists() else (shutil.which("oxigraph") or "oxigraph")
+
+
+@contextmanager
+def oxigraph_server(data: Path, workdir: Path) -> Iterator[str]:
+    """Load `data` into a store under `workdir` and serve it read-only on 127.0.0.1.
+    Yields the SPARQL query URL."""
+    store = workdir / "oxigraph-store"
+    subprocess.run([_oxigraph_bin(), "load", "--location", str(store), "--file", str(data)], check=True, capture_output=True)
+    port = free_port()
+    proc = subprocess.Popen(
+        [_oxigraph_bin(), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/query"
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}?query=ASK%7B%7D", timeout=2).read()
+                break
+            except OSError:
+                if time.time() > deadline or proc.poll() is not None:
+                    raise RuntimeError("oxigraph server did not start")
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+Handler = Callable[[BaseHTTPRequestHandler, bytes], None]
+
+
+@contextmanager
+def scripted_server(script: list[Handler]) -> Iterator[tuple[str, list[dict]]]:
+    """An HTTP server on 127.0.0.1 whose n-th request is answered by script[n] (the last entry
+    repeats). Yields (base URL, log of requests with their headers and bodies)."""
+    log: list[dict] = []
+    lock = threading.Lock()
+
+    class H(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with lock:
+                n = len(log)
+                log.append({"path": self.path, "headers": dict(self.headers), "body": body})
+            script[min(n, len(script) - 1)](self, body)
+
+        do_GET = do_POST = _serve
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    srv.daemon_threads = True
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}", log
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def reply(status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> Handler:
+    def handler(h: BaseHTTPRequestHandler, _: bytes) -> None:
+        h.send_response(status)
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    return handler
+
+
+def hang(seconds: float) -> Handler:
+    def handler(h: BaseHTTPRequestHandler, _: bytes) -> None:
+        time.sleep(seconds)
+        try:
+            reply(200, b"{}")(h, _)
+        except OSError:
+            pass
+
+    return handler
