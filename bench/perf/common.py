@@ -1,0 +1,36 @@
+"""Helpers shared by the benchmark scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+BIOKALMA = ROOT.parent / "shared" / "data" / "biokalma"
+RESULTS = ROOT / "bench" / "results"
+
+
+def require_biokalma() -> Path:
+    if not (BIOKALMA / "complex_question_graph.json").exists():
+        print(f"skipped: {BIOKALMA} is not present", file=sys.stderr)
+        raise SystemExit(0)
+    return BIOKALMA
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def report(name: str, rows: dict[str, Any]) -> None:
+    """Print the figures and keep them under bench/results/ (git-ignored)."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2))
+    width = max(len(k) for k in rows)
+    for k, v in rows.items():
+        print(f"{k:<{width}}  {v:.4g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
