@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-_SECRET_WORDS = ("api_key", "apikey", "authorization", "token", "secret", "password", "header")
+_SECRET_RE = re.compile(r"api[_-]?key|authorization|secret|password|bearer|cookie|^headers?$|(^|_)token$", re.IGNORECASE)
 
 
 def default_cache_path() -> Path:
@@ -29,7 +30,7 @@ def default_cache_path() -> Path:
 def _check_no_secrets(obj: Any, where: str = "params") -> None:
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if any(w in str(k).lower() for w in _SECRET_WORDS):
+            if _SECRET_RE.search(str(k)):
                 raise ValueError(f"refusing to cache a credential-like field {where}.{k}")
             _check_no_secrets(v, f"{where}.{k}")
 

@@ -1,0 +1,180 @@
+"""The model interfaces: LLMs, entailment and LM scoring, plus their caching wrappers.
+
+A backend implements one or two small methods (`_generate`, `_entail`, `_score`); the base
+classes add deduplication, batching and the on-disk cache, so every backend gets them the
+same way (the lm-evaluation-harness pattern).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..cache import Cache, get_cache, make_key
+
+Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
+
+
+@dataclass(frozen=True)
+class GenParams:
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    seed: int | None = None
+    logprobs: int = 0  # top alternatives per generated token; 0 = none
+
+    @property
+    def cacheable(self) -> bool:
+        """Greedy decoding is deterministic; sampling is reproducible only with a seed."""
+        return self.temperature == 0 or self.seed is not None
+
+
+@dataclass
+class TokenLogprob:
+    token: str
+    logprob: float
+    top: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Generation:
+    text: str
+    model: str
+    logprobs: list[TokenLogprob] | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Generation:
+        lps = d.get("logprobs")
+        return cls(**{**d, "logprobs": [TokenLogprob(**t) for t in lps] if lps is not None else None})
+
+
+class LLM(ABC):
+    """Chat and completion. `spec` is the registry string that made it (e.g. `smollm2`)."""
+
+    spec: str = ""
+    label_note: str = ""  # e.g. "offline template backend, not a language model"
+    batch_size: int = 8
+
+    @abstractmethod
+    def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
+        """Answer a batch of chats."""
+
+    def chat_many(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> list[Generation]:
+        """Answer many chats: cached answers are reused, the rest batched through the backend."""
+        cache = cache or get_cache()
+        keys = [make_key("llm", type(self).__name__, self.spec, asdict(params), c) for c in chats]
+        found = cache.get_many(list(dict.fromkeys(keys))) if params.cacheable else {}
+        todo = [i for i, k in enumerate(keys) if k not in found]
+        unique: dict[str, int] = {}
+        for i in todo:
+            unique.setdefault(keys[i], i)
+        order = list(unique.values())
+        fresh: dict[str, Any] = {}
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            for i, gen in zip(idx, self._generate([chats[i] for i in idx], params)):
+                fresh[keys[i]] = gen.to_json()
+        if params.cacheable:
+            cache.put_many("llm", fresh)
+        cache.hits += len(chats) - len(todo)
+        cache.misses += len(order)
+        return [Generation.from_json(found.get(k) or fresh[k]) for k in keys]
+
+    def chat(self, messages: list[Message], params: GenParams = GenParams()) -> Generation:
+        return self.chat_many([messages], params)[0]
+
+    def complete(self, prompt: str, params: GenParams = GenParams()) -> Generation:
+        """Plain completion, as a single user turn for chat backends."""
+        return self.chat([{"role": "user", "content": prompt}], params)
+
+
+class Entailment(ABC):
+    """P(premise entails hypothesis) for batches of pairs."""
+
+    spec: str = ""
+    approximate: bool = False  # True for rule-based stand-ins: reports must say so
+    batch_size: int = 16
+    three_way: bool = False  # whether `_entail3` gives (entail, neutral, contradict)
+
+    @abstractmethod
+    def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+    def _entail3(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float, float]]:
+        raise TypeError(f"{self.spec} gives two-way judgements only")
+
+    def _cached(self, kind: str, pairs: Sequence[tuple[str, str]], compute: Any, cache: Cache | None) -> list[Any]:
+        cache = cache or get_cache()
+        keys = [make_key("entail", type(self).__name__, self.spec, {"kind": kind}, list(p)) for p in pairs]
+        found = cache.get_many(list(dict.fromkeys(keys)))
+        missing: dict[str, tuple[str, str]] = {}
+        for k, p in zip(keys, pairs):
+            if k not in found:
+                missing.setdefault(k, p)
+        fresh: dict[str, Any] = {}
+        items = list(missing.items())
+        for start in range(0, len(items), self.batch_size):
+            chunk = items[start : start + self.batch_size]
+            for (k, _), v in zip(chunk, compute([p for _, p in chunk])):
+                fresh[k] = v
+        cache.put_many("entail", fresh)
+        cache.hits += len(pairs) - len(missing)
+        cache.misses += len(missing)
+        return [found[k] if k in found else fresh[k] for k in keys]
+
+    def probs(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[float]:
+        """Entailment probability per pair; duplicates are computed once."""
+        return [float(x) for x in self._cached("p", pairs, self._entail, cache)]
+
+    def probs3(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[tuple[float, float, float]]:
+        """(entailment, neutral, contradiction) per pair, for three-class backends."""
+        return [tuple(x) for x in self._cached("p3", pairs, self._entail3, cache)]  # type: ignore[misc]
+
+    def entails(self, pairs: Sequence[tuple[str, str]], threshold: float = 0.5) -> list[bool]:
+        return [p >= threshold for p in self.probs(pairs)]
+
+
+class LMScorer(ABC):
+    """Token log-probabilities of texts given optional contexts."""
+
+    spec: str = ""
+    batch_size: int = 8
+
+    @abstractmethod
+    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[float]]:
+        """For each (context, text): the log-prob of each token of `text` given what precedes."""
+
+    def token_logprobs(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[float]]:
+        cache = cache or get_cache()
+        items = list(zip(contexts or [""] * len(texts), texts))
+        keys = [make_key("lm", type(self).__name__, self.spec, {}, list(it)) for it in items]
+        found = cache.get_many(list(dict.fromkeys(keys)))
+        missing: dict[str, tuple[str, str]] = {}
+        for k, it in zip(keys, items):
+            if k not in found:
+                missing.setdefault(k, it)
+        fresh: dict[str, Any] = {}
+        # Similar lengths together waste less padding.
+        todo = sorted(missing.items(), key=lambda kv: len(kv[1][0]) + len(kv[1][1]))
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start : start + self.batch_size]
+            for (k, _), v in zip(chunk, self._score([it for _, it in chunk])):
+                fresh[k] = v
+        cache.put_many("lm", fresh)
+        cache.hits += len(items) - len(missing)
+        cache.misses += len(missing)
+        return [found[k] if k in found else fresh[k] for k in keys]
+
+    def mean_logprob(self, texts: Sequence[str], contexts: Sequence[str] | None = None) -> list[float]:
+        return [sum(lp) / len(lp) if lp else float("nan") for lp in self.token_logprobs(texts, contexts)]
+
+    def perplexity(self, texts: Sequence[str], contexts: Sequence[str] | None = None) -> list[float]:
+        return [math.exp(-m) if not math.isnan(m) else float("nan") for m in self.mean_logprob(texts, contexts)]

@@ -1,0 +1,36 @@
+"""`llm:<llm spec>`: entailment judged by an LLM, P(yes) from log-probs when it gives them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .base import Entailment, GenParams, LLM
+
+PROMPT = (
+    "Decide whether the statement follows from the passage alone.\n\n"
+    "Passage: {premise}\nStatement: {hypothesis}\n\n"
+    "Reply with one word, yes or no."
+)
+
+
+class LLMJudgeEntailment(Entailment):
+    def __init__(self, llm: LLM):
+        self.llm = llm
+        self.spec = f"llm:{llm.spec}"
+        self.batch_size = max(1, llm.batch_size)
+
+    def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        chats = [[{"role": "user", "content": PROMPT.format(premise=p, hypothesis=h)}] for p, h in pairs]
+        out = []
+        for gen in self.llm.chat_many(chats, GenParams(temperature=0.0, max_tokens=3, logprobs=5)):
+            if gen.logprobs:
+                top = gen.logprobs[0].top
+                yes = sum(math.exp(v) for k, v in top.items() if k.strip().lower() == "yes")
+                no = sum(math.exp(v) for k, v in top.items() if k.strip().lower() == "no")
+                if yes + no > 0:
+                    out.append(yes / (yes + no))
+                    continue
+            word = gen.text.strip().lower()
+            out.append(1.0 if word.startswith("yes") else 0.0)
+        return out

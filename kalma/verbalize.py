@@ -1,0 +1,69 @@
+"""Knowledge as text: the flat KG serialisation used in prompts, and triples as sentences.
+
+The flat form is one triple per line. It stays unambiguous whatever the labels contain
+(Wikidata has relation labels with commas, "languages spoken, written or signed", and values
+with commas, "Washington, D.C."), and it parses back exactly:
+
+    Q212657 | Artemisia Gentileschi | place of birth | Rome
+"""
+
+from __future__ import annotations
+
+from .citations import Citation
+from .schema import QID_RE, KnowledgeGraph, Triple
+
+KNOWLEDGE_HEADER = "Knowledge:"
+QUESTION_HEADER = "Question:"
+ANSWER_HEADER = "Answer:"
+
+
+SEP = " | "
+
+
+def kg_to_text(kg: KnowledgeGraph) -> str:
+    """Deterministic: entities in KG order, triples in their stored (sorted) order; an entity
+    without triples still gets a line so the model knows it was retrieved."""
+    lines = []
+    for e in kg.entities:
+        lines += [SEP.join((t.subject, e.label, t.relation_label, t.value_label)) for t in e.triples] or [SEP.join((e.qid, e.label))]
+    return "\n".join(lines)
+
+
+def knowledge_from_prompt(prompt: str) -> list[Citation]:
+    """The triples listed in the last `Knowledge:` block of a prompt (for offline backends)."""
+    head = prompt.rfind(KNOWLEDGE_HEADER)
+    if head < 0:
+        return []
+    out = []
+    for line in prompt[head + len(KNOWLEDGE_HEADER) :].splitlines():
+        parts = line.strip().split(SEP, 3)
+        if len(parts) == 4 and QID_RE.match(parts[0]):
+            out.append(Citation(parts[0], parts[2], parts[3], parts[1]))
+        elif line.strip().startswith(QUESTION_HEADER):
+            break
+    return out
+
+
+def section(prompt: str, header: str) -> str:
+    """The text after the last `header` up to the next blank line."""
+    head = prompt.rfind(header)
+    if head < 0:
+        return ""
+    return prompt[head + len(header) :].strip().split("\n\n")[0].strip()
+
+
+def verbalize(t: Triple | Citation, subject_name: str | None = None) -> str:
+    """`Artemisia Gentileschi's place of birth is Rome.`"""
+    if isinstance(t, Triple):
+        name, rel, val = subject_name or t.subject_label or t.subject, t.relation_label, t.value_label
+    else:
+        name, rel, val = subject_name or t.entity_name or t.qid, t.relation, t.value
+    return f"{name}'s {rel} is {val}."
+
+
+def hypothesis(t: Triple | Citation, verbalized: bool = False) -> str:
+    """The alignment hypothesis: `relation: value`, or the verbalised sentence."""
+    if verbalized:
+        return verbalize(t)
+    rel, val = (t.relation_label, t.value_label) if isinstance(t, Triple) else (t.relation, t.value)
+    return f"{rel}: {val}"

@@ -1,0 +1,200 @@
+"""Model layer: real transformers code paths on tiny random models, a real local
+OpenAI-compatible HTTP server, SmolLM2 from its wheel, the registry and the cache."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kalma.cache import Cache, get_cache
+from kalma.models import GenParams, get_entailment, get_llm, get_scorer
+from kalma.models.hf import HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
+
+from .servers import reply, scripted_server
+from .tiny_models import NLI_LABELS, build_bert_nli, build_causal, build_t5
+
+PAIRS = [("artemisia was born in rome .", "place of birth : rome"), ("he was a painter", "occupation : painter"),
+         ("she was born in naples", "place of birth : rome"), ("artemisia was born in rome .", "place of birth : rome")]
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def causal_dir(request, tmp_path_factory):
+    return str(build_causal(tmp_path_factory.mktemp(request.param), request.param))
+
+
+def test_hf_generation_batched_equals_single(causal_dir):
+    llm = HFCausalLM(causal_dir, batch_size=4)
+    chats = [[{"role": "user", "content": c}] for c in ["where was artemisia born", "who was her father", "the painter", "rome"]]
+    params = GenParams(max_tokens=6, logprobs=3)
+    batched = llm.chat_many(chats, params, cache=Cache(None))
+    single = [llm.chat_many([c], params, cache=Cache(None))[0] for c in chats]
+    assert [g.text for g in batched] == [g.text for g in single]
+    for g in batched:
+        assert len(g.logprobs) == g.completion_tokens <= 6 and all(len(t.top) == 3 for t in g.logprobs)
+        assert all(t.logprob <= 0 for t in g.logprobs)
+
+
+def test_hf_scorer_batched_equals_single(causal_dir):
+    sc = HFCausalScorer(causal_dir, batch_size=8)
+    texts = ["she was born in rome .", "painter", "the father of artemisia was orazio gentileschi"]
+    ctxs = ["question : where", "", "artemisia"]
+    batched = sc.token_logprobs(texts, ctxs, cache=Cache(None))
+    single = [sc.token_logprobs([t], [c], cache=Cache(None))[0] for t, c in zip(texts, ctxs)]
+    for b, s, t in zip(batched, single, texts):
+        assert len(b) == len(t.split())
+        assert b == pytest.approx(s, abs=1e-4)
+
+
+def test_seq2seq_entailment(tmp_path):
+    ent = HFSeq2SeqEntailment(str(build_t5(tmp_path)), batch_size=3)
+    probs = ent.probs(PAIRS, cache=Cache(None))
+    assert len(probs) == 4 and all(0 < p < 1 for p in probs) and probs[0] == pytest.approx(probs[3])
+    single = [ent.probs([p], cache=Cache(None))[0] for p in PAIRS]
+    assert probs == pytest.approx(single, abs=1e-5)
+
+
+def test_nli_label_mapping_by_name(tmp_path):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    path = str(build_bert_nli(tmp_path))
+    ent = HFNLIEntailment(path, batch_size=2)
+    probs = ent.probs(PAIRS, cache=Cache(None))
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path).eval()
+    with torch.no_grad():
+        enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], return_tensors="pt", padding=True)
+        expected = torch.softmax(model(**enc).logits, -1)[:, 2].tolist()  # ENTAILMENT is index 2
+    assert probs == pytest.approx(expected, abs=1e-5)
+    three = ent.probs3(PAIRS, cache=Cache(None))
+    assert [t[0] for t in three] == pytest.approx(expected, abs=1e-5)
+    assert all(sum(t) == pytest.approx(1.0) for t in three) and ent.three_way
+    assert NLI_LABELS[2] == "ENTAILMENT"
+
+
+def test_registry_suggests_and_is_lazy():
+    with pytest.raises(ValueError, match="Did you mean 'smollm2'"):
+        get_llm("smollm")
+    with pytest.raises(ValueError, match="Did you mean 'hf-nli'"):
+        get_entailment("hf-nl:x")
+    code = "import sys, kalma.models as m; m.get_llm('template'); m.get_entailment('lexical'); print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_lexical_entailment_rules():
+    ent = get_entailment("lexical")
+    assert ent.approximate
+    got = ent.probs([
+        ("She was born on July 8, 1596, in Rome.", "date of birth: 1596-07-08"),
+        ("She was born on 8 July 1596.", "date of birth: 1596-07-08"),
+        ("He died in 1639.", "date of death: 1639-01-01"),
+        ("He died in 1639.", "date of death: 1639-02-07"),
+        ("It cost 1,000 florins.", "price: 1000"),
+        ("She was born in Rome.", "Artemisia Gentileschi's place of birth is Rome."),
+        ("Atletico Madrid signed him.", "member of sports team: Atlético Madrid"),
+        ("She was born in Naples.", "place of birth: Rome"),
+    ], cache=Cache(None))
+    assert got == [1, 1, 1, 0, 1, 1, 1, 0]
+
+
+# ---------------------------------------------------------------- OpenAI-compatible server
+
+
+def _completion(text: str, logprobs: bool = False) -> bytes:
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    if logprobs:
+        choice["logprobs"] = {"content": [{"token": "4", "logprob": -0.2, "bytes": None, "top_logprobs": [
+            {"token": "4", "logprob": -0.2, "bytes": None}, {"token": "5", "logprob": -1.8, "bytes": None}]}]}
+    return json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice],
+                       "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12}}).encode()
+
+
+def test_openai_compatible_against_local_server(monkeypatch, tmp_path):
+    monkeypatch.setenv("KALMA_COMPAT_API_KEY", "sk-test-secret-123")
+    monkeypatch.setenv("KALMA_PRICES", json.dumps({"tiny": [1.0, 2.0]}))
+    script = [reply(429, b'{"error": "slow"}', {"Retry-After": "0", "Content-Type": "application/json"}),
+              reply(500, b'{"error": "boom"}', {"Content-Type": "application/json"}),
+              reply(200, _completion("4", logprobs=True), {"Content-Type": "application/json"})]
+    cache = Cache(tmp_path / "c.sqlite")
+    with scripted_server(script) as (url, log):
+        from kalma.models.openai_backend import OpenAIChat
+
+        llm = OpenAIChat("tiny", base_url=f"{url}/v1")
+        assert llm.spec == f"openai-compatible:{url}/v1:tiny"
+        gen = llm.chat_many([[{"role": "user", "content": "Rate it."}]], GenParams(seed=1, logprobs=2), cache=cache)[0]
+        assert gen.text == "4" and len(log) == 3  # 429 and 500 were retried
+        assert gen.logprobs[0].top == {"4": -0.2, "5": -1.8}
+        assert gen.prompt_tokens == 11 and gen.cost_usd == pytest.approx((11 * 1 + 1 * 2) / 1e6)
+        body = json.loads(log[-1]["body"])
+        assert body["seed"] == 1 and body["top_logprobs"] == 2 and {k.lower(): v for k, v in log[-1]["headers"].items()}["authorization"] == "Bearer sk-test-secret-123"
+        # an identical second run is answered from the cache: no request
+        llm.chat_many([[{"role": "user", "content": "Rate it."}]], GenParams(seed=1, logprobs=2), cache=cache)
+        assert len(log) == 3
+    raw = (tmp_path / "c.sqlite").read_bytes()
+    assert b"sk-test-secret-123" not in raw
+
+
+def test_sampling_without_seed_is_not_cached():
+    llm = get_llm("template")
+    cache = get_cache()
+    llm.chat_many([[{"role": "user", "content": "Question: x"}]], GenParams(temperature=0.7))
+    assert cache.stats()["entries"].get("llm", 0) == 0
+    llm.chat_many([[{"role": "user", "content": "Question: x"}]], GenParams(temperature=0.7, seed=3))
+    assert cache.stats()["entries"]["llm"] == 1
+
+
+# ---------------------------------------------------------------- cache robustness
+
+WRITER = """
+import sys
+from kalma.cache import Cache
+c = Cache(sys.argv[1])
+for i in range(int(sys.argv[3])):
+    c.put(f"{sys.argv[2]}-{i}", "test", {"i": i, "pad": "x" * 500})
+print("done")
+"""
+
+
+def test_cache_two_writers_and_a_kill(tmp_path):
+    path = str(tmp_path / "c.sqlite")
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, path, name, "300"]) for name in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert Cache(path).stats()["entries"]["test"] == 600
+    killed = subprocess.Popen([sys.executable, "-c", WRITER, path, "k", "1000000"])
+    time.sleep(1.5)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    with sqlite3.connect(path) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    n = Cache(path).stats()["entries"]["test"]
+    assert n > 600 and Cache(path).get("k-0") == {"i": 0, "pad": "x" * 500}
+
+
+def test_credentials_are_refused_as_cache_keys():
+    from kalma.cache import make_key
+
+    with pytest.raises(ValueError, match="credential"):
+        make_key("llm", "x", "m", {"api_key": "sk-1"}, "hi")
+    make_key("llm", "x", "m", {"max_tokens": 5}, "hi")
+
+
+# ---------------------------------------------------------------- SmolLM2
+
+
+@pytest.mark.slow
+def test_smollm2_chats_and_scores():
+    llm = get_llm("smollm2")
+    gen = llm.chat([{"role": "user", "content": "What is the capital of France? Answer in one word."}], GenParams(max_tokens=12))
+    assert gen.text.strip() and gen.model == "smollm2"
+    sc = get_scorer("smollm2")
+    fluent = "The painter was born in Rome and later moved to Naples with her family."
+    words = fluent.split()
+    shuffled = " ".join(random.Random(0).sample(words, len(words)))
+    ppl_fluent, ppl_shuffled = sc.perplexity([fluent, shuffled])
+    assert ppl_fluent < ppl_shuffled / 5

@@ -1,0 +1,73 @@
+"""Tiny random transformers models saved to a folder, so the real loading, batching and
+label-mapping code runs without any download."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WORDS = (
+    "the a of in was born is painter rome naples her his father she he 1 0 yes no premise hypothesis "
+    "place birth death artemisia orazio gentileschi occupation question answer user assistant system : . ,"
+).split()
+
+
+def _tokenizer(special: dict[str, str]):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {tok: i for i, tok in enumerate(list(dict.fromkeys(special.values())) + WORDS)}
+    tk = Tokenizer(models.WordLevel(vocab, unk_token=special["unk_token"]))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=tk, **special)
+
+
+def build_causal(folder: Path, arch: str = "gpt2") -> Path:
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "bos_token": "<s>", "unk_token": "<unk>"})
+    tok.chat_template = "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} {% endfor %}assistant :"
+    n = len(tok)
+    if arch == "gpt2":
+        cfg = GPT2Config(vocab_size=n, n_positions=128, n_embd=32, n_layer=2, n_head=2,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+        model = GPT2LMHeadModel(cfg)
+    else:
+        cfg = LlamaConfig(vocab_size=n, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                          num_key_value_heads=2, max_position_embeddings=128,
+                          bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+        model = LlamaForCausalLM(cfg)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def build_t5(folder: Path) -> Path:
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(0)
+    tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"})
+    cfg = T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
+                   decoder_start_token_id=tok.pad_token_id, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+    T5ForConditionalGeneration(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+# Entailment deliberately NOT at index 0.
+NLI_LABELS = {0: "NEUTRAL", 1: "CONTRADICTION", 2: "ENTAILMENT"}
+
+
+def build_bert_nli(folder: Path) -> Path:
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    tok = _tokenizer({"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"})
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                     max_position_embeddings=128, num_labels=3, id2label=NLI_LABELS, label2id={v: k for k, v in NLI_LABELS.items()})
+    BertForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
