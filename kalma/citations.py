@@ -134,18 +134,35 @@ def _restore_escapes(text: str) -> str:
 _QID_TOKEN_RE = re.compile(r"(?:^|,\s*)(?:qid\s*:\s*)?(Q\d+)\s*(?=,|$)", re.IGNORECASE)
 
 
-def _boundary_re(relations: Iterable[str] | None) -> re.Pattern[str]:
-    """Where a block's text splits into pieces: before `label:` (a known label if given)."""
-    if relations is None:
-        ahead = r"[^,:]+?:(?:\s|$)"
-    else:
-        labels = sorted({normalize_text(r) for r in relations if normalize_text(r)}, key=len, reverse=True)
-        ahead = rf"(?:{'|'.join(re.escape(l) for l in labels)})\s*:" if labels else r"(?!)"
-    return re.compile(rf",\s*(?={ahead})", re.IGNORECASE)
+_COMMA = re.compile(r",\s*")
+
+
+def _known_labels(relations: Iterable[str] | None) -> frozenset[str] | None:
+    return None if relations is None else frozenset(normalize_text(r).lower() for r in relations)
+
+
+def _split_pieces(text: str, known: frozenset[str] | None) -> list[str]:
+    """Split a block's text before each `label:` that follows a comma: a known label when a
+    vocabulary is given, else any comma-free label followed by a colon and a space."""
+    pieces, start = [], 0
+    for m in _COMMA.finditer(text):
+        colon = text.find(":", m.end())
+        if colon < 0:
+            break
+        label = text[m.end() : colon]
+        if known is None:
+            ok = bool(label.strip()) and "," not in label and (colon + 1 == len(text) or text[colon + 1].isspace())
+        else:
+            ok = normalize_text(label).lower() in known
+        if ok:
+            pieces.append(text[start : m.start()])
+            start = m.end()
+    pieces.append(text[start:])
+    return pieces
 
 
 def parse_bracket(
-    content: str, relations: Iterable[str] | None = None, *, offset: int = 0, _boundary: re.Pattern[str] | None = None
+    content: str, relations: Iterable[str] | None = None, *, offset: int = 0, _known: frozenset[str] | None | bool = False
 ) -> tuple[list[Citation], bool, list[MarkupError]]:
     """Parse the inside of one bracket into (citations, is_na, errors)."""
     hidden = normalize_text(_hide_escapes(content))
@@ -153,7 +170,7 @@ def parse_bracket(
         return [], True, []
     if not hidden:
         return [], False, [MarkupError("empty_bracket", "[]", offset)]
-    boundary = _boundary or _boundary_re(relations)
+    known = _known_labels(relations) if _known is False else _known
     tokens = list(_QID_TOKEN_RE.finditer(hidden))
     if not tokens or tokens[0].start() != 0:
         head = hidden[: tokens[0].start()] if tokens else hidden
@@ -163,19 +180,19 @@ def parse_bracket(
     for tok, nxt in zip(tokens, tokens[1:] + [None]):
         qid = tok.group(1).upper()
         rest = hidden[tok.end() : nxt.start() if nxt else len(hidden)]
-        cits, errs = _parse_block(qid, rest, boundary, offset)
+        cits, errs = _parse_block(qid, rest, known, offset)  # type: ignore[arg-type]
         citations += cits
         errors += errs
     return citations, False, errors
 
 
-def _parse_block(qid: str, rest: str, boundary: re.Pattern[str], offset: int) -> tuple[list[Citation], list[MarkupError]]:
+def _parse_block(qid: str, rest: str, known: frozenset[str] | None, offset: int) -> tuple[list[Citation], list[MarkupError]]:
     """`rest` is what follows the QID: `, [name,] rel: value, rel: value...`."""
     citations: list[Citation] = []
     errors: list[MarkupError] = []
     name: str | None = None
     rest = re.sub(r"^\s*,\s*", "", rest)
-    for seg in (p.strip() for p in boundary.split(rest) if rest):
+    for seg in (p.strip() for p in _split_pieces(rest, known) if rest):
         nm = _NAME_RE.match(seg)
         pair = _PAIR_RE.match(seg)
         if name is None and not citations and (nm or not pair):
@@ -194,8 +211,7 @@ def _parse_block(qid: str, rest: str, boundary: re.Pattern[str], offset: int) ->
 
 def find_brackets(text: str, relations: Iterable[str] | None = None) -> tuple[list[Bracket], list[MarkupError]]:
     """Every `[...]` in `text` (escapes honoured), parsed, plus stray-bracket errors."""
-    boundary = _boundary_re(relations)
-    rels = list(relations) if relations is not None else None
+    known = _known_labels(relations)
     hidden = _hide_escapes(text)  # offsets below are over this escape-hidden text
     brackets: list[Bracket] = []
     stray: list[MarkupError] = []
@@ -218,7 +234,7 @@ def find_brackets(text: str, relations: Iterable[str] | None = None) -> tuple[li
             i = stop
             continue
         inner = hidden[i + 1 : close]
-        cits, na, errs = parse_bracket(_to_original(inner), rels, offset=i, _boundary=boundary)
+        cits, na, errs = parse_bracket(_to_original(inner), offset=i, _known=known)
         brackets.append(Bracket(i, close + 1, _to_original(hidden[i : close + 1]), cits, na, errs))
         i = close + 1
     return brackets, stray

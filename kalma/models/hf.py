@@ -161,8 +161,8 @@ def _load_classifier(path: str) -> tuple[Any, Any]:
 def nli_label_indices(id2label: dict[int, str]) -> dict[str, int]:
     """Map entailment/neutral/contradiction to class indices by NAME, never by position.
 
-    >>> nli_label_indices({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"})
-    {'entailment': 2, 'neutral': 1, 'contradiction': 0}
+    >>> sorted(nli_label_indices({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}).items())
+    [('contradiction', 0), ('entailment', 2), ('neutral', 1)]
     """
     found: dict[str, int] = {}
     for idx, name in id2label.items():

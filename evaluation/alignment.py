@@ -1,0 +1,59 @@
+"""Text-citation alignment (KaLMA §4.2): does each sentence entail the triples it cites?
+
+Card
+- Measures: the share of (sentence, citation) pairs whose sentence, with all markup removed,
+  entails the cited triple, as judged by an entailment backend.
+- Range: 0 to 1. Micro over all pairs; macro averages each answer's share.
+- Reference: KaLMA (Li et al.) §4.2, which used TRUE (T5-11B); any backend can be chosen, and
+  the rule-based `lexical` stand-in is reported as an approximation.
+- Options: the hypothesis is `relation: value`, or the verbalised sentence; the authors'
+  substring shortcut (value verbatim in the sentence counts as aligned) is off by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kalma.models import get_entailment
+from kalma.schema import AnswerScores, normalize_text
+from kalma.verbalize import hypothesis
+
+from .base import Card, EvalItem, Metric, Scored, macro, micro, ratio
+
+
+def entailment_label(spec: str) -> str:
+    ent = get_entailment(spec)
+    return f"{spec} (rule-based approximation, not an NLI model)" if ent.approximate else spec
+
+
+class Alignment(Metric):
+    name = "alignment"
+    card = Card("sentence-citation entailment", "0-1", "KaLMA (Li et al.), §4.2")
+    needs = ("nli",)
+
+    def models(self) -> dict[str, str]:
+        return {"alignment": entailment_label(self.options.nli)}
+
+    def score(self, items: Sequence[EvalItem]) -> list[Scored]:
+        ent = get_entailment(self.options.nli)
+        pairs: list[tuple[str, str]] = []
+        owner: list[int] = []
+        shortcut: list[bool] = []
+        for i, it in enumerate(items):
+            for s in it.parsed.sentences:
+                for c in s.citations:
+                    pairs.append((s.clean, hypothesis(c, self.options.verbalized_hypothesis)))
+                    owner.append(i)
+                    shortcut.append(self.options.substring_shortcut and normalize_text(c.value).lower() in s.clean.lower())
+        judged = ent.probs([p for p, s in zip(pairs, shortcut) if not s]) if pairs else []
+        it_judged = iter(judged)
+        ok = [True if s else next(it_judged) >= self.options.threshold for s in shortcut]
+        out = []
+        for i in range(len(items)):
+            mine = [o for o, who in zip(ok, owner) if who == i]
+            out.append(Scored({"alignment": ratio(sum(mine), len(mine))}, {"align_pairs": len(mine), "aligned": sum(mine)}))
+        return out
+
+    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+        m, dropped = macro(rows, "alignment")
+        return {"alignment_micro": micro(rows, "aligned", "align_pairs"), "alignment_macro": m}, {"alignment_macro": dropped}

@@ -1,0 +1,160 @@
+"""What a metric sees and how it reports, plus the registry of metrics.
+
+A metric is a small class that declares what it needs (`needs`), scores a batch of answers
+into per-answer values and raw counts, and aggregates rows (from a fresh run or a resumed
+per-answer file) into summary numbers. Aggregation uses only the stored rows, so a resumed
+run and an uninterrupted one give the same summary.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kalma.citations import ParsedAnswer, parse_answer
+from kalma.schema import Answer, AnswerScores, DatasetEntry, KnowledgeGraph, Triple
+
+
+@dataclass
+class EvalItem:
+    """One answer with everything needed to score it."""
+
+    answer: Answer
+    entry: DatasetEntry | None
+    kg: KnowledgeGraph  # the KG GIVEN to the model: the answer's own, else the entry's pool
+    parsed: ParsedAnswer
+    minimum_set: list[Triple] | None
+    absent: list[Triple] | None
+    question: str
+    reference: str = ""
+
+    @classmethod
+    def build(cls, answer: Answer, entry: DatasetEntry | None, absent: list[Triple] | None = None) -> EvalItem:
+        kg = answer.kg if answer.kg is not None else (entry.knowledge_pool if entry else KnowledgeGraph())
+        return cls(
+            answer=answer,
+            entry=entry,
+            kg=kg,
+            parsed=parse_answer(answer.text, kg.relation_labels()),
+            minimum_set=entry.minimum_set if entry else None,
+            absent=answer.absent if answer.absent is not None else absent,
+            question=entry.question(answer.setting) if entry else "",
+            reference=entry.reference if entry else "",
+        )
+
+
+@dataclass
+class EvalOptions:
+    """Run configuration shared by all metrics (recorded verbatim in the summary)."""
+
+    compat: str = "default"  # "default" | "original" (the authors' code formulas)
+    nli: str = "lexical"
+    judge: str | None = None
+    lm: str | None = None
+    verbalized_hypothesis: bool = False
+    substring_shortcut: bool = False
+    threshold: float = 0.5
+    samples: int = 1
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Scored:
+    values: dict[str, float | None] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Card:
+    measures: str
+    range: str
+    reference: str
+    adaptation: str = ""
+
+
+class Metric(ABC):
+    name: str
+    card: Card
+    needs: tuple[str, ...] = ()  # "minimum_set", "absent", "nli", "judge", "lm", "reference"
+
+    def __init__(self, options: EvalOptions):
+        self.options = options
+
+    def models(self) -> dict[str, str]:
+        """Which model produced this metric's numbers (spec and any caveat)."""
+        return {}
+
+    @abstractmethod
+    def score(self, items: Sequence[EvalItem]) -> list[Scored]: ...
+
+    @abstractmethod
+    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+        """Summary values and, per value, how many answers dropped out of it."""
+
+
+# ---------------------------------------------------------------- shared arithmetic
+
+
+def ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+def f1(p: float | None, r: float | None) -> float | None:
+    if p is None or r is None:
+        return None
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def micro(rows: Sequence[AnswerScores], num: str, den: str) -> float | None:
+    return ratio(sum(r.counts.get(num, 0) for r in rows), sum(r.counts.get(den, 0) for r in rows))
+
+
+def macro(rows: Sequence[AnswerScores], key: str) -> tuple[float | None, int]:
+    """Mean of a per-answer value over the answers that have it, and how many dropped out."""
+    vals = [r.values[key] for r in rows if r.values.get(key) is not None]
+    return (statistics.fmean(vals) if vals else None), len(rows) - len(vals)
+
+
+def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
+    if not values:
+        return None, None
+    return statistics.fmean(values), (statistics.pstdev(values) if len(values) > 1 else 0.0)
+
+
+def finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+# ---------------------------------------------------------------- registry
+
+
+def _lazy(path: str) -> Callable[[], type[Metric]]:
+    def load() -> type[Metric]:
+        module, _, cls = path.partition(":")
+        return getattr(__import__(module, fromlist=[cls]), cls)  # type: ignore[no-any-return]
+
+    return load
+
+
+METRICS: dict[str, Callable[[], type[Metric]]] = {
+    "citation": _lazy("evaluation.citation_quality:CitationQuality"),
+    "alignment": _lazy("evaluation.alignment:Alignment"),
+    "na": _lazy("evaluation.conscious_incompetence:ConsciousIncompetence"),
+    "geval": _lazy("evaluation.text_quality:TextQuality"),
+}
+DEFAULT_METRICS = ("citation", "alignment", "na")
+
+
+def get_metric(name: str, options: EvalOptions) -> Metric:
+    if name not in METRICS:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(METRICS), n=1)
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS)}." + (f" Did you mean {close[0]!r}?" if close else ""))
+    return METRICS[name]()(options)

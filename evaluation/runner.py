@@ -1,0 +1,202 @@
+"""One evaluation run: answers + dataset → per-answer scores, a summary and a markdown table.
+
+    from evaluation.runner import evaluate
+    summary = evaluate("dataset.jsonl", "answers.jsonl", "runs/eval", metrics=["citation", "alignment"])
+
+The per-answer file is written row by row (fsynced). A killed run resumes from it: answers
+already scored are skipped, and the summary is always computed from the stored rows, so a
+resumed run reports exactly what an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from kalma.jsonl import JsonlWriter, RecordError, read_jsonl
+from kalma.provenance import provenance
+from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary
+
+from .base import DEFAULT_METRICS, EvalItem, EvalOptions, Metric, get_metric
+
+SCORES_FILE, SUMMARY_FILE, TABLE_FILE = "scores.jsonl", "summary.json", "summary.md"
+
+
+class ConfigMismatch(RuntimeError):
+    pass
+
+
+def load_answers(path: str | Path, entries: dict[str, DatasetEntry]) -> tuple[list[Answer], list[str], dict[str, Any]]:
+    """Valid answers plus one message per problem (bad line, unknown id, duplicate)."""
+    res = read_jsonl(path, Answer, kind="answers", strict=False)
+    problems = [str(e) for e in res.errors]
+    seen: dict[str, int] = {}
+    answers = []
+    for a, line in zip(res.records, res.lines):
+        if a.entry_id not in entries:
+            problems.append(f"{path}:{line}: field 'entry_id': unknown entry id {a.entry_id!r} (not in the dataset); answer skipped")
+            continue
+        if a.answer_id() in seen:
+            problems.append(f"{path}:{line}: duplicate answer {a.answer_id()!r} (first on line {seen[a.answer_id()]}); this copy skipped")
+            continue
+        seen[a.answer_id()] = line
+        answers.append(a)
+    return answers, problems, res.header
+
+
+def fill_missing(answers: list[Answer], entries: dict[str, DatasetEntry]) -> tuple[list[Answer], int]:
+    """Every entry gets an answer in every run: a missing one is scored as an empty answer."""
+    runs = sorted({a.run for a in answers}) or [""]
+    have = {(a.run, a.entry_id) for a in answers}
+    model = answers[0].model if answers else "none"
+    filled = list(answers)
+    for run in runs:
+        for eid in entries:
+            if (run, eid) not in have:
+                filled.append(Answer(entry_id=eid, text="", model=model, run=run, meta={"missing": True}))
+    return filled, len(filled) - len(answers)
+
+
+def evaluate(
+    dataset: str | Path | Sequence[DatasetEntry],
+    answers: str | Path | Sequence[Answer],
+    out_dir: str | Path,
+    metrics: Iterable[str] = DEFAULT_METRICS,
+    options: EvalOptions | None = None,
+    kg_source: str | None = None,
+    chunk_size: int = 64,
+    progress: bool = True,
+    stop_after: int | None = None,
+) -> Summary:
+    """Score `answers` against `dataset` into `out_dir` (see the module docstring).
+
+    `stop_after` scores at most that many new answers, then returns (used to test resumption).
+    """
+    options = options or EvalOptions()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    entry_list = list(read_jsonl(dataset, DatasetEntry, kind="dataset")) if isinstance(dataset, (str, Path)) else list(dataset)
+    entries = {e.id: e for e in entry_list}
+    problems: list[str] = []
+    if isinstance(answers, (str, Path)):
+        answer_list, problems, _ = load_answers(answers, entries)
+    else:
+        answer_list = list(answers)
+    answer_list, n_missing = fill_missing(answer_list, entries)
+    if kg_source:
+        answer_list = _attach_kg(answer_list, entries, kg_source)
+
+    names = list(dict.fromkeys(metrics))
+    active: list[Metric] = [get_metric(n, options) for n in names]
+    config = {"metrics": names, "options": asdict(options), "kg_source": kg_source,
+              "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
+              "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>"}
+    models = {k: v for m in active for k, v in m.models().items()}
+    answer_models = sorted({a.model for a in answer_list if not a.meta.get("missing")})
+
+    scores_path = out / SCORES_FILE
+    done: dict[str, AnswerScores] = {}
+    if scores_path.exists():
+        prev = read_jsonl(scores_path, AnswerScores, kind="scores", strict=False)
+        stored = prev.header.get("provenance", {}).get("config")
+        if stored is not None and stored != config:
+            raise ConfigMismatch(f"{scores_path} was written with another configuration; use a new output directory")
+        done = {r.answer_id: r for r in prev.records}
+        problems += [f"resume: {e}" for e in prev.errors]
+
+    todo = [a for a in answer_list if a.answer_id() not in done]
+    if stop_after is not None:
+        todo = todo[:stop_after]
+    writer = JsonlWriter(scores_path, "scores", provenance(config=config, models=models, answer_models=answer_models), append=True)
+    try:
+        bar = tqdm(total=len(todo), desc="evaluate", unit="answer", disable=not progress)
+        for start in range(0, len(todo), chunk_size):
+            chunk = todo[start : start + chunk_size]
+            items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
+            rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id) for a in chunk]
+            for m in active:
+                for row, s in zip(rows, m.score(items)):
+                    row.values.update(s.values)
+                    row.counts.update(s.counts)
+                    row.notes.update(s.notes)
+            for a, row in zip(chunk, rows):
+                if a.meta.get("missing"):
+                    row.notes["missing"] = "no answer for this entry: scored as empty"
+                writer.write(row)
+                done[row.answer_id] = row
+            bar.update(len(chunk))
+        bar.close()
+    finally:
+        writer.close()
+
+    wanted = [a.answer_id() for a in answer_list]
+    rows = [done[k] for k in wanted if k in done]
+    summary = summarize(rows, active, config, models, answer_models, problems, n_missing, complete=len(rows) == len(wanted))
+    (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
+    (out / TABLE_FILE).write_text(markdown_table(summary))
+    return summary
+
+
+def _attach_kg(answers: list[Answer], entries: dict[str, DatasetEntry], spec: str) -> list[Answer]:
+    """Judge answers without their own KG against `spec`'s subgraphs of the entry's people."""
+    from kalma.kg import open_source
+    from kalma.schema import KnowledgeGraph
+
+    src = open_source(spec)
+    people = sorted({q for a in answers if a.kg is None for q in entries[a.entry_id].people})
+    graphs = src.subgraphs(people)
+    return [
+        a if a.kg is not None else a.model_copy(update={"kg": KnowledgeGraph(entities=[graphs[q] for q in entries[a.entry_id].people if q in graphs])})
+        for a in answers
+    ]
+
+
+def summarize(rows: Sequence[AnswerScores], metrics: Sequence[Metric], config: dict[str, Any], models: dict[str, str],
+              answer_models: list[str], problems: list[str], n_missing: int, complete: bool = True) -> Summary:
+    values: dict[str, float | None] = {}
+    dropped: dict[str, int] = {}
+    for m in metrics:
+        v, d = m.aggregate(rows)
+        values.update(v)
+        dropped.update(d)
+    notes = sorted({n for r in rows for n in r.notes.values()})
+    if any("approximation" in v for v in models.values()):
+        notes.insert(0, "Entailment by the rule-based `lexical` backend: an APPROXIMATION of an NLI model.")
+    if any(m.startswith("template") for m in answer_models):
+        notes.insert(0, "Answers from the `template` backend: fixed patterns, not a language model.")
+    if not complete:
+        notes.insert(0, "INCOMPLETE: not every answer has been scored yet; rerun to resume.")
+    return Summary(
+        metrics=values,
+        counts={"answers": len(rows), "missing_answers_scored_empty": n_missing, "problems": len(problems)},
+        dropped=dropped,
+        models={"answers": ", ".join(answer_models) or "none", **models},
+        notes=notes + problems,
+        provenance=provenance(config=config),
+    )
+
+
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{100 * v:.1f}" if abs(v) <= 1.0 else f"{v:.2f}"
+
+
+def markdown_table(s: Summary) -> str:
+    lines = [f"# Evaluation of {s.models.get('answers', '?')}", "", "| metric | value | dropped |", "|---|---|---|"]
+    for k, v in s.metrics.items():
+        lines.append(f"| {k} | {_fmt(v)} | {s.dropped.get(k, '')} |")
+    lines += ["", "Values in 0-1 are shown ×100. Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
+    if s.notes:
+        lines += ["", "Notes:", ""] + [f"- {n}" for n in s.notes]
+    return "\n".join(lines) + "\n"
+
+
+def load_summary(out_dir: str | Path) -> dict[str, Any]:
+    return json.loads((Path(out_dir) / SUMMARY_FILE).read_text())
+
+
+__all__ = ["evaluate", "EvalOptions", "RecordError", "load_summary"]

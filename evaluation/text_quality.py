@@ -1,0 +1,138 @@
+"""Text quality in the G-Eval style: coherence, consistency, fluency and relevance, 1 to 5.
+
+Card
+- Measures: an LLM judge's 1-5 rating of the answer (citations stripped) on four aspects.
+- Range: 1 to 5. Reported per aspect: mean over answers and samples, standard deviation, the
+  number of invalid replies, and, when the judge gives token log-probabilities, the
+  probability-weighted score (G-Eval's expected value over the digits 1-5).
+- Parsing is strict: the first integer in the reply must lie in 1..5; anything else is counted
+  invalid and never replaced by a default.
+- Reference: Liu et al., G-Eval (2023), as used by KaLMA (Li et al.) §4.4. Criteria and steps
+  below are this project's wording.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from kalma.citations import strip_citations
+from kalma.models import GenParams, get_llm
+from kalma.schema import AnswerScores
+from kalma.verbalize import kg_to_text
+
+from .base import Card, EvalItem, Metric, Scored, mean_std
+
+ASPECTS: dict[str, tuple[str, str]] = {
+    "coherence": (
+        "Coherence: the answer reads as one organised whole; each sentence follows from the previous "
+        "ones and together they build a clear account rather than a list of loose facts.",
+        "Read the question. Read the answer and follow how its sentences connect. Note jumps, "
+        "repetitions and contradictions between sentences.",
+    ),
+    "consistency": (
+        "Consistency: every claim in the answer agrees with the knowledge listed below; claims the "
+        "knowledge does not mention are acceptable only if they are not contradicted by it.",
+        "Read the knowledge. Check each claim of the answer against it. Count the claims that "
+        "contradict the knowledge.",
+    ),
+    "fluency": (
+        "Fluency: the answer is grammatical, well punctuated and natural to read, judged sentence by sentence.",
+        "Read the answer. Note grammar errors, broken sentences and awkward wording.",
+    ),
+    "relevance": (
+        "Relevance: the answer addresses what the question asks, covers its parts, and avoids material the question did not ask for.",
+        "Read the question and list what it asks. Check which parts the answer covers and what it adds without need.",
+    ),
+}
+PROMPT = """You are grading one answer to one question on a single criterion.
+
+Criterion: {criterion}
+
+How to grade: {steps} Then choose a score from 1 (poor) to 5 (excellent).
+
+{knowledge}Question: {question}
+
+Answer: {answer}
+
+Reply with the score only, a single digit from 1 to 5."""
+_FIRST_INT = re.compile(r"-?\d+")
+
+
+def parse_score(reply: str) -> int | None:
+    """The first integer in the reply if it lies in 1..5, else None (invalid).
+
+    >>> [parse_score(r) for r in ["4", "Score: 5/5", "10", "", "four", "0 - bad"]]
+    [4, 5, None, None, None, None]
+    """
+    m = _FIRST_INT.search(reply)
+    if not m:
+        return None
+    n = int(m.group(0))
+    return n if 1 <= n <= 5 else None
+
+
+def weighted_score(gen_logprobs: list | None) -> float | None:
+    """Expected score over 1..5 from the top log-probs at the first digit the judge wrote."""
+    import math
+
+    for tok in gen_logprobs or []:
+        if tok.token.strip() in {"1", "2", "3", "4", "5"}:
+            weights = {int(t.strip()): math.exp(lp) for t, lp in tok.top.items() if t.strip() in {"1", "2", "3", "4", "5"}}
+            total = sum(weights.values())
+            return sum(k * w for k, w in weights.items()) / total if total else None
+    return None
+
+
+class TextQuality(Metric):
+    name = "geval"
+    card = Card("G-Eval style 1-5 ratings of coherence, consistency, fluency, relevance", "1-5", "Liu et al. 2023; KaLMA §4.4")
+    needs = ("judge",)
+
+    def models(self) -> dict[str, str]:
+        return {"geval": self.options.judge or "none"}
+
+    def score(self, items: Sequence[EvalItem]) -> list[Scored]:
+        if not self.options.judge:
+            return [Scored(notes={"geval": "no judge model given (--judge)"}) for _ in items]
+        llm = get_llm(self.options.judge)
+        n = max(1, self.options.samples)
+        chats, owner = [], []
+        for i, it in enumerate(items):
+            answer = strip_citations(it.answer.text)
+            for aspect, (criterion, steps) in ASPECTS.items():
+                knowledge = f"Knowledge:\n{kg_to_text(it.kg)}\n\n" if aspect == "consistency" else ""
+                chats.append([{"role": "user", "content": PROMPT.format(criterion=criterion, steps=steps, knowledge=knowledge, question=it.question, answer=answer)}])
+                owner.append((i, aspect))
+        per: dict[tuple[int, str], list] = {k: [] for k in owner}
+        for s in range(n):
+            # One greedy pass for n=1; with more samples, seeded sampling so reruns hit the cache.
+            params = GenParams(temperature=0.0 if n == 1 else 1.0, max_tokens=5, seed=self.options.seed + s, logprobs=5)
+            for key, gen in zip(owner, llm.chat_many(chats, params)):
+                per[key].append(gen)
+        out = []
+        for i in range(len(items)):
+            values: dict[str, float | None] = {}
+            counts: dict[str, int] = {}
+            for aspect in ASPECTS:
+                gens = per[(i, aspect)]
+                scores = [parse_score(g.text) for g in gens]
+                valid = [float(x) for x in scores if x is not None]
+                weighted = [w for g in gens if (w := weighted_score(g.logprobs)) is not None]
+                values[aspect] = mean_std(valid)[0]
+                values[f"{aspect}_weighted"] = mean_std(weighted)[0]
+                counts[f"{aspect}_valid"] = len(valid)
+                counts[f"{aspect}_invalid"] = len(scores) - len(valid)
+            out.append(Scored(values, counts))
+        return out
+
+    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+        values: dict[str, float | None] = {}
+        dropped: dict[str, int] = {}
+        for aspect in ASPECTS:
+            vals = [r.values[aspect] for r in rows if r.values.get(aspect) is not None]
+            values[f"{aspect}_mean"], values[f"{aspect}_std"] = mean_std(vals)  # type: ignore[assignment]
+            values[f"{aspect}_weighted_mean"] = mean_std([r.values[f"{aspect}_weighted"] for r in rows if r.values.get(f"{aspect}_weighted") is not None])[0]
+            values[f"{aspect}_invalid"] = float(sum(r.counts.get(f"{aspect}_invalid", 0) for r in rows))
+            dropped[f"{aspect}_mean"] = len(rows) - len(vals)
+        return values, dropped
