@@ -1,1 +1,1 @@
-"""baselines."""
+"""The KaLMA baseline (paper §3): NER → retrieve → rerank → generate attributed answers."""

