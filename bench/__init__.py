@@ -1,1 +1,1 @@
-"""bench."""
+"""Experiments, submissions, leaderboard pages and performance benchmarks."""

@@ -73,12 +73,16 @@ def parse_score(reply: str) -> int | None:
 
 
 def weighted_score(gen_logprobs: list | None) -> float | None:
-    """Expected score over 1..5 from the top log-probs at the first digit the judge wrote."""
+    """Expected score over 1..5 from the top log-probs at the token holding the reply's first
+    number; None when that number is not a lone digit 1-5 (the reply is then invalid too)."""
     import math
 
+    digits = {"1", "2", "3", "4", "5"}
     for tok in gen_logprobs or []:
-        if tok.token.strip() in {"1", "2", "3", "4", "5"}:
-            weights = {int(t.strip()): math.exp(lp) for t, lp in tok.top.items() if t.strip() in {"1", "2", "3", "4", "5"}}
+        if any(ch.isdigit() for ch in tok.token):
+            if tok.token.strip() not in digits:
+                return None
+            weights = {int(t.strip()): math.exp(lp) for t, lp in tok.top.items() if t.strip() in digits}
             total = sum(weights.values())
             return sum(k * w for k, w in weights.items()) / total if total else None
     return None
@@ -118,7 +122,7 @@ class TextQuality(Metric):
                 gens = per[(i, aspect)]
                 scores = [parse_score(g.text) for g in gens]
                 valid = [float(x) for x in scores if x is not None]
-                weighted = [w for g in gens if (w := weighted_score(g.logprobs)) is not None]
+                weighted = [w for g, x in zip(gens, scores) if x is not None and (w := weighted_score(g.logprobs)) is not None]
                 values[aspect] = mean_std(valid)[0]
                 values[f"{aspect}_weighted"] = mean_std(weighted)[0]
                 counts[f"{aspect}_valid"] = len(valid)
