@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -57,6 +57,38 @@ class Generation:
         return cls(**{**d, "logprobs": [TokenLogprob(**t) for t in lps] if lps is not None else None})
 
 
+def cached_batches(
+    namespace: str,
+    keys: Sequence[str],
+    items: Sequence[Any],
+    compute: Callable[[list[Any]], list[Any]],
+    batch_size: int,
+    cache: Cache | None = None,
+    store: bool = True,
+    order: Callable[[Any], Any] | None = None,
+) -> list[Any]:
+    """The one caching path of every backend: look all keys up at once, compute each missing
+    distinct item once in batches of `batch_size` (sorted by `order` when given, e.g. by length
+    to waste less padding), store the new values, and return a value per input in input order."""
+    cache = cache or get_cache()
+    found = cache.get_many(list(dict.fromkeys(keys))) if store else {}
+    missing: dict[str, Any] = {}
+    for k, it in zip(keys, items):
+        if k not in found:
+            missing.setdefault(k, it)
+    todo = sorted(missing.items(), key=lambda kv: order(kv[1])) if order else list(missing.items())
+    fresh: dict[str, Any] = {}
+    for start in range(0, len(todo), batch_size):
+        chunk = todo[start : start + batch_size]
+        for (k, _), v in zip(chunk, compute([it for _, it in chunk])):
+            fresh[k] = v
+    if store:
+        cache.put_many(namespace, fresh)
+    cache.hits += len(items) - sum(1 for k in keys if k not in found)
+    cache.misses += len(missing)
+    return [found[k] if k in found else fresh[k] for k in keys]
+
+
 class LLM(ABC):
     """Chat and completion. `spec` is the registry string that made it (e.g. `smollm2`)."""
 
@@ -70,24 +102,12 @@ class LLM(ABC):
 
     def chat_many(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> list[Generation]:
         """Answer many chats: cached answers are reused, the rest batched through the backend."""
-        cache = cache or get_cache()
         keys = [make_key("llm", type(self).__name__, self.spec, asdict(params), c) for c in chats]
-        found = cache.get_many(list(dict.fromkeys(keys))) if params.cacheable else {}
-        todo = [i for i, k in enumerate(keys) if k not in found]
-        unique: dict[str, int] = {}
-        for i in todo:
-            unique.setdefault(keys[i], i)
-        order = list(unique.values())
-        fresh: dict[str, Any] = {}
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            for i, gen in zip(idx, self._generate([chats[i] for i in idx], params)):
-                fresh[keys[i]] = gen.to_json()
-        if params.cacheable:
-            cache.put_many("llm", fresh)
-        cache.hits += len(chats) - len(todo)
-        cache.misses += len(order)
-        return [Generation.from_json(found.get(k) or fresh[k]) for k in keys]
+        out = cached_batches(
+            "llm", keys, list(chats), lambda batch: [g.to_json() for g in self._generate(batch, params)],
+            self.batch_size, cache, store=params.cacheable,
+        )
+        return [Generation.from_json(g) for g in out]
 
     def chat(self, messages: list[Message], params: GenParams = GenParams()) -> Generation:
         return self.chat_many([messages], params)[0]
@@ -112,23 +132,8 @@ class Entailment(ABC):
         raise TypeError(f"{self.spec} gives two-way judgements only")
 
     def _cached(self, kind: str, pairs: Sequence[tuple[str, str]], compute: Any, cache: Cache | None) -> list[Any]:
-        cache = cache or get_cache()
         keys = [make_key("entail", type(self).__name__, self.spec, {"kind": kind}, list(p)) for p in pairs]
-        found = cache.get_many(list(dict.fromkeys(keys)))
-        missing: dict[str, tuple[str, str]] = {}
-        for k, p in zip(keys, pairs):
-            if k not in found:
-                missing.setdefault(k, p)
-        fresh: dict[str, Any] = {}
-        items = list(missing.items())
-        for start in range(0, len(items), self.batch_size):
-            chunk = items[start : start + self.batch_size]
-            for (k, _), v in zip(chunk, compute([p for _, p in chunk])):
-                fresh[k] = v
-        cache.put_many("entail", fresh)
-        cache.hits += len(pairs) - len(missing)
-        cache.misses += len(missing)
-        return [found[k] if k in found else fresh[k] for k in keys]
+        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache)
 
     def probs(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[float]:
         """Entailment probability per pair; duplicates are computed once."""
@@ -153,25 +158,9 @@ class LMScorer(ABC):
         """For each (context, text): the log-prob of each token of `text` given what precedes."""
 
     def token_logprobs(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[float]]:
-        cache = cache or get_cache()
         items = list(zip(contexts or [""] * len(texts), texts))
         keys = [make_key("lm", type(self).__name__, self.spec, {}, list(it)) for it in items]
-        found = cache.get_many(list(dict.fromkeys(keys)))
-        missing: dict[str, tuple[str, str]] = {}
-        for k, it in zip(keys, items):
-            if k not in found:
-                missing.setdefault(k, it)
-        fresh: dict[str, Any] = {}
-        # Similar lengths together waste less padding.
-        todo = sorted(missing.items(), key=lambda kv: len(kv[1][0]) + len(kv[1][1]))
-        for start in range(0, len(todo), self.batch_size):
-            chunk = todo[start : start + self.batch_size]
-            for (k, _), v in zip(chunk, self._score([it for _, it in chunk])):
-                fresh[k] = v
-        cache.put_many("lm", fresh)
-        cache.hits += len(items) - len(missing)
-        cache.misses += len(missing)
-        return [found[k] if k in found else fresh[k] for k in keys]
+        return cached_batches("lm", keys, items, self._score, self.batch_size, cache, order=lambda it: len(it[0]) + len(it[1]))
 
     def mean_logprob(self, texts: Sequence[str], contexts: Sequence[str] | None = None) -> list[float]:
         return [sum(lp) / len(lp) if lp else float("nan") for lp in self.token_logprobs(texts, contexts)]
