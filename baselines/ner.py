@@ -1,7 +1,8 @@
 """Step 1, NER: spaCy on the question, backed by a gazetteer of KG labels.
 
 The small English model mislabels names (it tags "Artemisia Gentileschi" as FAC), so spans of
-the question that are KG labels of people become EntityRuler patterns first. The gazetteer is
+the question that are KG labels of people become patterns of an EntityRuler placed before the
+statistical NER. The gazetteer is
 built from one batched KG look-up of the question's capitalised spans, so it works the same
 against a local snapshot and against Wikidata.
 """
@@ -77,6 +78,16 @@ def candidate_spans(question: str, max_len: int = 5) -> dict[str, int]:
     return spans
 
 
+RULER = "kalma_gazetteer"
+
+
+def _ruler(nlp: Any) -> Any:
+    """spaCy's EntityRuler, placed before the statistical NER so gazetteer spans win."""
+    if RULER not in nlp.pipe_names:
+        nlp.add_pipe("entity_ruler", name=RULER, before="ner" if "ner" in nlp.pipe_names else None, config={"overwrite_ents": True})
+    return nlp.get_pipe(RULER)
+
+
 class NER:
     def __init__(self, source: KnowledgeSource, spacy_model: str = DEFAULT_SPACY):
         self.source = source
@@ -88,21 +99,21 @@ class NER:
         names = sorted({s for sp in spans for s in sp})
         people = {s for s, hits in self.source.lookup(names, ["Q5"]).items() if hits} if names else set()
         nlp = load_spacy(self.spacy_model)
+        ruler = _ruler(nlp)
+        ruler.clear()
+        ruler.add_patterns([{"label": "PERSON", "pattern": p} for p in sorted(people)])
         out = []
-        for q, sp, doc in zip(questions, spans, nlp.pipe(questions)):
-            taken: list[tuple[int, int]] = []
-            mentions: list[Mention] = []
-            # Gazetteer hits win; longest first so "Orazio Gentileschi" beats "Orazio".
-            for span in sorted((s for s in sp if s in people), key=len, reverse=True):
-                start = sp[span]
-                end = start + len(span)
-                if not any(a < end and start < b for a, b in taken):
-                    taken.append((start, end))
-                    mentions.append(Mention(span, "PERSON", start))
+        for q, doc in zip(questions, nlp.pipe(questions)):
+            mentions: dict[str, Mention] = {}
             for ent in doc.ents:
                 text = clean_mention(ent.text)
-                if text and not any(a < ent.end_char and ent.start_char < b for a, b in taken):
-                    taken.append((ent.start_char, ent.end_char))
-                    mentions.append(Mention(text, ent.label_, ent.start_char))
-            out.append(sorted(mentions, key=lambda m: m.start))
+                if text:
+                    mentions.setdefault(text, Mention(text, ent.label_, ent.start_char))
+            # "Oscar and Richard Hertwig": "Oscar" alone is no label; the shared family name makes one.
+            for m in _COORDINATED.finditer(q):
+                full = f"{m.group(1)} {m.group(3)}"
+                if full in people:
+                    mentions.pop(m.group(1), None)
+                    mentions.setdefault(full, Mention(full, "PERSON", m.start(1)))
+            out.append(sorted(mentions.values(), key=lambda x: x.start))
         return out
