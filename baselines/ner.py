@@ -103,7 +103,7 @@ class NER:
         ruler.clear()
         ruler.add_patterns([{"label": "PERSON", "pattern": p} for p in sorted(people)])
         out = []
-        for q, doc in zip(questions, nlp.pipe(questions)):
+        for q, doc in zip(questions, nlp.pipe(questions, disable=[] if people else [RULER])):
             mentions: dict[str, Mention] = {}
             for ent in doc.ents:
                 text = clean_mention(ent.text)
