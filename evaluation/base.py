@@ -68,6 +68,7 @@ class Scored:
     values: dict[str, float | None] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,9 @@ class Metric(ABC):
     def models(self) -> dict[str, str]:
         """Which model produced this metric's numbers (spec and any caveat)."""
         return {}
+
+    def prepare(self, entries: Sequence[DatasetEntry]) -> None:
+        """Called once with the whole dataset before scoring (for metrics that sample other entries)."""
 
     @abstractmethod
     def score(self, items: Sequence[EvalItem]) -> list[Scored]: ...
@@ -147,6 +151,10 @@ METRICS: dict[str, Callable[[], type[Metric]]] = {
     "alignment": _lazy("evaluation.alignment:Alignment"),
     "na": _lazy("evaluation.conscious_incompetence:ConsciousIncompetence"),
     "geval": _lazy("evaluation.text_quality:TextQuality"),
+    "kprec": _lazy("evaluation.instruct_qa:InstructQA"),
+    "consens": _lazy("evaluation.consens:ConSens"),
+    "conner": _lazy("evaluation.conner:ConnerIntrinsic"),
+    "conner-extrinsic": _lazy("evaluation.conner:ConnerExtrinsic"),
 }
 DEFAULT_METRICS = ("citation", "alignment", "na")
 
@@ -158,3 +166,15 @@ def get_metric(name: str, options: EvalOptions) -> Metric:
         close = difflib.get_close_matches(name, list(METRICS), n=1)
         raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS)}." + (f" Did you mean {close[0]!r}?" if close else ""))
     return METRICS[name]()(options)
+
+
+def knowledge_prose(kg: KnowledgeGraph) -> str:
+    """The KG as plain sentences, the form LM-based metrics condition on."""
+    from kalma.verbalize import verbalize
+
+    return " ".join(verbalize(t, e.label) for e in kg.entities for t in e.triples)
+
+
+def lm_context(question: str, knowledge: str) -> str:
+    """The one prompt layout under which LM-based metrics score an answer."""
+    return f"Knowledge: {knowledge}\n\nQuestion: {question}\n\nAnswer:"

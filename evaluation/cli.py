@@ -12,21 +12,27 @@ import click
 @click.option("--nli", default="lexical", show_default=True, help="Entailment backend: hf-seq2seq:ID, hf-nli:ID, llm:SPEC, lexical.")
 @click.option("--judge", default=None, help="LLM for G-Eval text quality, e.g. openai:gpt-4o-mini or smollm2.")
 @click.option("--lm", default=None, help="LM scorer for the metrics that need one (hf:ID, smollm2).")
-@click.option("--metrics", default=",".join(("citation", "alignment", "na")), show_default=True, help="Comma-separated metric names.")
+@click.option("--metrics", default=",".join(("citation", "alignment", "na")), show_default=True,
+              help="Comma-separated: citation, alignment, na, geval, kprec, consens, conner, conner-extrinsic.")
 @click.option("--compat", type=click.Choice(["default", "original"]), default="default", show_default=True, help="`original` reproduces the authors' code formulas.")
 @click.option("--verbalized", is_flag=True, help="Hypothesis as a verbalised sentence instead of `relation: value`.")
 @click.option("--substring-shortcut", is_flag=True, help="Count a pair aligned when the value occurs verbatim (the authors' code).")
+@click.option("--matcher", default="minilm", show_default=True, help="CONNER relevance: cross-encoder:ID, or the minilm embedding fallback.")
+@click.option("--conner-agg", type=click.Choice(["min", "mean", "max"]), default="min", show_default=True, help="CONNER factuality aggregation over sentences.")
+@click.option("--conner-u", default=3, show_default=True, help="CONNER helpfulness: random KGs per entry.")
 @click.option("--samples", default=1, show_default=True, help="G-Eval samples per item.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
 def evaluate(dataset: str, answers: str, kg_source: str | None, nli: str, judge: str | None, lm: str | None, metrics: str,
-             compat: str, verbalized: bool, substring_shortcut: bool, samples: int, seed: int, output: str) -> None:
+             compat: str, verbalized: bool, substring_shortcut: bool, matcher: str, conner_agg: str, conner_u: int,
+             samples: int, seed: int, output: str) -> None:
     """Score an answers file: citation quality, alignment, [NA], text quality and more."""
     from .base import EvalOptions
     from .runner import evaluate as run, markdown_table
 
     opts = EvalOptions(compat=compat, nli=nli, judge=judge, lm=lm, verbalized_hypothesis=verbalized,
-                       substring_shortcut=substring_shortcut, samples=samples, seed=seed)
+                       substring_shortcut=substring_shortcut, samples=samples, seed=seed,
+                       extra={"matcher": matcher, "conner_agg": conner_agg, "conner_u": conner_u})
     try:
         summary = run(dataset, answers, output, metrics=[m.strip() for m in metrics.split(",") if m.strip()], options=opts, kg_source=kg_source)
     except (ValueError, RuntimeError) as exc:

@@ -93,6 +93,8 @@ def evaluate(
 
     names = list(dict.fromkeys(metrics))
     active: list[Metric] = [get_metric(n, options) for n in names]
+    for m in active:
+        m.prepare(entry_list)
     config = {"metrics": names, "options": asdict(options), "kg_source": kg_source,
               "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
               "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>"}
@@ -124,6 +126,7 @@ def evaluate(
                     row.values.update(s.values)
                     row.counts.update(s.counts)
                     row.notes.update(s.notes)
+                    row.details.update(s.details)
             for a, row in zip(chunk, rows):
                 if a.meta.get("missing"):
                     row.notes["missing"] = "no answer for this entry: scored as empty"

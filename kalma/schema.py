@@ -197,6 +197,7 @@ class AnswerScores(Record):
     values: dict[str, float | None] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     notes: dict[str, str] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict, description="per-answer findings, e.g. the graph an answer leaned on")
 
 
 class Summary(Record):

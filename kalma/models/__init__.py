@@ -12,6 +12,8 @@
 | `llm:<llm spec>` | | ✓ LLM judge | |
 | `lexical` | | ✓ rule-based approximation | |
 
+Relevance matchers (CONNER): `cross-encoder:<id>`, and the `minilm` embedding fallback.
+
 A new backend is one class plus one entry below; heavy libraries import only when a backend
 is built.
 """
@@ -93,6 +95,18 @@ def _smollm2_scorer(arg: str) -> LMScorer:
     return HFCausalScorer(str(converted_dir()), spec=SPEC)
 
 
+def _cross_encoder(arg: str) -> object:
+    from .matcher import CrossEncoderMatcher
+
+    return CrossEncoderMatcher(arg)
+
+
+def _minilm(arg: str) -> object:
+    from .matcher import MiniLMMatcher
+
+    return MiniLMMatcher()
+
+
 LLMS: dict[str, Callable[[str], LLM]] = {
     "openai": _openai, "openai-compatible": _openai_compatible, "hf": _hf_llm, "smollm2": _smollm2_llm, "template": _template,
 }
@@ -100,7 +114,8 @@ ENTAILMENT: dict[str, Callable[[str], Entailment]] = {
     "hf-seq2seq": _hf_seq2seq, "hf-nli": _hf_nli, "llm": _llm_judge, "lexical": _lexical,
 }
 SCORERS: dict[str, Callable[[str], LMScorer]] = {"hf": _hf_scorer, "smollm2": _smollm2_scorer}
-NO_ARGUMENT = {"smollm2", "template", "lexical"}
+MATCHERS: dict[str, Callable[[str], object]] = {"cross-encoder": _cross_encoder, "minilm": _minilm}
+NO_ARGUMENT = {"smollm2", "template", "lexical", "minilm"}
 
 
 def _build(kind: str, table: dict[str, Callable[[str], object]], spec: str) -> object:
@@ -135,4 +150,9 @@ def get_scorer(spec: str) -> LMScorer:
     return _get("LM scorer", SCORERS, spec)  # type: ignore[return-value]
 
 
-__all__ = ["LLM", "Entailment", "LMScorer", "GenParams", "Generation", "get_llm", "get_entailment", "get_scorer", "LLMS", "ENTAILMENT", "SCORERS"]
+def get_matcher(spec: str):  # type: ignore[no-untyped-def]
+    """A query-text relevance matcher: `cross-encoder:<id>` or the `minilm` fallback."""
+    return _get("matcher", MATCHERS, spec)
+
+
+__all__ = ["get_matcher", "LLM", "Entailment", "LMScorer", "GenParams", "Generation", "get_llm", "get_entailment", "get_scorer", "LLMS", "ENTAILMENT", "SCORERS"]

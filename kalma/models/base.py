@@ -154,13 +154,18 @@ class LMScorer(ABC):
     batch_size: int = 8
 
     @abstractmethod
-    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[float]]:
-        """For each (context, text): the log-prob of each token of `text` given what precedes."""
+    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[tuple[float, int, int]]]:
+        """For each (context, text): (log-prob, start, end) of each token of `text` given all
+        that precedes it; start/end are character offsets into `text`."""
+
+    def token_spans(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[tuple[float, int, int]]]:
+        items = list(zip(contexts or [""] * len(texts), texts))
+        keys = [make_key("lm", type(self).__name__, self.spec, {"spans": 1}, list(it)) for it in items]
+        out = cached_batches("lm", keys, items, self._score, self.batch_size, cache, order=lambda it: len(it[0]) + len(it[1]))
+        return [[(float(lp), int(a), int(b)) for lp, a, b in row] for row in out]
 
     def token_logprobs(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[float]]:
-        items = list(zip(contexts or [""] * len(texts), texts))
-        keys = [make_key("lm", type(self).__name__, self.spec, {}, list(it)) for it in items]
-        return cached_batches("lm", keys, items, self._score, self.batch_size, cache, order=lambda it: len(it[0]) + len(it[1]))
+        return [[lp for lp, _, _ in row] for row in self.token_spans(texts, contexts, cache=cache)]
 
     def mean_logprob(self, texts: Sequence[str], contexts: Sequence[str] | None = None) -> list[float]:
         return [sum(lp) / len(lp) if lp else float("nan") for lp in self.token_logprobs(texts, contexts)]

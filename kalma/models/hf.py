@@ -100,18 +100,19 @@ class HFCausalScorer(LMScorer):
         self.spec = spec or f"hf:{path}"
         self.batch_size = batch_size
 
-    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[float]]:
+    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[tuple[float, int, int]]]:
         import torch
 
         tok, model = load_causal(self.path)
         bos = [tok.bos_token_id] if tok.bos_token_id is not None else [tok.eos_token_id]
-        seqs, starts = [], []
+        seqs, starts, spans = [], [], []
         for context, text in items:
             ctx = tok(context, add_special_tokens=False)["input_ids"] if context else []
             sep = " " if context and text and not context.endswith((" ", "\n")) else ""
-            body = tok(sep + text, add_special_tokens=False)["input_ids"]
-            seqs.append(bos + ctx + body)
+            enc = tok(sep + text, add_special_tokens=False, return_offsets_mapping=True)
+            seqs.append(bos + ctx + enc["input_ids"])
             starts.append(1 + len(ctx))
+            spans.append([(max(0, a - len(sep)), max(0, b - len(sep))) for a, b in enc["offset_mapping"]])
         width = max(len(s) for s in seqs)
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
         ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=model.device)
@@ -120,7 +121,10 @@ class HFCausalScorer(LMScorer):
             logits = model(input_ids=ids, attention_mask=mask).logits.float()
         logp = torch.log_softmax(logits[:, :-1], dim=-1)
         chosen = logp.gather(2, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-        return [chosen[i, starts[i] - 1 : len(s) - 1].tolist() for i, s in enumerate(seqs)]
+        return [
+            [(lp, a, b) for lp, (a, b) in zip(chosen[i, starts[i] - 1 : len(s) - 1].tolist(), spans[i])]
+            for i, s in enumerate(seqs)
+        ]
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,10 +1,12 @@
 """`lexical`: a rule-based entailment stand-in that needs no weights.
 
-It accepts a hypothesis `relation: value` when the value (or one of its KG aliases) occurs in
-the premise after normalising case, accents, punctuation, numbers and dates (`1596-07-08`
-matches "July 8, 1596" and "8 July 1596"; a `YYYY-01-01` date, Wikidata's year precision,
-matches the year alone). It ignores the relation, so it over-accepts: it is an APPROXIMATION
-of an NLI model, and every report that uses it says so.
+It accepts a hypothesis `relation: value` (or a verbalised `Name's relation is value.`) when
+the value, or one of its KG aliases, occurs in the premise after normalising case, accents,
+punctuation, numbers and dates (`1596-07-08` matches "July 8, 1596" and "8 July 1596"; a
+`YYYY-01-01` date, Wikidata's year precision, matches the year alone). Any other hypothesis
+(a free sentence) scores the share of its content words found in the premise. It ignores
+relations and word order, so it over-accepts: it is an APPROXIMATION of an NLI model, and
+every report that uses it says so.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from collections.abc import Sequence
 from .base import Entailment
 
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+FUNCTION_WORDS = frozenset(
+    "a an the and or but of in on at to for from by with as is was were are be been being it its he she his her "
+    "they their them this that these those which who whom whose what when where why how not no also than then".split()
+)
 _VERBALISED = re.compile(r"^.*?'s .+? is (.+?)\.?$")
 _DATE = re.compile(r"^(-?)(\d{1,4})-(\d{2})-(\d{2})$")
 
@@ -52,14 +58,17 @@ class LexicalEntailment(Entailment):
         self.aliases = {norm(k).strip(): v for k, v in (aliases or {}).items()}
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        return [1.0 if self.match(p, h) else 0.0 for p, h in pairs]
+        return [self.score(p, h) for p, h in pairs]
 
-    def match(self, premise: str, hypothesis: str) -> bool:
+    def score(self, premise: str, hypothesis: str) -> float:
+        p = norm(premise)
+        m = _VERBALISED.match(hypothesis.strip())
         if ": " in hypothesis:  # `relation: value`
             value = hypothesis.split(": ", 1)[1]
-        else:  # verbalised: `Name's relation is value.`
-            m = _VERBALISED.match(hypothesis.strip())
-            value = m.group(1) if m else hypothesis
-        p = norm(premise)
+        elif m:  # verbalised: `Name's relation is value.`
+            value = m.group(1)
+        else:  # a free sentence: share of its content words present in the premise
+            words = [w for w in norm(hypothesis).split() if w not in FUNCTION_WORDS]
+            return sum(f" {w} " in p for w in words) / len(words) if words else 0.0
         forms = date_forms(value) or [value] + self.aliases.get(norm(value).strip(), [])
-        return any(norm(f) != "  " and norm(f) in p for f in forms)
+        return 1.0 if any(norm(f) != "  " and norm(f) in p for f in forms) else 0.0

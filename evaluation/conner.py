@@ -1,0 +1,186 @@
+"""CONNER (Chen et al., 2023): knowledge evaluated intrinsically and extrinsically.
+
+Card
+- Intrinsic (`conner`), applied to the generated answer as the "knowledge":
+  - factuality: each answer sentence not marked [NA] is checked against the l most word-overlapping KG
+    triples (verbalised) as evidence; a sentence's score is its best-supporting evidence, and
+    sentences are aggregated by min (default), mean or max (`extra["conner_agg"]`). With a
+    three-class entailment backend it reports the consistent / unverified / inconsistent split;
+    with a two-class one, consistency only.
+  - relevance: a query-answer matcher (`extra["matcher"]`): a cross-encoder by hub id, or the
+    `minilm` embedding fallback, which is labelled as such.
+  - coherence: sentence level, the mean over sentences of 1/PPL under the LM scorer; paragraph
+    level, a discourse model when one is configured, else the labelled fallback 1/PPL of the
+    whole answer.
+  - informativeness: 1 - exp(mean token log-prob of the answer given the question).
+- Extrinsic (`conner-extrinsic`), applied to the KG given as the "knowledge", with the
+  reference paragraph of the entry as the downstream answer a:
+  - helpfulness: max(0, 1 - L(q, k, a) / mean_i L(q, k_i^-, a)), L the mean token
+    cross-entropy under the LM scorer, k_i^- the KGs of u other entries drawn with a seed
+    recorded per entry (`extra["conner_u"]`, default 3);
+  - validity: entailment of the answer (citations stripped) by the reference.
+- Range: 0 to 1 each. Entries without a reference make the extrinsic metrics unavailable.
+- Reference: Chen et al., "Beyond Factuality: A Comprehensive Evaluation of Large Language
+  Models as Knowledge Generators", EMNLP 2023, §3.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+
+from kalma.citations import strip_citations
+from kalma.models import get_entailment, get_matcher, get_scorer
+from kalma.schema import AnswerScores, DatasetEntry, KnowledgeGraph
+from kalma.verbalize import verbalize
+
+from .alignment import entailment_label
+from .base import Card, EvalItem, Metric, Scored, knowledge_prose, lm_context, macro
+from .instruct_qa import tokens
+
+AGGREGATE = {"min": min, "mean": statistics.fmean, "max": max}
+
+
+def evidence_for(sentence: str, evidence: Sequence[str], l: int) -> list[str]:
+    """The l evidence sentences sharing most words with `sentence` (stable order on ties)."""
+    words = set(tokens(sentence))
+    ranked = sorted(range(len(evidence)), key=lambda i: (-len(words & set(tokens(evidence[i]))), i))
+    return [evidence[i] for i in ranked[:l]]
+
+
+class ConnerIntrinsic(Metric):
+    name = "conner"
+    card = Card("factuality, relevance, coherence, informativeness of the answer", "0-1", "Chen et al. 2023 (CONNER) §3.1")
+    needs = ("nli", "lm")
+
+    def _matcher_spec(self) -> str:
+        return str(self.options.extra.get("matcher", "minilm"))
+
+    def models(self) -> dict[str, str]:
+        m = self._matcher_spec()
+        note = " (embedding fallback, not a relevance ranker)" if m == "minilm" else ""
+        return {"conner_factuality": entailment_label(self.options.nli), "conner_relevance": m + note,
+                "conner_coherence": f"{self.options.lm} (paragraph level: fallback 1/PPL of the whole answer)",
+                "conner_informativeness": str(self.options.lm)}
+
+    def score(self, items: Sequence[EvalItem]) -> list[Scored]:
+        if not self.options.lm:
+            return [Scored(notes={"conner": "no LM scorer given (--lm)"}) for _ in items]
+        ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.options.lm), get_matcher(self._matcher_spec())
+        agg = AGGREGATE[str(self.options.extra.get("conner_agg", "min"))]
+        l = int(self.options.extra.get("conner_l", 5))
+        answers = [strip_citations(it.answer.text) for it in items]
+        # [NA]-marked sentences declare themselves unsupported by the KG: not checked for factuality.
+        sentences = [[s.clean for s in it.parsed.sentences if s.clean and not s.na] for it in items]
+        # factuality: all (evidence, sentence) pairs of the batch in one entailment call
+        pairs, owner = [], []
+        for i, it in enumerate(items):
+            evidence = [verbalize(t, e.label) for e in it.kg.entities for t in e.triples]
+            for j, s in enumerate(sentences[i]):
+                for ev in evidence_for(s, evidence, l):
+                    pairs.append((ev, s))
+                    owner.append((i, j))
+        three = getattr(ent, "three_way", False)
+        probs = ent.probs3(pairs) if three and pairs else [(p, None, None) for p in ent.probs(pairs)] if pairs else []
+        best: dict[tuple[int, int], tuple] = {}
+        for key, pr in zip(owner, probs):
+            if key not in best or pr[0] > best[key][0]:
+                best[key] = pr
+        # LM scores: sentences alone, whole answers alone, answers given the question
+        sent_texts = [s for ss in sentences for s in ss]
+        sent_ppl = scorer.perplexity(sent_texts) if sent_texts else []
+        para_ppl = scorer.perplexity([a or " " for a in answers])
+        informed = scorer.mean_logprob([a or " " for a in answers], [lm_context(it.question, "") for it in items])
+        relevance = matcher.scores([(it.question, a) for it, a in zip(items, answers)])
+        out, k = [], 0
+        for i, it in enumerate(items):
+            n = len(sentences[i])
+            ppls = sent_ppl[k : k + n]
+            k += n
+            if not answers[i]:
+                out.append(Scored({"conner_relevance": None}, {"conner_sentences": 0}, {"conner": "empty answer"}))
+                continue
+            sent_best = [best[(i, j)] for j in range(n) if (i, j) in best]
+            values: dict[str, float | None] = {
+                "conner_fact_consistent": agg([b[0] for b in sent_best]) if sent_best else None,
+                "conner_relevance": relevance[i],
+                "conner_coherence_sent": statistics.fmean(1 / p for p in ppls) if ppls else None,
+                "conner_coherence_para": 1 / para_ppl[i] if para_ppl[i] == para_ppl[i] else None,
+                "conner_informativeness": 1 - math.exp(informed[i]) if informed[i] == informed[i] else None,
+            }
+            if three and sent_best:
+                values["conner_fact_unverified"] = agg([b[1] for b in sent_best])
+                values["conner_fact_inconsistent"] = agg([b[2] for b in sent_best])
+            out.append(Scored(values, {"conner_sentences": n}))
+        return out
+
+    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+        keys = ["conner_fact_consistent", "conner_fact_unverified", "conner_fact_inconsistent", "conner_relevance",
+                "conner_coherence_sent", "conner_coherence_para", "conner_informativeness"]
+        values, dropped = {}, {}
+        for key in keys:
+            values[key], dropped[key] = macro(rows, key)
+        return values, dropped
+
+
+class ConnerExtrinsic(Metric):
+    name = "conner-extrinsic"
+    card = Card("helpfulness and validity of the KG given, against the reference paragraph", "0-1", "Chen et al. 2023 (CONNER) §3.2")
+    needs = ("nli", "lm", "reference")
+
+    def __init__(self, options):  # type: ignore[no-untyped-def]
+        super().__init__(options)
+        self.pools: dict[str, KnowledgeGraph] = {}
+
+    def models(self) -> dict[str, str]:
+        return {"conner_helpfulness": str(self.options.lm), "conner_validity": entailment_label(self.options.nli)}
+
+    def prepare(self, entries: Sequence[DatasetEntry]) -> None:
+        self.pools = {e.id: e.knowledge_pool for e in entries if e.knowledge_pool.entities}
+
+    def negatives(self, entry_id: str) -> list[str]:
+        """u other entries, drawn with a seed derived from the run seed and the entry id."""
+        others = sorted(k for k in self.pools if k != entry_id)
+        u = int(self.options.extra.get("conner_u", 3))
+        return random.Random(f"{self.options.seed}:{entry_id}").sample(others, min(u, len(others)))
+
+    def score(self, items: Sequence[EvalItem]) -> list[Scored]:
+        if not self.options.lm:
+            return [Scored(notes={"conner-extrinsic": "no LM scorer given (--lm)"}) for _ in items]
+        scorer, ent = get_scorer(self.options.lm), get_entailment(self.options.nli)
+        jobs: list[tuple[int, str]] = []
+        texts, contexts = [], []
+        for i, it in enumerate(items):
+            if not it.reference:
+                continue
+            for kid in ["__given__"] + self.negatives(it.answer.entry_id):
+                kg = it.kg if kid == "__given__" else self.pools[kid]
+                jobs.append((i, kid))
+                texts.append(it.reference)
+                contexts.append(lm_context(it.question, knowledge_prose(kg)))
+        losses = [-x for x in scorer.mean_logprob(texts, contexts)] if texts else []
+        by_item: dict[int, dict[str, float]] = {}
+        for (i, kid), loss in zip(jobs, losses):
+            by_item.setdefault(i, {})[kid] = loss
+        valid_pairs = [(it.reference, strip_citations(it.answer.text) or " ") for it in items if it.reference]
+        validity = iter(ent.probs(valid_pairs)) if valid_pairs else iter([])
+        out = []
+        for i, it in enumerate(items):
+            if not it.reference:
+                out.append(Scored({"conner_helpfulness": None, "conner_validity": None}, {},
+                                  {"conner-extrinsic": "no reference answer: helpfulness and validity unavailable"}))
+                continue
+            losses_i = by_item[i]
+            neg = [v for k, v in losses_i.items() if k != "__given__"]
+            help_ = max(0.0, 1 - losses_i["__given__"] / statistics.fmean(neg)) if neg else None
+            out.append(Scored({"conner_helpfulness": help_, "conner_validity": next(validity)},
+                              details={"conner_negatives": [k for k in losses_i if k != "__given__"],
+                                       "conner_loss_given": losses_i["__given__"], "conner_loss_negatives": neg}))
+        return out
+
+    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+        h, dh = macro(rows, "conner_helpfulness")
+        v, dv = macro(rows, "conner_validity")
+        return {"conner_helpfulness": h, "conner_validity": v}, {"conner_helpfulness": dh, "conner_validity": dv}

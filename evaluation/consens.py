@@ -1,0 +1,100 @@
+"""ConSens (Vankov et al.): how much the answer depends on the knowledge it was given.
+
+Card
+- Measures: r = log(P_E / P_C), where P_X is the mean over the answer's content tokens of
+  1/p(token) under an LM scorer, with the knowledge given (C) or empty (E); ConSens =
+  2 / (1 + e^(-r)) - 1.
+- Range: -1 to 1; near 1 the knowledge made the answer much likelier, near or below 0 it did not.
+- Content tokens: the LM tokens of words that are not closed-class (spaCy part of speech:
+  determiners, pronouns, conjunctions, adpositions, auxiliaries, particles, punctuation,
+  symbols) and do not occur in the question.
+- Adaptation: the context is the KG given, verbalised as sentences, in this project's prompt
+  layout (`evaluation.base.lm_context`); citations are stripped from the answer. The per-graph
+  variant drops each person's graph in turn (the paper's Experiment 3 with documents) and names
+  the graph whose removal lowers ConSens most.
+- Reference: Vankov et al., "ConSens: Assessing context grounding in open-book question answering".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from kalma.citations import strip_citations
+from kalma.models import get_scorer
+from kalma.nlp import load_spacy
+from kalma.schema import AnswerScores, KnowledgeGraph
+
+from .base import Card, EvalItem, Metric, Scored, knowledge_prose, lm_context, macro
+
+CLOSED_CLASS = {"DET", "PRON", "CCONJ", "SCONJ", "ADP", "AUX", "PART", "PUNCT", "SYM", "SPACE", "INTJ"}
+
+
+def content_spans(answer: str, question: str) -> list[tuple[int, int]]:
+    """Character spans of the answer's content words that the question does not contain."""
+    asked = {t.lower_ for t in load_spacy()(question)}
+    return [(t.idx, t.idx + len(t.text)) for t in load_spacy()(answer) if t.pos_ not in CLOSED_CLASS and t.lower_ not in asked]
+
+
+def mean_inverse_prob(scored: Sequence[tuple[float, int, int]], spans: Sequence[tuple[int, int]]) -> float | None:
+    """P_text: the mean of 1/p over the LM tokens that overlap a content word."""
+    picked = [lp for lp, a, b in scored if any(a < e and s < b for s, e in spans)]
+    return sum(math.exp(-lp) for lp in picked) / len(picked) if picked else None
+
+
+def consens(p_empty: float, p_context: float) -> float:
+    """2 / (1 + e^(-r)) - 1 with r = log(P_E / P_C).
+
+    >>> round(consens(40.0, 10.0), 4)  # r = log 4
+    0.6
+    """
+    r = math.log(p_empty / p_context)
+    return 2 / (1 + math.exp(-r)) - 1
+
+
+class ConSens(Metric):
+    name = "consens"
+    card = Card("dependence of the answer on the given knowledge", "-1 to 1", "Vankov et al., ConSens")
+    needs = ("lm",)
+
+    def models(self) -> dict[str, str]:
+        return {"consens": self.options.lm or "none"}
+
+    def score(self, items: Sequence[EvalItem]) -> list[Scored]:
+        if not self.options.lm:
+            return [Scored(notes={"consens": "no LM scorer given (--lm)"}) for _ in items]
+        scorer = get_scorer(self.options.lm)
+        jobs: list[tuple[int, str, str]] = []  # (item, condition, context)
+        answers = [strip_citations(it.answer.text) for it in items]
+        for i, it in enumerate(items):
+            jobs.append((i, "empty", lm_context(it.question, "")))
+            jobs.append((i, "full", lm_context(it.question, knowledge_prose(it.kg))))
+            if len(it.kg.entities) > 1:
+                for e in it.kg.entities:
+                    rest = KnowledgeGraph(entities=[x for x in it.kg.entities if x.qid != e.qid])
+                    jobs.append((i, e.qid, lm_context(it.question, knowledge_prose(rest))))
+        scored = scorer.token_spans([answers[i] for i, _, _ in jobs], [c for _, _, c in jobs])
+        p: dict[tuple[int, str], float | None] = {}
+        spans = [content_spans(a, it.question) if a else [] for a, it in zip(answers, items)]
+        for (i, cond, _), row in zip(jobs, scored):
+            p[(i, cond)] = mean_inverse_prob(row, spans[i])
+        out = []
+        for i, it in enumerate(items):
+            pe, pc = p[(i, "empty")], p[(i, "full")]
+            if pe is None or pc is None:
+                out.append(Scored({"consens": None}, {"consens_tokens": 0}, {"consens": "no content words to score"}))
+                continue
+            values: dict[str, float | None] = {"consens": consens(pe, pc)}
+            details = {}
+            drops = {e.qid: consens(pe, p[(i, e.qid)]) for e in it.kg.entities if p.get((i, e.qid)) is not None}  # type: ignore[arg-type]
+            if drops:
+                leaned = min(drops, key=lambda q: (drops[q], q))
+                values["consens_without_leaned_on"] = drops[leaned]
+                details["consens_leaned_on"] = leaned
+                details["consens_without"] = drops
+            out.append(Scored(values, {"consens_words": len(spans[i])}, details=details))
+        return out
+
+    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+        m, d = macro(rows, "consens")
+        return {"consens_mean": m}, {"consens_mean": d}

@@ -1,0 +1,100 @@
+"""Token-overlap metrics of instruct-qa (Adlakha et al., 2023), adapted to KaLMA.
+
+Card
+- Measures: faithfulness to the knowledge given, K-Precision (share of answer tokens found in
+  the knowledge), K-Precision++ (the same over answer tokens that are not in the question),
+  K-Recall and K-F1; and correctness against the reference answer: Recall (share of reference
+  tokens in the answer), Recall-strict (the whole normalised reference occurs in the answer),
+  EM and F1.
+- Range: 0 to 1.
+- Adaptation: the "knowledge" is the KG given, verbalised as `entity relation value` per triple
+  (QIDs dropped); the answer is scored with its citation markup removed, so copied QIDs and
+  relation names cannot inflate it; the reference is the builder's final paragraph, so the
+  reference metrics are unavailable for entries without one.
+- One tokenisation and normalisation for all of them (`tokens`): lower case, punctuation and
+  the articles a/an/the removed, split on white space.
+
+>>> k_precision(tokens("Artemisia was born in Rome"), tokens("Artemisia Gentileschi place of birth Rome"))
+0.4
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+
+from kalma.citations import strip_citations
+from kalma.schema import AnswerScores, KnowledgeGraph
+
+from .base import Card, EvalItem, Metric, Scored, macro
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans({c: " " for c in string.punctuation + "“”‘’–—"})
+
+
+def normalize(text: str) -> str:
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split())
+
+
+def tokens(text: str) -> list[str]:
+    return normalize(text).split()
+
+
+def knowledge_text(kg: KnowledgeGraph) -> str:
+    return "\n".join(f"{e.label} {t.relation_label} {t.value_label}" for e in kg.entities for t in e.triples)
+
+
+def k_precision(answer: Sequence[str], knowledge: Sequence[str]) -> float | None:
+    known = set(knowledge)
+    return sum(t in known for t in answer) / len(answer) if answer else None
+
+
+def overlap_f1(pred: Sequence[str], gold: Sequence[str]) -> tuple[float, float, float]:
+    """(precision, recall, F1) of multiset token overlap."""
+    common = sum((Counter(pred) & Counter(gold)).values())
+    if not pred or not gold or not common:
+        return 0.0, 0.0, 0.0
+    p, r = common / len(pred), common / len(gold)
+    return p, r, 2 * p * r / (p + r)
+
+
+class InstructQA(Metric):
+    name = "kprec"
+    card = Card("K-Precision/K-Precision++/K-Recall/K-F1 to the KG; Recall/Recall-strict/EM/F1 to the reference", "0-1",
+                "Adlakha et al. 2023 (instruct-qa); K-F1++ discounting from Chiesurin et al. 2023")
+
+    def score(self, items: Sequence[EvalItem]) -> list[Scored]:
+        out = []
+        for it in items:
+            ans = tokens(strip_citations(it.answer.text))
+            know = tokens(knowledge_text(it.kg))
+            question = set(tokens(it.question))
+            kp, kr, kf1 = overlap_f1(ans, know)
+            values: dict[str, float | None] = {
+                "k_precision": k_precision(ans, know),
+                "k_precision_pp": k_precision([t for t in ans if t not in question], know),
+                "k_recall": kr if ans else None,
+                "k_f1": kf1 if ans else None,
+            }
+            notes = {}
+            if it.reference:
+                ref = tokens(it.reference)
+                _, _, f1 = overlap_f1(ans, ref)
+                values |= {
+                    "recall": sum(t in set(ans) for t in ref) / len(ref) if ref else None,
+                    "recall_strict": float(bool(ref) and f" {normalize(it.reference)} " in f" {' '.join(ans)} "),
+                    "em": float(normalize(it.reference) == " ".join(ans)),
+                    "f1": f1,
+                }
+            else:
+                notes["kprec"] = "no reference answer: Recall, Recall-strict, EM and F1 unavailable"
+            out.append(Scored({f"iqa_{k}": v for k, v in values.items()}, {"answer_tokens": len(ans)}, notes))
+        return out
+
+    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+        values, dropped = {}, {}
+        for key in ("k_precision", "k_precision_pp", "k_recall", "k_f1", "recall", "recall_strict", "em", "f1"):
+            values[f"iqa_{key}"], dropped[f"iqa_{key}"] = macro(rows, f"iqa_{key}")
+        return values, dropped

@@ -1,0 +1,124 @@
+"""CONNER, instruct-qa and ConSens: exact values on tiny inputs, sanity on the demo."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dataset_builder.demo import demo_entries
+from evaluation.base import EvalItem, EvalOptions, knowledge_prose, lm_context
+from evaluation.conner import ConnerExtrinsic, ConnerIntrinsic
+from evaluation.consens import ConSens, content_spans
+from evaluation.instruct_qa import InstructQA
+from kalma.kg import open_source
+from kalma.schema import Answer, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
+
+from .tiny_models import build_causal
+
+
+def _entry(reference: str = "", question: str = "where was she born ?") -> DatasetEntry:
+    t = Triple(subject="Q1", subject_label="artemisia", relation="P19", relation_label="place of birth", value="Q220", value_label="rome")
+    return DatasetEntry(id="e", general_question=question, specific_question=question, reference=reference,
+                        knowledge_pool=KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="artemisia", triples=[t])]), minimum_set=[t])
+
+
+def test_instruct_qa_exact():
+    e = _entry(reference="She was born in Rome, Italy.")
+    a = Answer(entry_id="e", text="The painter was born in Rome [Q1, place of birth: rome].", model="m")
+    v = InstructQA(EvalOptions()).score([EvalItem.build(a, e)])[0].values
+    # answer tokens (article removed, citation stripped): painter was born in rome -> 5
+    # knowledge tokens: artemisia place of birth rome -> {artemisia, place, of, birth, rome}
+    assert v["iqa_k_precision"] == pytest.approx(1 / 5)  # rome
+    # question tokens {where, was, she, born}: remaining painter, in, rome -> 1/3
+    assert v["iqa_k_precision_pp"] == pytest.approx(1 / 3)
+    assert v["iqa_k_recall"] == pytest.approx(1 / 5)  # rome of 5 knowledge tokens
+    # reference tokens: she was born in rome italy -> was, born, in, rome found: 4/6
+    assert v["iqa_recall"] == pytest.approx(4 / 6)
+    assert v["iqa_recall_strict"] == 0.0 and v["iqa_em"] == 0.0
+    p, r = 4 / 5, 4 / 6
+    assert v["iqa_f1"] == pytest.approx(2 * p * r / (p + r))
+
+
+def test_consens_exact_with_a_tiny_lm(tmp_path):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = str(build_causal(tmp_path / "lm"))
+    e = _entry()
+    answer = "she was born in rome ."
+    assert [answer[a:b] for a, b in content_spans(answer, e.specific_question)] == ["rome"]
+    item = EvalItem.build(Answer(entry_id="e", text=answer, model="m"), e)
+    got = ConSens(EvalOptions(lm=f"hf:{path}")).score([item])[0].values["consens"]
+
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path).eval()
+
+    def logprob_of_rome(context: str) -> float:
+        ids = [tok.bos_token_id] + tok(context, add_special_tokens=False)["input_ids"] + tok(" " + answer, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].float(), -1)
+        pos = len(ids) - 2  # "rome" is the second-to-last token, before "."
+        assert tok.convert_ids_to_tokens(ids[pos]) == "rome"
+        return float(logp[pos - 1, ids[pos]])
+
+    lp_c = logprob_of_rome(lm_context(e.specific_question, knowledge_prose(e.knowledge_pool)))
+    lp_e = logprob_of_rome(lm_context(e.specific_question, ""))
+    r = math.log(math.exp(-lp_e) / math.exp(-lp_c))
+    assert got == pytest.approx(2 / (1 + math.exp(-r)) - 1, abs=1e-6)
+
+
+def test_metrics_without_an_lm_say_so():
+    item = EvalItem.build(Answer(entry_id="e", text="x", model="m"), _entry())
+    assert "no LM scorer" in ConSens(EvalOptions()).score([item])[0].notes["consens"]
+    assert "no LM scorer" in ConnerIntrinsic(EvalOptions()).score([item])[0].notes["conner"]
+
+
+def test_conner_extrinsic_needs_a_reference():
+    m = ConnerExtrinsic(EvalOptions(lm="smollm2"))
+    m.prepare([_entry()])
+    s = m.score([EvalItem.build(Answer(entry_id="e", text="x", model="m"), _entry())])[0]
+    assert s.values["conner_helpfulness"] is None and "no reference" in s.notes["conner-extrinsic"]
+
+
+@pytest.mark.slow
+def test_sanity_on_the_demo_with_smollm2():
+    from baselines.pipeline import BaselineConfig, answer_dataset
+    from kalma.jsonl import read_jsonl
+    import tempfile
+    from pathlib import Path
+
+    entries = demo_entries(open_source("demo"))
+    out = Path(tempfile.mkdtemp()) / "a.jsonl"
+    answer_dataset(entries, out, BaselineConfig(llm="template"), progress=False)
+    answers = list(read_jsonl(out, Answer))
+    by_id = {e.id: e for e in entries}
+    opts = EvalOptions(lm="smollm2")
+
+    # ConSens: the template answer with its own KG vs the same answer with another entry's KG
+    own = [EvalItem.build(a, by_id[a.entry_id]) for a in answers]
+    swapped = [EvalItem.build(a.model_copy(update={"kg": entries[(i + 1) % len(entries)].knowledge_pool}), by_id[a.entry_id])
+               for i, a in enumerate(answers)]
+    c_own = [s.values["consens"] for s in ConSens(opts).score(own)]
+    c_swap = [s.values["consens"] for s in ConSens(opts).score(swapped)]
+    print("ConSens own KG", [round(x, 3) for x in c_own], "other entry's KG", [round(x, 3) for x in c_swap])
+    assert sum(a > b for a, b in zip(c_own, c_swap)) >= 5
+
+    # helpfulness: the right KG lowers the reference's loss below random KGs on most entries
+    ext = ConnerExtrinsic(opts)
+    ext.prepare(entries)
+    helps = [s.values["conner_helpfulness"] for s in ext.score(own)]
+    print("helpfulness", [round(x, 3) for x in helps])
+    assert sum(h > 0 for h in helps) >= 4
+
+    # K-Precision: template answers copy the KG; hand-written free text does not
+    free = ["She was a famous artist whose dramatic pictures were admired across Europe for centuries.",
+            "The brothers shaped modern embryology through careful experiments and influential textbooks.",
+            "Father and son both loved the game and played it with passion in many countries.",
+            "His short life produced vivid stories about war, poverty and faith.",
+            "He enjoyed sports at college, especially games played in spring.",
+            "An Italian artist of the early seventeenth century with a notable daughter."]
+    kp = InstructQA(opts)
+    k_t = [s.values["iqa_k_precision"] for s in kp.score(own)]
+    k_f = [s.values["iqa_k_precision"] for s in kp.score([EvalItem.build(a.model_copy(update={"text": f}), by_id[a.entry_id]) for a, f in zip(answers, free)])]
+    print("K-Precision template", [round(x, 2) for x in k_t], "free text", [round(x, 2) for x in k_f])
+    assert min(k_t) > max(k_f) and sum(k_t) / len(k_t) > 0.6
