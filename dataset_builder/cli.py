@@ -37,3 +37,47 @@ def import_biokalma(specific: str, general: str | None, output: str) -> None:
 
     n = write_jsonl(output, release_entries(specific, general), "dataset", provenance(source="biokalma release", specific=specific, general=general))
     click.echo(f"wrote {n} entries to {output}")
+
+
+@dataset.command("stats")
+@click.argument("dataset_file", type=click.Path(exists=True, dir_okay=False))
+def stats(dataset_file: str) -> None:
+    """The paper's §2.3 figures: entries, mean minimum-set size, countries, cities, occupations, era, relations."""
+    import json
+
+    from kalma.jsonl import read_jsonl
+    from kalma.schema import DatasetEntry
+
+    from .stats import dataset_stats
+
+    click.echo(json.dumps(dataset_stats(list(read_jsonl(dataset_file, DatasetEntry, kind="dataset"))), indent=2, ensure_ascii=False))
+
+
+@click.command("build")
+@click.option("--records", required=True, type=click.Path(exists=True, dir_okay=False), help="Relation records, CSV or JSONL.")
+@click.option("--kg", default="demo", show_default=True, help="Knowledge source spec.")
+@click.option("--llm", default="template", show_default=True, help="LLM that annotates, extends and asks.")
+@click.option("--lm", default="smollm2", show_default=True, help="LM scorer for the coherence term.")
+@click.option("--rounds", default=5, show_default=True)
+@click.option("--alpha", default=0.5, show_default=True, help="Weight of specificity against coherence.")
+@click.option("--attempts", default=2, show_default=True, help="Tries per round before it is skipped.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--relations", "relation_table", type=click.Path(exists=True, dir_okay=False), help="JSON {relation: PID} added to the default table.")
+@click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="dataset.jsonl (resumed if it exists)")
+def build_cmd(records: str, kg: str, llm: str, lm: str, rounds: int, alpha: float, attempts: int, seed: int,
+              relation_table: str | None, columns: str, output: str) -> None:
+    """Build a BioKaLMA-style dataset from relation records (paper §2.2)."""
+    import json
+
+    from .build import BuildConfig, build
+    from .evolve import EvolveConfig
+
+    cols = dict(kv.split("=", 1) for kv in columns.split(",") if "=" in kv)
+    cfg = BuildConfig(kg=kg, llm=llm, lm=lm, seed=seed, relation_table=relation_table, columns=cols,
+                      evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts))
+    try:
+        report = build(records, output, cfg)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(json.dumps(report, indent=2, ensure_ascii=False))

@@ -263,6 +263,8 @@ def _is_abbreviation(masked: str, stop: int) -> bool:
         return False
     if len(word) == 1 and word.isupper():  # an initial: "J. R. R. Tolkien"
         return True
+    if "." in word and all(len(p) == 1 for p in word.split(".")):  # a dotted acronym: "S.S. Lazio", "D.C."
+        return True
     return word.lower().rstrip(".") in ABBREVIATIONS
 
 

@@ -79,6 +79,11 @@ def test_sentence_ends_after_citation_and_na_but_not_after_title():
     assert [s.clean for s in a.sentences] == ["It was unknown.", "He went home."]
 
 
+def test_dotted_acronyms_do_not_split():
+    a = parse_answer("He played for S.S. Lazio [Q1, member of sports team: S.S. Lazio]. He left.")
+    assert [s.clean for s in a.sentences] == ["He played for S.S. Lazio.", "He left."]
+
+
 def test_initials_and_lowercase_continuations_do_not_split():
     a = parse_answer("J. R. R. Tolkien wrote books, e.g. The Hobbit. He taught at Oxford.")
     assert len(a.sentences) == 2

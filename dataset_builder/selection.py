@@ -1,0 +1,67 @@
+"""Knowledge selection for evolutionary question generation (paper Appendix A.3, Eq. 1):
+
+    score_r = α · log(2N / Count_r) + (1 − α) · softmax(1 / ppl_r)
+
+Count_r is the number of entries of the dataset (size N) whose knowledge pool uses relation r
+(the IDF-style document frequency, so a frequent relation is less specific); ppl_r is the
+perplexity of the triple rendered as a simple sentence, appended to the current paragraph
+(scored given the paragraph); the softmax runs over the round's candidates.
+
+>>> [round(x, 4) for x in softmax([1.0, 0.0])]
+[0.7311, 0.2689]
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from kalma.nlp import load_spacy
+from kalma.schema import KnowledgeGraph, Triple
+
+# Relations that say nothing specific about a person (the paper's list, plus identifiers of pages).
+TRIVIAL_RELATIONS = frozenset({"sex or gender", "given name", "family name", "instance of", "topic's main category",
+                               "described by source", "wikimedia category", "surname"})
+
+
+def softmax(xs: Sequence[float]) -> list[float]:
+    m = max(xs)
+    e = [math.exp(x - m) for x in xs]
+    s = sum(e)
+    return [x / s for x in e]
+
+
+def relation_counts(pools: Iterable[KnowledgeGraph]) -> tuple[Counter[str], int]:
+    """Count_r over the dataset's pools (an entry counts once per relation), and N."""
+    counts: Counter[str] = Counter()
+    n = 0
+    for pool in pools:
+        n += 1
+        counts.update({t.relation_label for t in pool.triples()})
+    return counts, n
+
+
+def specificity(relation: str, counts: Counter[str], n: int) -> float:
+    return math.log(2 * n / max(1, counts.get(relation, 0)))
+
+
+def selection_scores(relations: Sequence[str], perplexities: Sequence[float], counts: Counter[str], n: int, alpha: float = 0.5) -> list[tuple[float, float, float]]:
+    """(specificity, coherence, score) for each candidate of one round."""
+    coh = softmax([1 / p for p in perplexities])
+    spec = [specificity(r, counts, n) for r in relations]
+    return [(s, c, alpha * s + (1 - alpha) * c) for s, c in zip(spec, coh)]
+
+
+def template_sentence(t: Triple, subject: str | None = None) -> str:
+    """The triple as a simple sentence, by the part of speech of the relation's head word:
+    a past participle ("educated at") → "X was educated at Y."; another verb ("participated
+    in") → "X participated in Y."; a noun phrase ("place of birth") → "X's place of birth is Y."
+    """
+    name = subject or t.subject_label or t.subject
+    head = load_spacy()(t.relation_label)[0]
+    if head.tag_ == "VBN":
+        return f"{name} was {t.relation_label} {t.value_label}."
+    if head.pos_ in {"VERB", "AUX"}:
+        return f"{name} {t.relation_label} {t.value_label}."
+    return f"{name}'s {t.relation_label} is {t.value_label}."

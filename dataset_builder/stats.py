@@ -1,0 +1,48 @@
+"""Dataset statistics as in the paper's §2.3: entries, mean minimum-set size (BioKaLMA: 6.8),
+countries, cities, occupations, era range and the relation distribution."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from kalma.schema import DatasetEntry
+
+COUNTRY = {"P27", "country of citizenship"}
+CITY = {"P19", "P20", "place of birth", "place of death"}
+OCCUPATION = {"P106", "occupation"}
+BIRTH = {"P569", "date of birth"}
+
+
+def _year(value: str) -> int | None:
+    m = re.match(r"^(-?\d{1,4})-\d{2}-\d{2}", value)
+    return int(m.group(1)) if m else None
+
+
+def dataset_stats(entries: Sequence[DatasetEntry]) -> dict[str, Any]:
+    people: dict[str, list] = {}
+    for e in entries:
+        for g in e.knowledge_pool.entities:
+            if g.qid in e.people:
+                people.setdefault(g.qid, g.triples)
+
+    def values(kinds: set[str]) -> set[str]:
+        return {t.value_label for ts in people.values() for t in ts if t.relation in kinds or t.relation_label in kinds}
+
+    years = sorted(y for ts in people.values() for t in ts if (t.relation in BIRTH or t.relation_label in BIRTH) and (y := _year(t.value_label)) is not None)
+    sizes = [len(e.minimum_set) for e in entries if e.minimum_set is not None]
+    return {
+        "entries": len(entries),
+        "people": len(people),
+        "mean_minimum_set_size": statistics.fmean(sizes) if sizes else None,
+        "entries_without_minimum_set": sum(e.minimum_set is None for e in entries),
+        "countries": len(values(COUNTRY)),
+        "cities": len(values(CITY)),
+        "occupations": len(values(OCCUPATION)),
+        "era": {"earliest_birth_year": years[0], "latest_birth_year": years[-1]} if years else None,
+        "seed_relations": dict(Counter(e.seed.relation for e in entries if e.seed).most_common()),
+        "minimum_set_relations": dict(Counter(t.relation_label for e in entries for t in e.minimum_set or []).most_common(15)),
+    }
