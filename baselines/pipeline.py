@@ -7,7 +7,7 @@ already written, so a killed run resumes without losing or doubling rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -18,7 +18,7 @@ from kalma.jsonl import JsonlWriter, read_jsonl
 from kalma.kg import open_source
 from kalma.models import GenParams, get_llm
 from kalma.provenance import provenance
-from kalma.schema import Answer, DatasetEntry
+from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Triple
 
 from kalma.nlp import DEFAULT_SPACY
 
@@ -48,14 +48,22 @@ def run_retrieval(entries: Sequence[DatasetEntry], cfg: BaselineConfig) -> list[
     return retrieve(questions, NER(source, cfg.spacy_model)(questions), source)
 
 
-def answer_dataset(entries: Sequence[DatasetEntry], out: str | Path, cfg: BaselineConfig, progress: bool = True) -> dict[str, object]:
-    """Generate every missing answer into `out`; returns the retrieval report and counts."""
+def answer_dataset(entries: Sequence[DatasetEntry], out: str | Path, cfg: BaselineConfig, progress: bool = True,
+                   given: Mapping[str, tuple[KnowledgeGraph, list[Triple]]] | None = None) -> dict[str, object]:
+    """Generate every missing answer into `out`; returns the retrieval report and counts.
+
+    `given` overrides retrieval with an explicit (KG, absent set) per entry id, for ablations;
+    the absent set is stored with each answer for the [NA] metrics."""
     out = Path(out)
     done = {a.answer_id() for a in read_jsonl(out, Answer, kind="answers", strict=False)} if out.exists() else set()
     llm = get_llm(cfg.llm)
-    if cfg.retrieval == "gold":
+    if given is not None:
+        kgs = [given[e.id][0] for e in entries]
+        report: dict[str, object] = {"retrieval": "given by the caller (ablation)"}
+        traces: list[dict[str, object]] = [{} for _ in entries]
+    elif cfg.retrieval == "gold":
         kgs = [e.knowledge_pool for e in entries]
-        report: dict[str, object] = {"retrieval": "gold knowledge pools"}
+        report = {"retrieval": "gold knowledge pools"}
         traces: list[dict[str, object]] = [{} for _ in entries]
     else:
         rets = run_retrieval(entries, cfg)
@@ -86,6 +94,7 @@ def answer_dataset(entries: Sequence[DatasetEntry], out: str | Path, cfg: Baseli
                 for (e, kg, trace, seed, temp, run), gen in zip(group, gens):
                     writer.write(Answer(
                         entry_id=e.id, text=gen.text, model=llm.spec, setting=cfg.setting, seed=seed, kg=kg, run=run,
+                        absent=given[e.id][1] if given is not None else None,
                         settings={"temperature": temp, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION, "kg_source": cfg.kg},
                         meta={"retrieval": trace, **({"note": llm.label_note} if llm.label_note else {}),
                               "usage": {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens, "cost_usd": gen.cost_usd}},

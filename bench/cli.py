@@ -1,0 +1,62 @@
+"""`kalma bench run|submit` and `kalma leaderboard`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.group("bench")
+def bench() -> None:
+    """Experiments (main table, knowledge removal, retrieval ablation, general vs specific) and submissions."""
+
+
+@bench.command("run")
+@click.argument("config", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Run directory (resumed if it exists).")
+def run(config: str, output: str) -> None:
+    """Run every experiment a TOML configuration names (see bench/experiments.py)."""
+    from .experiments import Bench, BenchConfig
+
+    try:
+        out = Bench(BenchConfig.load(config), output).run()
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for exp, rows in out["tables"].items():
+        for r in rows:
+            vals = " ".join(f"{k.replace('_micro', '')}={100 * v['mean']:.1f}±{100 * v['std']:.1f}" for k, v in r.items() if k.endswith("_micro") and v)
+            click.echo(f"{exp:<18} {r['condition']:<8} {r['llm']:<10} {vals}")
+    click.echo(f"wrote {output}/results.json")
+
+
+@bench.command("submit")
+@click.argument("submission", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--leaderboard", "board", required=True, type=click.Path(file_okay=False))
+@click.option("--nli", default="lexical", show_default=True)
+@click.option("--judge", default=None)
+@click.option("--metrics", default="citation,alignment,na", show_default=True)
+def submit_cmd(submission: str, dataset: str, board: str, nli: str, judge: str | None, metrics: str) -> None:
+    """Validate a submission (every problem, with its line), score it, and file it on the leaderboard."""
+    from evaluation.base import EvalOptions
+
+    from .submissions import SubmissionError, submit
+
+    try:
+        rec = submit(submission, dataset, board, EvalOptions(nli=nli, judge=judge), [m for m in metrics.split(",") if m])
+    except SubmissionError as exc:
+        raise click.ClickException(str(exc)) from exc
+    m = rec["summary"]["metrics"]
+    click.echo(json.dumps({"name": rec["submission"]["name"], "malformed_citations": rec["malformed_citations"],
+                           **{k: m.get(k) for k in ("correctness_micro", "precision_micro", "recall_micro", "f1_micro")}}, indent=2))
+
+
+@click.command("leaderboard")
+@click.argument("board", type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False))
+def leaderboard(board: str, output: str) -> None:
+    """Render the leaderboard page (sortable table, plots, Markdown and CSV)."""
+    from .leaderboard import render
+
+    click.echo(f"wrote {render(board, output)}")

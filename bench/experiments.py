@@ -1,0 +1,160 @@
+"""`kalma bench run CONFIG -o RUNDIR`: the paper's experiments from one TOML file.
+
+    name = "demo"
+    dataset = "demo"            # a dataset.jsonl, or "demo" for the bundled questions
+    kg = "demo"
+    llms = ["template", "smollm2"]
+    seeds = [0]
+    temperature = 0.0
+    setting = "specific"
+    nli = "lexical"
+    judge = ""                  # G-Eval judge, "" to skip
+    metrics = ["citation", "alignment", "na"]
+
+    [experiments.main]                       # models × seeds, mean ± std (Table 3)
+    [experiments.knowledge_removal]          # k = 0..3 (Table 5, Figure 4)
+    llm = "template"
+    k = [0, 1, 2, 3]
+    [experiments.retrieval]                  # 100/80/60/40/20 (Figure 5)
+    llm = "template"
+    accuracies = [1.0, 0.8, 0.6, 0.4, 0.2]
+    [experiments.settings]                   # general vs specific (Table 7)
+    llm = "template"
+
+Every condition writes its answers file and evaluation folder under RUNDIR; `results.json`
+lists each number with the files and configuration that produced it. Reruns resume.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from baselines.pipeline import BaselineConfig, answer_dataset
+from evaluation.base import EvalOptions
+from evaluation.runner import evaluate
+from kalma.jsonl import read_jsonl, write_jsonl
+from kalma.kg import open_source
+from kalma.provenance import provenance
+from kalma.schema import DatasetEntry
+
+from .ablations import Condition, remove_knowledge, retrieval_accuracy
+
+HEADLINE = ["alignment_micro", "correctness_micro", "precision_micro", "recall_micro", "f1_micro",
+            "na_precision_micro", "na_recall_micro", "na_f1_micro"]
+
+
+@dataclass
+class BenchConfig:
+    name: str = "bench"
+    dataset: str = "demo"
+    kg: str = "demo"
+    llms: list[str] = field(default_factory=lambda: ["template"])
+    seeds: list[int] = field(default_factory=lambda: [0])
+    temperature: float = 0.0
+    setting: str = "specific"
+    nli: str = "lexical"
+    judge: str = ""
+    lm: str = ""
+    metrics: list[str] = field(default_factory=lambda: ["citation", "alignment", "na"])
+    max_tokens: int = 160
+    experiments: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | Path) -> BenchConfig:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"{path}: unknown keys {sorted(unknown)}")
+        bad = set(data.get("experiments", {})) - {"main", "knowledge_removal", "retrieval", "settings"}
+        if bad:
+            raise ValueError(f"{path}: unknown experiments {sorted(bad)}")
+        return cls(**data)
+
+
+def load_dataset(cfg: BenchConfig, rundir: Path) -> tuple[list[DatasetEntry], Path]:
+    if cfg.dataset == "demo":
+        from dataset_builder.demo import demo_entries
+
+        path = rundir / "dataset.jsonl"
+        if not path.exists():
+            write_jsonl(path, demo_entries(open_source(cfg.kg)), "dataset", provenance(source="kalma demo questions"))
+        return list(read_jsonl(path, DatasetEntry)), path
+    return list(read_jsonl(cfg.dataset, DatasetEntry, kind="dataset")), Path(cfg.dataset)
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)
+
+
+class Bench:
+    def __init__(self, cfg: BenchConfig, rundir: str | Path, progress: bool = True):
+        self.cfg, self.rundir, self.progress = cfg, Path(rundir), progress
+        self.rundir.mkdir(parents=True, exist_ok=True)
+        self.entries, self.dataset_path = load_dataset(cfg, self.rundir)
+        self.results: list[dict[str, Any]] = []
+
+    def condition(self, experiment: str, label: str, llm: str, seed: int, setting: str,
+                  given: dict[str, Condition] | None = None) -> dict[str, Any]:
+        """Answer and evaluate one condition; returns its row with provenance."""
+        tag = _slug(f"{experiment}-{label}-{llm}-s{seed}-{setting}")
+        answers = self.rundir / "answers" / f"{tag}.jsonl"
+        answers.parent.mkdir(exist_ok=True)
+        bcfg = BaselineConfig(llm=llm, kg=self.cfg.kg, retrieval="gold", setting=setting, seeds=[seed],  # type: ignore[arg-type]
+                              temperatures=[self.cfg.temperature], max_tokens=self.cfg.max_tokens)
+        answer_dataset(self.entries, answers, bcfg, progress=self.progress,
+                       given={k: (c.kg, c.absent) for k, c in given.items()} if given is not None else None)
+        opts = EvalOptions(nli=self.cfg.nli, judge=self.cfg.judge or None, lm=self.cfg.lm or None, seed=seed)
+        metrics = self.cfg.experiments.get(experiment, {}).get("metrics", self.cfg.metrics)
+        summary = evaluate(self.dataset_path, answers, self.rundir / "eval" / tag, metrics=metrics, options=opts, progress=self.progress)
+        row = {"experiment": experiment, "condition": label, "llm": llm, "seed": seed, "setting": setting,
+               "metrics": summary.metrics, "models": summary.models, "answers_file": str(answers.relative_to(self.rundir)),
+               "eval_dir": str((self.rundir / "eval" / tag).relative_to(self.rundir)),
+               "notes": [c.note for c in (given or {}).values() if c.note]}
+        self.results.append(row)
+        return row
+
+    def run(self) -> dict[str, Any]:
+        ex = self.cfg.experiments
+        if "main" in ex:
+            for llm in ex["main"].get("llms", self.cfg.llms):
+                for seed in self.cfg.seeds:
+                    self.condition("main", "gold", llm, seed, self.cfg.setting)
+        if "knowledge_removal" in ex:
+            llm = ex["knowledge_removal"].get("llm", self.cfg.llms[0])
+            for k in ex["knowledge_removal"].get("k", [0, 1, 2, 3]):
+                for seed in self.cfg.seeds:
+                    self.condition("knowledge_removal", f"k={k}", llm, seed, self.cfg.setting, remove_knowledge(self.entries, k, seed))
+        if "retrieval" in ex:
+            llm = ex["retrieval"].get("llm", self.cfg.llms[0])
+            for p in ex["retrieval"].get("accuracies", [1.0, 0.8, 0.6, 0.4, 0.2]):
+                for seed in self.cfg.seeds:
+                    self.condition("retrieval", f"{round(p * 100)}", llm, seed, self.cfg.setting, retrieval_accuracy(self.entries, p, seed))
+        if "settings" in ex:
+            llm = ex["settings"].get("llm", self.cfg.llms[0])
+            for setting in ("general", "specific"):
+                for seed in self.cfg.seeds:
+                    self.condition("settings", setting, llm, seed, setting)
+        out = {"config": self.cfg.__dict__, "dataset": str(self.dataset_path), "provenance": provenance(),
+               "results": self.results, "tables": tables(self.results)}
+        (self.rundir / "results.json").write_text(json.dumps(out, indent=2, default=str))
+        return out
+
+
+def tables(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per experiment and condition (and model): mean ± std over seeds of the headline metrics."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["experiment"], r["condition"], r["llm"]), []).append(r)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (exp, cond, llm), rs in groups.items():
+        row: dict[str, Any] = {"condition": cond, "llm": llm, "seeds": [r["seed"] for r in rs], "models": rs[0]["models"]}
+        for m in HEADLINE:
+            vals = [r["metrics"].get(m) for r in rs if r["metrics"].get(m) is not None]
+            row[m] = {"mean": statistics.fmean(vals), "std": statistics.pstdev(vals) if len(vals) > 1 else 0.0} if vals else None
+        out.setdefault(exp, []).append(row)
+    return out

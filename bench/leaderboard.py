@@ -1,0 +1,162 @@
+"""`kalma leaderboard DIR -o SITE`: a static page of every submission beside the paper's
+reference rows, the ablation plots (PNG and SVG), and the same table as Markdown and CSV.
+
+DIR holds `submissions/<name>/submission.json` (from `kalma bench submit`) and, optionally,
+`runs/<name>/results.json` (from `kalma bench run`), whose ablations become plots.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+COLUMNS = [("alignment_micro", "Align."), ("correctness_micro", "Corr."), ("precision_micro", "Prec."), ("recall_micro", "Rec."),
+           ("f1_micro", "F1"), ("na_precision_micro", "[NA] P"), ("na_recall_micro", "[NA] R"), ("fluency_mean", "Fluency")]
+# KaLMA paper, Table 3 (micro, specific questions) and Table 5 / Figure 5 (ChatGPT, temperature 0.5).
+PAPER_ROWS = [
+    {"name": "GPT-4 (0.5)", "alignment_micro": 92.0, "correctness_micro": 97.6, "precision_micro": 36.0, "recall_micro": 43.6, "f1_micro": 39.4},
+    {"name": "ChatGPT (0.5)", "alignment_micro": 84.5, "correctness_micro": 94.8, "precision_micro": 29.9, "recall_micro": 49.0, "f1_micro": 37.2},
+    {"name": "LLaMA-7B", "alignment_micro": 47.8, "correctness_micro": 70.2, "precision_micro": 7.7, "recall_micro": 41.1, "f1_micro": 13.0},
+]
+PAPER_REMOVAL = {"k": [0, 1, 2, 3], "precision": [30.1, 26.1, 21.0, 16.3], "recall": [57.1, 42.5, 31.4, 20.4], "f1": [39.4, 32.3, 25.2, 18.1]}
+PAPER_RETRIEVAL = {"accuracy": [100, 80], "recall": [57.1, 42.5]}
+
+
+def _pct(v: float | None) -> float | None:
+    return None if v is None else (100 * v if abs(v) <= 1 else v)
+
+
+def collect(board: Path) -> list[dict[str, Any]]:
+    rows = []
+    for f in sorted(board.glob("submissions/*/submission.json")):
+        rec = json.loads(f.read_text())
+        s, meta = rec["summary"], rec["submission"]
+        model = str(meta.get("model", ""))
+        row = {"name": meta["name"], "model": model + (" (fixed patterns, not a model)" if model == "template" else ""), "seed": meta.get("seed", ""), "reference": False,
+               "backends": "; ".join(f"{k}: {v}" for k, v in s["models"].items() if k != "answers"),
+               "malformed": rec.get("malformed_citations", 0)}
+        for key, _ in COLUMNS:
+            v = s["metrics"].get(key)
+            row[key] = (v if key == "fluency_mean" else _pct(v)) if v is not None else None
+        rows.append(row)
+    for p in PAPER_ROWS:
+        rows.append({**{k: None for k, _ in COLUMNS}, **p, "model": p["name"], "seed": "", "reference": True, "malformed": "",
+                     "backends": "paper's setting: alignment by TRUE (T5-11B); reference values, not rerun here"})
+    return rows
+
+
+def plots(board: Path, site: Path) -> list[str]:
+    """Ablation figures from every run under board/runs, as PNG and SVG. Returns the PNG names."""
+    import matplotlib
+    import matplotlib.ticker
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    for res_file in sorted(board.glob("runs/*/results.json")):
+        res = json.loads(res_file.read_text())
+        run = res_file.parent.name
+        tables = res.get("tables", {})
+        for exp, xkey, title in (("knowledge_removal", "k", "Knowledge removal"), ("retrieval", "accuracy", "Retrieval accuracy")):
+            rows = tables.get(exp)
+            if not rows:
+                continue
+            fig, ax = plt.subplots(figsize=(6, 3.6), dpi=110)
+            for llm in sorted({r["llm"] for r in rows}):
+                mine = sorted((r for r in rows if r["llm"] == llm), key=lambda r: float(r["condition"].split("=")[-1]))
+                xs = [float(r["condition"].split("=")[-1]) for r in mine]
+                for metric, style in (("precision_micro", "o-"), ("recall_micro", "s-"), ("f1_micro", "^-"), ("na_recall_micro", "x:")):
+                    ys = [_pct(r[metric]["mean"]) if r.get(metric) else None for r in mine]
+                    if any(y is not None for y in ys):
+                        ax.plot([x for x, y in zip(xs, ys) if y is not None], [y for y in ys if y is not None], style,
+                                label=f"{llm}: {metric.replace('_micro', '')}")
+            ref = PAPER_REMOVAL if exp == "knowledge_removal" else PAPER_RETRIEVAL
+            xs = ref["k"] if exp == "knowledge_removal" else ref["accuracy"]
+            for metric in ("precision", "recall", "f1"):
+                if metric in ref:
+                    ax.plot(xs, ref[metric], "--", color="grey", alpha=0.7, label=f"paper ChatGPT: {metric}")
+            ax.set_xlabel("removed triples k" if exp == "knowledge_removal" else "retrieval accuracy (%)")
+            ax.set_ylabel("micro score (×100)")
+            ax.set_title(f"{title} ({run}; entailment: {rows[0]['models'].get('na', rows[0]['models'].get('alignment', '?')).split(' (')[0]})", fontsize=9)
+            if exp == "retrieval":
+                ax.invert_xaxis()
+            else:
+                ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+            ax.legend(fontsize=6, ncol=2)
+            ax.grid(alpha=0.3)
+            fig.tight_layout()
+            stem = f"{run}-{exp}"
+            fig.savefig(site / f"{stem}.png")
+            fig.savefig(site / f"{stem}.svg")
+            plt.close(fig)
+            made.append(f"{stem}.png")
+    return made
+
+
+def _cell(v: Any) -> str:
+    if v is None or v == "":
+        return "–"
+    return f"{v:.1f}" if isinstance(v, float) else html.escape(str(v))
+
+
+def render(board: str | Path, site: str | Path) -> Path:
+    board, site = Path(board), Path(site)
+    site.mkdir(parents=True, exist_ok=True)
+    rows = collect(board)
+    images = plots(board, site)
+    head = ["Submission", "Model", "Seed"] + [h for _, h in COLUMNS] + ["Malformed", "Backends per metric"]
+    keys = ["name", "model", "seed"] + [k for k, _ in COLUMNS] + ["malformed", "backends"]
+    with (site / "leaderboard.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(head + ["kind"])
+        for r in rows:
+            w.writerow([r.get(k) if r.get(k) is not None else "" for k in keys] + ["paper reference" if r["reference"] else "submission"])
+    md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    md += ["| " + " | ".join((_cell(r.get(k)) + (" *(paper)*" if k == "name" and r["reference"] else "")) for k in keys) + " |" for r in rows]
+    (site / "leaderboard.md").write_text("\n".join(md) + "\n\nValues ×100 (fluency 1-5). Rows marked (paper) are the KaLMA paper's Table 3, for reference.\n")
+    body = "\n".join(
+        f'<tr class="{"reference" if r["reference"] else "submission"}">'
+        + "".join(f'<td data-v="{r.get(k) if isinstance(r.get(k), (int, float)) else ""}">{_cell(r.get(k))}'
+                  + (' <span class="tag">paper</span>' if k == "name" and r["reference"] else "") + "</td>" for k in keys)
+        + "</tr>" for r in rows)
+    figs = "\n".join(f'<figure><img src="{html.escape(i)}" alt="{html.escape(i)}" onload="loaded()" onerror="failed(this)">'
+                     f'<figcaption><a href="{html.escape(i[:-4])}.svg">SVG</a></figcaption></figure>' for i in images)
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>KaLMA leaderboard</title>
+<style>
+body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse;font-size:.85rem}}
+th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:right}} td:nth-child(-n+3),td:last-child{{text-align:left}}
+th{{background:#f0f0f0;cursor:pointer;user-select:none}} tr.reference{{background:#fff8e1;font-style:italic}}
+.tag{{font-size:.7rem;background:#f0c36d;border-radius:3px;padding:0 .3rem;font-style:normal}}
+figure{{display:inline-block;margin:1rem}} img{{max-width:560px;border:1px solid #ddd}}
+</style></head>
+<body data-images="{len(images)}" data-images-loaded="0">
+<h1>KaLMA leaderboard</h1>
+<p>Micro scores ×100 on the benchmark's dataset, specific questions; fluency is G-Eval 1-5. Click a column to sort.
+Rows marked <span class="tag">paper</span> are the KaLMA paper's Table 3, shown for reference and not rerun here.
+The last column names the model behind each metric; <em>lexical</em> is a rule-based approximation of entailment.</p>
+<table id="board"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in head)}</tr></thead>
+<tbody>
+{body}
+</tbody></table>
+<p>Also as <a href="leaderboard.md">Markdown</a> and <a href="leaderboard.csv">CSV</a>.</p>
+<h2>Ablations</h2>
+{figs or "<p>No bench runs found.</p>"}
+<script>
+function loaded(){{const b=document.body;b.dataset.imagesLoaded=String(+b.dataset.imagesLoaded+1);}}
+function failed(img){{img.alt="failed to load "+img.src;document.body.dataset.imageErrors=(+(document.body.dataset.imageErrors||0)+1);}}
+document.querySelectorAll("#board th").forEach((th,i)=>th.addEventListener("click",()=>{{
+  const tb=document.querySelector("#board tbody"), rows=[...tb.rows], asc=th.dataset.asc!=="1";
+  rows.sort((a,b)=>{{const x=a.cells[i].dataset.v,y=b.cells[i].dataset.v;
+    if(x!==""&&y!=="")return asc?x-y:y-x; if(x!=="")return -1; if(y!=="")return 1;
+    return asc?a.cells[i].textContent.localeCompare(b.cells[i].textContent):b.cells[i].textContent.localeCompare(a.cells[i].textContent);}});
+  th.dataset.asc=asc?"1":"0"; rows.forEach(r=>tb.appendChild(r));}}));
+</script>
+</body></html>
+"""
+    (site / "index.html").write_text(page)
+    return site / "index.html"

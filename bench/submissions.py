@@ -1,0 +1,104 @@
+"""Leaderboard submissions: a documented answers file, validated, scored and filed.
+
+Format: an answers JSONL file (see README) whose header carries the submission metadata:
+
+    {"kalma": {"kind": "answers", "format_version": 1,
+               "submission": {"name": "my-model-v1", "model": "org/model-7b", "seed": 0,
+                              "settings": {"temperature": 0.5, "setting": "specific"}}}}
+
+then one `Answer` per dataset entry (its `kg` is optional; without it the entry's pool is
+the KG given). Validation reports every problem at once with its line: corrupt lines, unknown
+entry ids, duplicates, missing entries, missing metadata. Malformed citations are counted, not
+rejected: they are part of what the benchmark scores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluation.base import EvalOptions
+from evaluation.runner import evaluate
+from kalma.citations import parse_answer
+from kalma.jsonl import read_jsonl
+from kalma.schema import Answer, DatasetEntry
+
+REQUIRED = ("name", "model", "seed", "settings")
+
+
+class SubmissionError(ValueError):
+    def __init__(self, path: str | Path, problems: list[str]):
+        self.problems = problems
+        super().__init__(f"{path}: {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+@dataclass
+class Checked:
+    answers: list[Answer]
+    meta: dict[str, Any]
+    malformed_citations: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def validate(path: str | Path, entries: list[DatasetEntry]) -> Checked:
+    res = read_jsonl(path, Answer, kind="answers", strict=False)
+    problems = [str(e) for e in res.errors]
+    meta = res.header.get("submission") if isinstance(res.header.get("submission"), dict) else None
+    if meta is None:
+        problems.append(f"{path}:1: field 'submission': the header names no submission metadata ({', '.join(REQUIRED)})")
+        meta = {}
+    else:
+        problems += [f"{path}:1: field 'submission.{k}': missing" for k in REQUIRED if k not in meta]
+        if "name" in meta and not re.fullmatch(r"[A-Za-z0-9][\w.-]{0,63}", str(meta["name"])):
+            problems.append(f"{path}:1: field 'submission.name': use letters, digits, '.', '_' or '-' (got {meta['name']!r})")
+    ids = {e.id for e in entries}
+    seen: dict[str, int] = {}
+    good: list[Answer] = []
+    malformed = 0
+    for a, line in zip(res.records, res.lines):
+        if a.entry_id not in ids:
+            problems.append(f"{path}:{line}: field 'entry_id': unknown entry id {a.entry_id!r}")
+            continue
+        if a.entry_id in seen:
+            problems.append(f"{path}:{line}: field 'entry_id': duplicate of line {seen[a.entry_id]} ({a.entry_id!r})")
+            continue
+        seen[a.entry_id] = line
+        malformed += len(parse_answer(a.text).errors)
+        good.append(a)
+    missing = [e.id for e in entries if e.id not in seen]
+    if missing:
+        problems.append(f"{path}: missing answers for {len(missing)} entries: {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else ""))
+    return Checked(good, meta, malformed, problems)
+
+
+def as_submission(answers: str | Path, out: str | Path, meta: dict[str, Any]) -> Path:
+    """An answers file (e.g. from `kalma answer`) rewritten with submission metadata in its header."""
+    from kalma.jsonl import write_jsonl
+
+    res = read_jsonl(answers, Answer, kind="answers")
+    write_jsonl(out, res.records, "answers", res.header.get("provenance"))
+    lines = Path(out).read_text().splitlines()
+    header = json.loads(lines[0])
+    header["kalma"]["submission"] = meta
+    Path(out).write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    return Path(out)
+
+
+def submit(path: str | Path, dataset: str | Path, board: str | Path, options: EvalOptions, metrics: list[str]) -> dict[str, Any]:
+    """Validate, score and file a submission under `board/submissions/<name>/`."""
+    entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
+    checked = validate(path, entries)
+    if checked.problems:
+        raise SubmissionError(path, checked.problems)
+    target = Path(board) / "submissions" / str(checked.meta["name"])
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, target / "answers.jsonl")
+    summary = evaluate(dataset, target / "answers.jsonl", target / "eval", metrics=metrics, options=options, progress=False)
+    record = {"submission": checked.meta, "malformed_citations": checked.malformed_citations, "dataset": str(dataset),
+              "summary": summary.model_dump()}
+    (target / "submission.json").write_text(json.dumps(record, indent=2, default=str))
+    return record

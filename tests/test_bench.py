@@ -1,0 +1,140 @@
+"""Bench: exact ablations, submissions, a bench run, and the leaderboard page in Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.ablations import remove_knowledge, retrieval_accuracy
+from bench.experiments import Bench, BenchConfig
+from bench.leaderboard import render
+from bench.submissions import SubmissionError, as_submission, submit, validate
+from dataset_builder.demo import demo_entries
+from evaluation.base import EvalOptions
+from kalma.jsonl import write_jsonl
+from kalma.kg import open_source
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def entries():
+    return demo_entries(open_source("demo"))
+
+
+@pytest.mark.parametrize("p", [1.0, 0.8, 0.6, 0.4, 0.2])
+def test_retrieval_ablation_keeps_exactly_round_p_n(entries, p):
+    n = sum(len(e.knowledge_pool.entities) for e in entries)
+    cond = retrieval_accuracy(entries, p, seed=7)
+    kept = sum(1 for e in entries for g in cond[e.id].kg.entities if g.qid in e.people)
+    assert kept == round(p * n)
+    for e in entries:  # every replacement is someone else, and graph counts are unchanged
+        assert len(cond[e.id].kg.entities) == len(e.knowledge_pool.entities)
+        assert len({g.qid for g in cond[e.id].kg.entities}) == len(cond[e.id].kg.entities)
+    assert {k: v.kg for k, v in retrieval_accuracy(entries, p, seed=7).items()} == {k: v.kg for k, v in cond.items()}
+
+
+def test_retrieval_replacements_vary_with_the_seed(entries):
+    a, b = retrieval_accuracy(entries, 0.4, 1), retrieval_accuracy(entries, 0.4, 2)
+    assert {k: v.kg.qids() for k, v in a.items()} != {k: v.kg.qids() for k, v in b.items()}
+    replaced = [q for c in a.values() for q in c.kg.qids()]
+    assert len(set(replaced)) > len(entries)  # varied, not one stand-in for all
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 9])
+def test_knowledge_removal_removes_exactly_k(entries, k):
+    cond = remove_knowledge(entries, k, seed=5)
+    for e in entries:
+        c = cond[e.id]
+        removed = {t.key() for t in c.absent}
+        assert len(removed) == min(k, len(e.minimum_set))
+        assert not removed & c.kg.keys() and removed <= {t.key() for t in e.minimum_set}
+        assert len(c.kg.triples()) == len(e.knowledge_pool.triples()) - len(removed)
+        assert bool(c.note) == (k > len(e.minimum_set))
+    assert {k2: v.absent for k2, v in remove_knowledge(entries, k, 5).items()} == {k2: v.absent for k2, v in cond.items()}
+
+
+def test_broken_submission_reports_every_problem(entries, tmp_path):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    head = {"kalma": {"kind": "answers", "format_version": 1, "submission": {"name": "x", "model": "m", "seed": 0, "settings": {}}}}
+    good = [json.dumps({"entry_id": e.id, "text": "Born in Rome [Q1, x: ].", "model": "m"}) for e in entries[:-1]]
+    lines = [json.dumps(head), good[0], '{"entry_id": ', json.dumps({"entry_id": "nope", "text": "t", "model": "m"})] + good[1:-1]
+    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
+    checked = validate(tmp_path / "s.jsonl", entries)
+    text = "\n".join(checked.problems)
+    assert "s.jsonl:3: invalid JSON" in text
+    assert "s.jsonl:4: field 'entry_id': unknown entry id 'nope'" in text
+    assert f"missing answers for 2 entries: {entries[-2].id}, {entries[-1].id}" in text
+    assert checked.malformed_citations == len(entries) - 2  # counted, not a rejection
+    with pytest.raises(SubmissionError) as ei:
+        submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
+    assert len(ei.value.problems) == 3
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory, entries):
+    """A bench run with every experiment (template backend) and two filed submissions."""
+    d = tmp_path_factory.mktemp("board")
+    cfg = BenchConfig(name="t", llms=["template"], seeds=[0, 1],
+                      experiments={"main": {}, "knowledge_removal": {"k": [0, 1, 2, 3]}, "retrieval": {}, "settings": {}})
+    results = Bench(cfg, d / "runs" / "t", progress=False).run()
+    for seed in (0, 1):
+        row = next(r for r in results["results"] if r["experiment"] == "main" and r["seed"] == seed)
+        sub = as_submission(d / "runs" / "t" / row["answers_file"], d / f"sub{seed}.jsonl",
+                            {"name": f"template-s{seed}", "model": "template", "seed": seed, "settings": {"temperature": 0.0}})
+        submit(sub, d / "runs" / "t" / "dataset.jsonl", d, EvalOptions(), ["citation", "alignment", "na"])
+    return d, results, cfg
+
+
+def test_bench_run_is_traceable_and_resumes(board):
+    d, results, cfg = board
+    assert {r["experiment"] for r in results["results"]} == {"main", "knowledge_removal", "retrieval", "settings"}
+    for r in results["results"]:
+        assert (d / "runs" / "t" / r["answers_file"]).exists() and (d / "runs" / "t" / r["eval_dir"] / "summary.json").exists()
+    main = results["tables"]["main"][0]
+    assert main["seeds"] == [0, 1] and main["f1_micro"]["std"] == 0.0  # template is deterministic
+    removal = {r["condition"]: r["recall_micro"]["mean"] for r in results["tables"]["knowledge_removal"]}
+    assert removal["k=0"] > removal["k=1"] > removal["k=2"] > removal["k=3"]
+    files = sorted((d / "runs" / "t" / "answers").glob("*.jsonl"))
+    before = {f: f.read_text() for f in files}
+    rerun = Bench(cfg, d / "runs" / "t", progress=False).run()  # a rerun resumes: nothing new is written
+    assert {f: f.read_text() for f in files} == before
+    assert rerun["tables"] == results["tables"]
+
+
+def test_bench_cli_rejects_unknown_keys(tmp_path):
+    from kalma.cli import main
+
+    (tmp_path / "c.toml").write_text('name = "x"\nllm = "oops"\n')
+    res = CliRunner().invoke(main, ["bench", "run", str(tmp_path / "c.toml"), "-o", str(tmp_path / "r")])
+    assert res.exit_code != 0 and "unknown keys ['llm']" in res.output
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (.ci/run installs it)")
+def test_leaderboard_in_a_real_browser(board, tmp_path):
+    d, _, _ = board
+    page = render(d, tmp_path / "site")
+    assert (tmp_path / "site" / "leaderboard.md").exists() and (tmp_path / "site" / "leaderboard.csv").exists()
+    svgs = sorted(p.name for p in (tmp_path / "site").glob("*.svg"))
+    assert svgs == ["t-knowledge_removal.svg", "t-retrieval.svg"]
+    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert 'data-images="2"' in dom and 'data-images-loaded="2"' in dom and "data-image-errors" not in dom  # both plots loaded
+    for name in ("template-s0", "template-s1", "GPT-4 (0.5)", "ChatGPT (0.5)", "LLaMA-7B"):
+        assert f">{name}" in dom
+    assert dom.count('class="reference"') == 3 and dom.count('class="submission"') == 2
+    shot = ROOT / "runs" / "test-artifacts" / "leaderboard.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile2'}", "--window-size=1400,1500", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 20000
