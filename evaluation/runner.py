@@ -10,7 +10,6 @@ resumed run reports exactly what an uninterrupted one would.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from kalma.jsonl import JsonlWriter, RecordError, read_jsonl
+from kalma.jsonl import JsonlWriter, read_jsonl
 from kalma.provenance import provenance
 from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary
 
@@ -198,8 +197,4 @@ def markdown_table(s: Summary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_summary(out_dir: str | Path) -> dict[str, Any]:
-    return json.loads((Path(out_dir) / SUMMARY_FILE).read_text())
-
-
-__all__ = ["evaluate", "EvalOptions", "RecordError", "load_summary"]
+__all__ = ["evaluate", "EvalOptions", "markdown_table"]

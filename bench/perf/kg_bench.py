@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from kalma.cache import Cache
-from kalma.kg.base import SparqlSource, iri_id
+from kalma.kg.base import SparqlSource
 from kalma.kg.local import OxigraphSource, RdflibSource
 from kalma.kg.remote import EndpointSource
 from kalma.kg.snapshot import import_biokalma

@@ -104,7 +104,7 @@ class EndpointSource(SparqlSource):
         return self._cache().cached(key, "kg", lambda: self._request(query, fmt))
 
     def _request(self, query: str, fmt: str) -> str:
-        from SPARQLWrapper import JSON, N3, POST, SPARQLWrapper  # noqa: F401
+        from SPARQLWrapper import JSON, POST, SPARQLWrapper
 
         last: str = ""
         for attempt in range(1, self.policy.attempts + 1):

@@ -5,7 +5,6 @@ path, on CUDA when available and the CPU otherwise."""
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -208,10 +207,3 @@ class HFNLIEntailment(Entailment):
         if len(idx) < 3:
             raise TypeError(f"{self.spec} has no neutral/contradiction classes: {idx}")
         return [(float(r[idx["entailment"]]), float(r[idx["neutral"]]), float(r[idx["contradiction"]])) for r in probs]
-
-
-def logprob_weighted(top: dict[str, float], choices: Sequence[str]) -> float | None:
-    """Expected value over `choices` (e.g. "1".."5") under the renormalised top log-probs."""
-    weights = {c: math.exp(lp) for t, lp in top.items() if (c := t.strip()) in choices}
-    total = sum(weights.values())
-    return sum(float(c) * w for c, w in weights.items()) / total if total > 0 else None
