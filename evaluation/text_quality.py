@@ -2,8 +2,8 @@
 
 Card
 - Measures: an LLM judge's 1-5 rating of the answer (citations stripped) on four aspects.
-- Range: 1 to 5. Reported per aspect: mean over answers and samples, standard deviation, the
-  number of invalid replies, and, when the judge gives token log-probabilities, the
+- Range: 1 to 5. Reported per aspect: the mean over answers (each answer's samples averaged), the
+  standard deviation over all valid samples (and across answers), the number of invalid replies, and, when the judge gives token log-probabilities, the
   probability-weighted score (G-Eval's expected value over the digits 1-5).
 - Parsing is strict: the first integer in the reply must lie in 1..5; anything else is counted
   invalid and never replaced by a default.
@@ -88,6 +88,19 @@ def weighted_score(gen_logprobs: list | None) -> float | None:
     return None
 
 
+def pooled_std(groups: Sequence[tuple[int, float, float]]) -> float | None:
+    """Standard deviation of all samples from per-answer (count, mean, population std).
+
+    >>> round(pooled_std([(2, 4.0, 1.0), (1, 2.0, 0.0)]), 4)  # samples 3, 5, 2
+    1.2472
+    """
+    n = sum(g[0] for g in groups)
+    if not n:
+        return None
+    mean = sum(c * m for c, m, _ in groups) / n
+    return max(0.0, sum(c * (s * s + m * m) for c, m, s in groups) / n - mean * mean) ** 0.5
+
+
 class TextQuality(Metric):
     name = "geval"
     card = Card("G-Eval style 1-5 ratings of coherence, consistency, fluency, relevance", "1-5", "Liu et al. 2023; KaLMA §4.4")
@@ -123,7 +136,7 @@ class TextQuality(Metric):
                 scores = [parse_score(g.text) for g in gens]
                 valid = [float(x) for x in scores if x is not None]
                 weighted = [w for g, x in zip(gens, scores) if x is not None and (w := weighted_score(g.logprobs)) is not None]
-                values[aspect] = mean_std(valid)[0]
+                values[aspect], values[f"{aspect}_sample_std"] = mean_std(valid)
                 values[f"{aspect}_weighted"] = mean_std(weighted)[0]
                 counts[f"{aspect}_valid"] = len(valid)
                 counts[f"{aspect}_invalid"] = len(scores) - len(valid)
@@ -134,8 +147,11 @@ class TextQuality(Metric):
         values: dict[str, float | None] = {}
         dropped: dict[str, int] = {}
         for aspect in ASPECTS:
-            vals = [r.values[aspect] for r in rows if r.values.get(aspect) is not None]
-            values[f"{aspect}_mean"], values[f"{aspect}_std"] = mean_std(vals)  # type: ignore[assignment]
+            scored = [r for r in rows if r.values.get(aspect) is not None]
+            vals = [r.values[aspect] for r in scored]
+            values[f"{aspect}_mean"], values[f"{aspect}_std_across_answers"] = mean_std(vals)  # type: ignore[arg-type]
+            values[f"{aspect}_std"] = pooled_std(
+                [(r.counts[f"{aspect}_valid"], r.values[aspect], r.values.get(f"{aspect}_sample_std") or 0.0) for r in scored])
             values[f"{aspect}_weighted_mean"] = mean_std([r.values[f"{aspect}_weighted"] for r in rows if r.values.get(f"{aspect}_weighted") is not None])[0]
             values[f"{aspect}_invalid"] = float(sum(r.counts.get(f"{aspect}_invalid", 0) for r in rows))
             dropped[f"{aspect}_mean"] = len(rows) - len(vals)

@@ -37,3 +37,17 @@ def test_check_reports_bad_lines(tmp_path):
     p.write_text('{"entry_id": "e1", "text": "x", "model": "m"}\n{"entry_id": 3}\n')
     res = CliRunner().invoke(main, ["check", str(p), "--kind", "answers", "--lenient"])
     assert res.exit_code == 1 and ":2: field" in res.output and "1 good records" in res.output
+
+
+def test_cache_stats_and_clear(tmp_path, monkeypatch):
+    from kalma import cache
+
+    monkeypatch.setenv("KALMA_CACHE_DIR", str(tmp_path))
+    cache.set_cache(cache.Cache("default"))
+    cache.get_cache().put("k1", "llm", {"x": 1})
+    cache.get_cache().put("k2", "kg", {"y": 2})
+    r = CliRunner()
+    out = r.invoke(main, ["cache", "stats"]).output
+    assert '"llm": 1' in out and '"kg": 1' in out and str(tmp_path) in out
+    assert "removed 1 entries" in r.invoke(main, ["cache", "clear", "--namespace", "kg"]).output
+    assert cache.get_cache().stats()["entries"] == {"llm": 1}

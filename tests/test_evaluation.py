@@ -166,6 +166,7 @@ def test_geval_against_a_local_judge_server(tmp_path, monkeypatch):
                  options=EvalOptions(judge=f"openai-compatible:{url}/v1:judge", samples=2, seed=1))
     assert len(log) == 8  # 4 aspects × 2 samples
     assert s.metrics["coherence_mean"] == 4.0 and s.metrics["coherence_invalid"] == 1.0
+    assert s.metrics["coherence_std"] == 0.0  # over the one valid sample; the invalid one is not a 3
     w = (4 * 2.718281828 ** -0.2 + 5 * 2.718281828 ** -1.8) / (2.718281828 ** -0.2 + 2.718281828 ** -1.8)
     assert s.metrics["fluency_weighted_mean"] == pytest.approx(w, rel=1e-6)
     assert s.models["geval"].startswith("openai-compatible:")
