@@ -19,12 +19,13 @@ import click
 @click.option("--substring-shortcut", is_flag=True, help="Count a pair aligned when the value occurs verbatim (the authors' code).")
 @click.option("--matcher", default="minilm", show_default=True, help="CONNER relevance: cross-encoder:ID, or the minilm embedding fallback.")
 @click.option("--conner-agg", type=click.Choice(["min", "mean", "max"]), default="min", show_default=True, help="CONNER factuality aggregation over sentences.")
+@click.option("--coherence-model", default=None, help="CONNER paragraph coherence classifier, hf-cls:ID (default: labelled 1/PPL fallback).")
 @click.option("--conner-u", default=3, show_default=True, help="CONNER helpfulness: random KGs per entry.")
 @click.option("--samples", default=1, show_default=True, help="G-Eval samples per item.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
 def evaluate(dataset: str, answers: str, kg_source: str | None, nli: str, judge: str | None, lm: str | None, metrics: str,
-             compat: str, verbalized: bool, substring_shortcut: bool, matcher: str, conner_agg: str, conner_u: int,
+             compat: str, verbalized: bool, substring_shortcut: bool, matcher: str, conner_agg: str, coherence_model: str | None, conner_u: int,
              samples: int, seed: int, output: str) -> None:
     """Score an answers file: citation quality, alignment, [NA], text quality and more."""
     from .base import EvalOptions
@@ -32,7 +33,7 @@ def evaluate(dataset: str, answers: str, kg_source: str | None, nli: str, judge:
 
     opts = EvalOptions(compat=compat, nli=nli, judge=judge, lm=lm, verbalized_hypothesis=verbalized,
                        substring_shortcut=substring_shortcut, samples=samples, seed=seed,
-                       extra={"matcher": matcher, "conner_agg": conner_agg, "conner_u": conner_u})
+                       extra={"matcher": matcher, "conner_agg": conner_agg, "conner_u": conner_u, "coherence_model": coherence_model})
     try:
         summary = run(dataset, answers, output, metrics=[m.strip() for m in metrics.split(",") if m.strip()], options=opts, kg_source=kg_source)
     except (ValueError, RuntimeError) as exc:

@@ -10,7 +10,8 @@ Card
   - relevance: a query-answer matcher (`extra["matcher"]`): a cross-encoder by hub id, or the
     `minilm` embedding fallback, which is labelled as such.
   - coherence: sentence level, the mean over sentences of 1/PPL under the LM scorer; paragraph
-    level, a discourse model when one is configured, else the labelled fallback 1/PPL of the
+    level, P(coherent) from a discourse-coherence classifier when one is configured
+    (`extra["coherence_model"]`, e.g. `hf-cls:<id>`), else the labelled fallback 1/PPL of the
     whole answer.
   - informativeness: 1 - exp(mean token log-prob of the answer given the question).
 - Extrinsic (`conner-extrinsic`), applied to the KG given as the "knowledge", with the
@@ -61,8 +62,9 @@ class ConnerIntrinsic(Metric):
     def models(self) -> dict[str, str]:
         m = self._matcher_spec()
         note = " (embedding fallback, not a relevance ranker)" if m == "minilm" else ""
+        para = self.options.extra.get("coherence_model") or f"fallback 1/PPL of the whole answer under {self.options.lm}"
         return {"conner_factuality": entailment_label(self.options.nli), "conner_relevance": m + note,
-                "conner_coherence": f"{self.options.lm} (paragraph level: fallback 1/PPL of the whole answer)",
+                "conner_coherence": f"sentences: {self.options.lm}; paragraph: {para}",
                 "conner_informativeness": str(self.options.lm)}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
@@ -91,7 +93,11 @@ class ConnerIntrinsic(Metric):
         # LM scores: sentences alone, whole answers alone, answers given the question
         sent_texts = [s for ss in sentences for s in ss]
         sent_ppl = scorer.perplexity(sent_texts) if sent_texts else []
-        para_ppl = scorer.perplexity([a or " " for a in answers])
+        coherence_model = self.options.extra.get("coherence_model")
+        if coherence_model:
+            para = get_matcher(str(coherence_model)).scores([("", a or " ") for a in answers])
+        else:
+            para = [1 / p if p == p else float("nan") for p in scorer.perplexity([a or " " for a in answers])]
         informed = scorer.mean_logprob([a or " " for a in answers], [lm_context(it.question, "") for it in items])
         relevance = matcher.scores([(it.question, a) for it, a in zip(items, answers)])
         out, k = [], 0
@@ -107,7 +113,7 @@ class ConnerIntrinsic(Metric):
                 "conner_fact_consistent": agg([b[0] for b in sent_best]) if sent_best else None,
                 "conner_relevance": relevance[i],
                 "conner_coherence_sent": statistics.fmean(1 / p for p in ppls) if ppls else None,
-                "conner_coherence_para": 1 / para_ppl[i] if para_ppl[i] == para_ppl[i] else None,
+                "conner_coherence_para": para[i] if para[i] == para[i] else None,
                 "conner_informativeness": 1 - math.exp(informed[i]) if informed[i] == informed[i] else None,
             }
             if three and sent_best:

@@ -122,3 +122,35 @@ def test_sanity_on_the_demo_with_smollm2():
     k_f = [s.values["iqa_k_precision"] for s in kp.score([EvalItem.build(a.model_copy(update={"text": f}), by_id[a.entry_id]) for a, f in zip(answers, free)])]
     print("K-Precision template", [round(x, 2) for x in k_t], "free text", [round(x, 2) for x in k_f])
     assert min(k_t) > max(k_f) and sum(k_t) / len(k_t) > 0.6
+
+
+def test_conner_paragraph_coherence_from_a_configured_classifier(tmp_path):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from .tiny_models import build_bert_nli
+
+    path = build_bert_nli(tmp_path / "cls")
+    model = AutoModelForSequenceClassification.from_pretrained(path)
+    model.config.id2label, model.config.label2id = {0: "incoherent", 1: "coherent", 2: "other"}, {"incoherent": 0, "coherent": 1, "other": 2}
+    model.save_pretrained(path)
+    lm = "hf:" + str(build_causal(tmp_path / "lm"))
+    answer = "she was born in rome ."
+    opts = EvalOptions(lm=lm, extra={"matcher": "minilm", "coherence_model": f"hf-cls:{path}"})
+    metric = ConnerIntrinsic(opts)
+    v = metric.score([EvalItem.build(Answer(entry_id="e", text=answer, model="m"), _entry())])[0].values
+    tok = AutoTokenizer.from_pretrained(path)
+    with torch.no_grad():
+        expected = torch.softmax(model.eval()(**tok([answer], return_tensors="pt")).logits, -1)[0, 1].item()
+    assert v["conner_coherence_para"] == pytest.approx(expected, abs=1e-5)  # "coherent" is index 1, found by name
+    assert f"paragraph: hf-cls:{path}" in metric.models()["conner_coherence"]
+
+
+def test_lexical_aliases_change_the_cache_key():
+    from kalma.cache import Cache
+    from kalma.models.lexical import LexicalEntailment
+
+    plain, aliased = LexicalEntailment(), LexicalEntailment({"Oscar Hertwig": ["Oskar Hertwig"]})
+    pair = [("His teacher was Oskar Hertwig.", "doctoral advisor: Oscar Hertwig")]
+    assert plain.probs(pair, cache=Cache(None)) == [0.0]
+    assert aliased.probs(pair, cache=Cache(None)) == [1.0] and aliased.spec != plain.spec

@@ -12,7 +12,8 @@
 | `llm:<llm spec>` | | ✓ LLM judge | |
 | `lexical` | | ✓ rule-based approximation | |
 
-Relevance matchers (CONNER): `cross-encoder:<id>`, and the `minilm` embedding fallback.
+Text scorers for CONNER: relevance by `cross-encoder:<id>` or the `minilm` embedding fallback;
+paragraph coherence by a sequence classifier `hf-cls:<id>`.
 
 A new backend is one class plus one entry below; heavy libraries import only when a backend
 is built.
@@ -114,7 +115,13 @@ ENTAILMENT: dict[str, Callable[[str], Entailment]] = {
     "hf-seq2seq": _hf_seq2seq, "hf-nli": _hf_nli, "llm": _llm_judge, "lexical": _lexical,
 }
 SCORERS: dict[str, Callable[[str], LMScorer]] = {"hf": _hf_scorer, "smollm2": _smollm2_scorer}
-MATCHERS: dict[str, Callable[[str], object]] = {"cross-encoder": _cross_encoder, "minilm": _minilm}
+def _classifier(arg: str) -> object:
+    from .matcher import ClassifierScorer
+
+    return ClassifierScorer(arg)
+
+
+MATCHERS: dict[str, Callable[[str], object]] = {"cross-encoder": _cross_encoder, "minilm": _minilm, "hf-cls": _classifier}
 NO_ARGUMENT = {"smollm2", "template", "lexical", "minilm"}
 
 

@@ -11,6 +11,8 @@ every report that uses it says so.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -56,6 +58,9 @@ class LexicalEntailment(Entailment):
 
     def __init__(self, aliases: dict[str, list[str]] | None = None):
         self.aliases = {norm(k).strip(): v for k, v in (aliases or {}).items()}
+        if self.aliases:  # different alias tables must not share cached judgements
+            digest = hashlib.sha256(json.dumps(self.aliases, sort_keys=True).encode()).hexdigest()[:12]
+            self.spec = f"lexical+aliases:{digest}"
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         return [self.score(p, h) for p, h in pairs]

@@ -64,3 +64,24 @@ class MiniLMMatcher(Matcher):
         q = model.encode([a for a, _ in pairs], normalize_embeddings=True)
         t = model.encode([b for _, b in pairs], normalize_embeddings=True)
         return [max(0.0, float((x * y).sum())) for x, y in zip(q, t)]
+
+
+class ClassifierScorer(Matcher):
+    """`hf-cls:<hub id or path>`: P(positive class) of a text from a sequence classifier, e.g. a
+    discourse-coherence model for CONNER's paragraph coherence. The positive class is the label
+    named "coherent" (or "positive"), else the last class."""
+
+    def __init__(self, path: str):
+        self.path, self.spec = path, f"hf-cls:{path}"
+
+    def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        import torch
+
+        from .hf import _load_classifier
+
+        tok, model = _load_classifier(self.path)
+        labels = {int(i): n.lower() for i, n in model.config.id2label.items()}
+        pos = next((i for i, n in labels.items() if n in {"coherent", "positive"}), max(labels))
+        enc = tok([t for _, t in pairs], return_tensors="pt", padding=True, truncation=True).to(model.device)
+        with torch.no_grad():
+            return torch.softmax(model(**enc).logits.float(), -1)[:, pos].tolist()
