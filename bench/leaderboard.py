@@ -61,7 +61,7 @@ def plots(board: Path, site: Path) -> list[str]:
         res = json.loads(res_file.read_text())
         run = res_file.parent.name
         tables = res.get("tables", {})
-        for exp, xkey, title in (("knowledge_removal", "k", "Knowledge removal"), ("retrieval", "accuracy", "Retrieval accuracy")):
+        for exp, title in (("knowledge_removal", "Knowledge removal"), ("retrieval", "Retrieval accuracy")):
             rows = tables.get(exp)
             if not rows:
                 continue

@@ -8,7 +8,6 @@ run and an uninterrupted one give the same summary.
 
 from __future__ import annotations
 
-import math
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -129,10 +128,6 @@ def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
     if not values:
         return None, None
     return statistics.fmean(values), (statistics.pstdev(values) if len(values) > 1 else 0.0)
-
-
-def finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
 
 
 # ---------------------------------------------------------------- registry

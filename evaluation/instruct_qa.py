@@ -71,7 +71,7 @@ class InstructQA(Metric):
             ans = tokens(strip_citations(it.answer.text))
             know = tokens(knowledge_text(it.kg))
             question = set(tokens(it.question))
-            kp, kr, kf1 = overlap_f1(ans, know)
+            _, kr, kf1 = overlap_f1(ans, know)
             values: dict[str, float | None] = {
                 "k_precision": k_precision(ans, know),
                 "k_precision_pp": k_precision([t for t in ans if t not in question], know),

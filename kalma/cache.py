@@ -67,10 +67,6 @@ class Cache:
             self._local.conn = conn
         return conn
 
-    @property
-    def enabled(self) -> bool:
-        return self.path is not None
-
     def get(self, key: str) -> Any | None:
         """The stored value, or None on a miss (None itself is never stored)."""
         if self.path is None:

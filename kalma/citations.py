@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .schema import Triple, normalize_text
+from .schema import normalize_text
 
 _NA_RE = re.compile(r"^\s*N\s*/?\s*A\s*$", re.IGNORECASE)
 _NAME_RE = re.compile(r"^name\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
@@ -59,9 +59,6 @@ class Citation:
     def key(self) -> tuple[str, str, str]:
         return (self.qid, normalize_text(self.relation), normalize_text(self.value))
 
-    @classmethod
-    def from_triple(cls, t: Triple, with_name: bool = False) -> Citation:
-        return cls(t.subject, t.relation_label, t.value_label, t.subject_label if with_name else "")
 
 
 @dataclass(frozen=True)

