@@ -1,22 +1,40 @@
-"""Reader for the KaLMA authors' public release (complex/simple_question_graph.json).
+"""The one reader of the KaLMA authors' public release (complex/simple_question_graph.json).
 
 Each file is a JSON list of `[question, graphs]`; each graph is a flat
 `{property label: value label}` dict with `qid`, `name`, `date_of_birth`, `date_of_death`.
 The two files are index-aligned (specific and general questions). The release has no minimum
 knowledge sets, so imported entries carry `minimum_set=None`.
+
+Both importers (`kalma dataset import-biokalma` and `kalma kg import-biokalma`) read facts
+through `release_facts`, so they agree on properties, dates and what is skipped.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from .schema import DatasetEntry, EntityGraph, KnowledgeGraph, Triple
+from .properties import Vocabulary
+from .schema import PID_RE, QID_RE, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
 
 _PREFIX = re.compile(r"^\s*question\s*:\s*", re.IGNORECASE)
-_DATE_KEYS = {"date_of_birth": ("P569", "date of birth"), "date_of_death": ("P570", "date of death")}
-_ISO = re.compile(r"^-?\d{1,4}-\d{2}-\d{2}$")
+DATE_KEYS = {"date_of_birth": "date of birth", "date_of_death": "date of death"}
+_ISO_DATE = re.compile(r"^-?\d{1,4}-\d{2}-\d{2}$")
+
+RawGraph = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReleaseFact:
+    key: str  # the release's own key, e.g. `date_of_birth`, `notable works`
+    pid: str  # the Wikidata PID where the built-in property table is sure of it, else ""
+    label: str  # the relation label kept: the release key, dates spelled as Wikidata does
+    value: str
+    is_date: bool
 
 
 def strip_question_prefix(q: str) -> str:
@@ -24,38 +42,66 @@ def strip_question_prefix(q: str) -> str:
     return _PREFIX.sub("", q).strip()
 
 
-def graph_from_release(graph: dict[str, str]) -> EntityGraph | None:
-    """One release graph as an EntityGraph (no PIDs except dates; values are labels)."""
-    from .kg.snapshot import KNOWN_PIDS
-
-    qid = graph.get("qid", "")
-    if not re.fullmatch(r"Q\d+", qid):
-        return None
-    name = graph.get("name") or qid
-    triples = []
+def release_facts(graph: RawGraph, skipped: Counter[str] | None = None) -> list[ReleaseFact]:
+    """The usable facts of one release graph; empty values and non-ISO dates (empty or
+    "unknown value" ids) are counted in `skipped` by reason."""
+    skipped = skipped if skipped is not None else Counter()
+    vocab = Vocabulary.default()
+    out = []
     for key, value in graph.items():
-        if key in {"qid", "name"} or not isinstance(value, str) or not value.strip():
+        if key in {"qid", "name"} or not isinstance(value, str):
             continue
-        if key in _DATE_KEYS:
-            if not _ISO.match(value):
-                continue  # empty or "unknown value" ids
-            pid, label, kind = *_DATE_KEYS[key], "literal"
+        if key in DATE_KEYS:
+            if not _ISO_DATE.match(value):
+                skipped["dates_skipped"] += 1
+                continue
+            label = DATE_KEYS[key]
+        elif not value.strip():
+            skipped["empty_values"] += 1
+            continue
         else:
-            pid, label, kind = KNOWN_PIDS.get(key, ""), key, "item"
-        triples.append(Triple(subject=qid, subject_label=name, relation=pid, relation_label=label,
-                              value=value, value_label=value, value_type=kind))  # type: ignore[arg-type]
-    return EntityGraph(qid=qid, label=name, triples=triples)
+            label = key
+        identity = vocab.identity(key)
+        out.append(ReleaseFact(key, identity if PID_RE.match(identity) else "", label, value, key in DATE_KEYS))
+    return out
 
 
-def read_release(path: str | Path) -> list[tuple[str, list[EntityGraph]]]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+def read_release_raw(path: str | Path) -> list[tuple[str, list[RawGraph]]]:
+    """[(question, [graph dict, ...]), ...], with an error naming the file and item when the
+    file is not the release format."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a JSON release file ({exc})") from exc
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of [question, graphs], found {type(data).__name__}")
     out = []
     for i, item in enumerate(data):
         if not isinstance(item, list) or not item or not isinstance(item[0], str):
             raise ValueError(f"{path}: item {i}: expected [question, graphs]")
-        graphs = [g for g in (graph_from_release(x) for x in (item[1] if len(item) > 1 else [])) if g]
+        graphs = item[1] if len(item) > 1 else []
+        if not isinstance(graphs, list) or not all(isinstance(g, dict) for g in graphs):
+            raise ValueError(f"{path}: item {i}: graphs must be a list of objects")
         out.append((item[0], graphs))
     return out
+
+
+def graph_from_release(graph: RawGraph) -> EntityGraph | None:
+    """One release graph as an EntityGraph; values are labels (the release has no value QIDs)."""
+    qid = graph.get("qid", "")
+    if not isinstance(qid, str) or not QID_RE.match(qid):
+        return None
+    name = graph.get("name") if isinstance(graph.get("name"), str) and graph.get("name") else qid
+    triples = [
+        Triple(subject=qid, subject_label=name, relation=f.pid, relation_label=f.label, value=f.value,
+               value_label=f.value, value_type="literal" if f.is_date else "item")
+        for f in release_facts(graph)
+    ]
+    return EntityGraph(qid=qid, label=name, triples=triples)
+
+
+def read_release(path: str | Path) -> list[tuple[str, list[EntityGraph]]]:
+    return [(q, [g for g in (graph_from_release(x) for x in graphs) if g]) for q, graphs in read_release_raw(path)]
 
 
 def release_entries(specific: str | Path, general: str | Path | None = None) -> list[DatasetEntry]:

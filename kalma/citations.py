@@ -1,22 +1,25 @@
 """Citation markup: parse, format and sentence-split attributed answers.
 
-Markup (kalma-spec, "Citation markup")::
+Grammar (kalma-spec, "Citation markup"; README "Citation markup")::
 
-    Artemisia was born in Rome [Q212657, place of birth: Rome, occupation: painter].
-    Her father was a painter [Q367360, Orazio Gentileschi, occupation: painter] [NA].
+    bracket  := "[" ( NA | block ( "," block )* ) "]"
+    NA       := "NA" | "N/A" | "na" | "n / a"              (any case, inner spaces)
+    block    := QID [ "," name ] ( "," pair )*
+    QID      := "Q" digits | "qid:" "Q" digits               (any case)
+    name     := text without a pair's "label:"               the entity named, not a citation
+    pair     := label ":" value                              one citation (QID, label, value)
 
-A bracket holds `[NA]` (also `[N/A]`, `[na]`) or one or more entity blocks. A block is a QID
-(`Q123` or `qid: Q123`), an optional bare entity name (or `name: ...`), then `relation: value`
-pairs. Each (QID, relation, value) is one citation.
+Each pair is one citation, `name: X` included: the entity's name is a fact of the KG. A pair
+starts after a comma at a label the vocabulary knows (which may itself hold a comma, as in
+"languages spoken, written or signed"), or at any comma-free label followed by ": ". Whatever
+follows a pair up to the next pair belongs to its value (`Washington, D.C.`). A pair that
+follows a complete pair is its own citation, unless gluing it back gives a value the entry's
+knowledge holds for that relation (`Love, Death: Robots`). `[`, `]` and `\\` in a value are
+written with a backslash.
 
-Values may contain `, ` and `: ` (`Washington, D.C.`, `Hitman: My Real Life`). Given the KG's
-relation labels, a block is split only before a known label; without them, before any
-`label: ` that follows a comma (so `Washington, D.C.` survives, `Love, Death: Robots` needs
-the vocabulary).
-`[`, `]` and `\\` inside a value are written escaped with a backslash.
-
-Nothing is dropped silently: unparseable brackets, empty values and unbalanced brackets come
-back as `MarkupError`s attached to the sentence they occur in.
+Nothing is dropped silently: every problem comes back as a `MarkupError` on its sentence;
+`KINDS` lists them. Parsing is linear in the length of the text and reserves no character:
+any input, private-use characters included, parses.
 
 >>> a = parse_answer("Orazio was a painter [Q367360, occupation: painter]. He died in 1639 [NA].")
 >>> [(s.clean, len(s.citations), s.na) for s in a.sentences]
@@ -27,29 +30,42 @@ back as `MarkupError`s attached to the sentence they occur in.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .properties import NAME_RELATION, Vocabulary, relation_norm
 from .schema import normalize_text
 
+KINDS = {
+    "no_qid": "the bracket does not start with a QID",
+    "no_pair": "a QID with no `relation: value` pair",
+    "empty_value": "a pair with nothing after its colon",
+    "empty_relation": "a pair with nothing before its colon",
+    "empty_piece": "two commas with nothing between them",
+    "trailing_separator": "a comma at the end of the bracket",
+    "empty_bracket": "`[]`",
+    "unclosed": "`[` never closed",
+    "unopened": "`]` never opened",
+}
+
 _NA_RE = re.compile(r"^\s*N\s*/?\s*A\s*$", re.IGNORECASE)
-_NAME_RE = re.compile(r"^name\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
-_PAIR_RE = re.compile(r"^([^:]+?)\s*:\s*(.*)$", re.DOTALL)
-# Private-use characters stand in for escaped brackets and for masked citations.
-_ESC = {"\\\\": "\ue010", "\\[": "\ue011", "\\]": "\ue012"}
-_UNESC = {"\ue010": "\\", "\ue011": "[", "\ue012": "]"}
-_MASK_OPEN, _MASK_CLOSE = "\ue000", "\ue001"
+_QID_TOKEN_RE = re.compile(r"(?:^|,\s*)(?:qid\s*:\s*)?(Q\d+)\s*(?=,|$)", re.IGNORECASE)
+_BRACKET_RE = re.compile(r"\\[\\\[\]]|[\[\]]")
+_UNESCAPE_RE = re.compile(r"\\([\\\[\]])")
 
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st jr sr vs etc no mt gen col lt sgt capt rev hon inc ltd co fr sen rep gov pres "
     "e.g i.e ca cf approx dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
+_ABBREVIATION_SPAN = 12  # looking further back than any abbreviation keeps splitting linear
 
 
 @dataclass(frozen=True)
 class Citation:
-    """One cited triple. Equality ignores the optional entity name."""
+    """One cited triple as written. Equality ignores the optional entity name; judging it
+    against a KG goes through a `Vocabulary` (property identity)."""
 
     qid: str
     relation: str
@@ -57,13 +73,13 @@ class Citation:
     entity_name: str = field(default="", compare=False)
 
     def key(self) -> tuple[str, str, str]:
+        """The citation as written, normalised: (QID, relation label, value)."""
         return (self.qid, normalize_text(self.relation), normalize_text(self.value))
-
 
 
 @dataclass(frozen=True)
 class MarkupError:
-    kind: str  # "no_qid" | "empty_value" | "empty_bracket" | "unclosed" | "unopened" | "bare_text"
+    kind: str  # one of KINDS
     snippet: str
     offset: int
 
@@ -104,157 +120,207 @@ class ParsedAnswer:
         return sum(s.na for s in self.sentences)
 
 
-# ---------------------------------------------------------------- brackets
+VocabularyLike = Vocabulary | Iterable[str] | None
 
 
-def _escape_value(text: str) -> str:
+def as_vocabulary(vocabulary: VocabularyLike) -> Vocabulary:
+    """None: the built-in table; a list of labels: the built-in table plus those labels."""
+    if vocabulary is None:
+        return Vocabulary.default()
+    if isinstance(vocabulary, Vocabulary):
+        return vocabulary
+    return Vocabulary.from_labels(vocabulary)
+
+
+def _unescape(text: str) -> str:
+    return _UNESCAPE_RE.sub(r"\1", text)
+
+
+def escape_value(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def _hide_escapes(text: str) -> str:
-    for k, v in _ESC.items():
-        text = text.replace(k, v)
-    return text
+# ---------------------------------------------------------------- inside one bracket
 
 
-def _to_original(text: str) -> str:
-    """Hidden escapes back to their written, backslashed form."""
-    return text.replace("\ue010", "\\\\").replace("\ue011", "\\[").replace("\ue012", "\\]")
+@dataclass
+class _Pair:
+    label: str
+    value: str
+
+    def raw(self) -> str:
+        return f"{self.label}:{self.value}"
 
 
-def _restore_escapes(text: str) -> str:
-    for k, v in _UNESC.items():
-        text = text.replace(k, v)
-    return text
-
-
-_QID_TOKEN_RE = re.compile(r"(?:^|,\s*)(?:qid\s*:\s*)?(Q\d+)\s*(?=,|$)", re.IGNORECASE)
-
-
-_COMMA = re.compile(r",\s*")
-
-
-def _known_labels(relations: Iterable[str] | None) -> frozenset[str] | None:
-    return None if relations is None else frozenset(normalize_text(r).lower() for r in relations)
-
-
-def _split_pieces(text: str, known: frozenset[str] | None) -> list[str]:
-    """Split a block's text before each `label:` that follows a comma: a known label when a
-    vocabulary is given, else any comma-free label followed by a colon and a space."""
-    pieces, start = [], 0
-    for m in _COMMA.finditer(text):
-        colon = text.find(":", m.end())
-        if colon < 0:
+def _pair_starts(pieces: list[str], vocab: Vocabulary) -> dict[int, tuple[int, str, str]]:
+    """{first piece: (last piece, label, value text)} for every comma-separated piece that
+    starts a pair. A known label may span pieces (it holds commas); the look-ahead is bounded
+    by the longest known label, so this stays linear."""
+    n = len(pieces)
+    next_colon = [n] * (n + 1)
+    for k in range(n - 1, -1, -1):
+        next_colon[k] = k if ":" in pieces[k] else next_colon[k + 1]
+    starts: dict[int, tuple[int, str, str]] = {}
+    k = 0
+    while k < n:
+        j = next_colon[k]
+        if j == n:
             break
-        label = text[m.end() : colon]
-        if known is None:
-            ok = bool(label.strip()) and "," not in label and (colon + 1 == len(text) or text[colon + 1].isspace())
+        if j == k:
+            label, _, value = pieces[k].partition(":")
+            generic = "," not in label and (not value or value[0].isspace())
+            if vocab.knows_label(label) or generic:
+                starts[k] = (k, label, value)
+            k += 1
+            continue
+        # a label with commas, e.g. "languages spoken, written or signed"
+        head, _, value = pieces[j].partition(":")
+        span = sum(len(p) + 1 for p in pieces[k:j]) + len(head)
+        if span <= vocab.max_label_len + 8 and vocab.knows_label(",".join(pieces[k:j] + [head])):
+            starts[k] = (j, ",".join(pieces[k:j] + [head]), value)
+            k = j + 1
         else:
-            ok = normalize_text(label).lower() in known
-        if ok:
-            pieces.append(text[start : m.start()])
-            start = m.end()
-    pieces.append(text[start:])
-    return pieces
+            k += 1
+    return starts
 
 
-def parse_bracket(
-    content: str, relations: Iterable[str] | None = None, *, offset: int = 0, _known: frozenset[str] | None | bool = False
-) -> tuple[list[Citation], bool, list[MarkupError]]:
-    """Parse the inside of one bracket into (citations, is_na, errors)."""
-    hidden = normalize_text(_hide_escapes(content))
-    if _NA_RE.match(hidden):
+def _parse_block(qid: str, body: str, vocab: Vocabulary, offset: int) -> tuple[list[Citation], list[MarkupError]]:
+    """`body` is what follows the QID's comma: `[name,] rel: value, rel: value...`."""
+    errors: list[MarkupError] = []
+    pieces = body.split(",") if body else []
+    starts = _pair_starts(pieces, vocab)
+    name_parts: list[str] = []
+    pairs: list[_Pair] = []
+    k = 0
+    while k < len(pieces):
+        if k in starts:
+            last, label, value = starts[k]
+            pairs.append(_Pair(label, value))
+            k = last + 1
+            continue
+        piece = pieces[k]
+        if not piece.strip():
+            kind = "trailing_separator" if k == len(pieces) - 1 else "empty_piece"
+            errors.append(MarkupError(kind, f"{qid}, {body}", offset))
+        elif pairs:
+            pairs[-1].value += "," + piece
+        else:
+            name_parts.append(piece)
+        k += 1
+    pairs = _glue_known_values(qid, pairs, vocab)
+    if not pairs:
+        errors.append(MarkupError("no_pair", ", ".join([qid, body.strip()]) if body.strip() else qid, offset))
+    name = ",".join(name_parts).strip()
+    citations: list[Citation] = []
+    for p in pairs:
+        relation, value = p.label.strip(), p.value.strip()
+        if not relation:
+            errors.append(MarkupError("empty_relation", p.raw().strip(), offset))
+        elif not value:
+            errors.append(MarkupError("empty_value", p.raw().strip(), offset))
+        else:
+            citations.append(Citation(qid, relation, value, name))
+    if not name:  # `name: X` names the entity for the other citations too
+        named = next((c.value for c in citations if relation_norm(c.relation) == NAME_RELATION), "")
+        citations = [Citation(c.qid, c.relation, c.value, named) for c in citations]
+    return citations, errors
+
+
+def _glue_known_values(qid: str, pairs: list[_Pair], vocab: Vocabulary) -> list[_Pair]:
+    """Merge a pair into the one before it when the glued value is one the entry knows for
+    that relation (`notable work: Love, Death: Robots`); the longest such run wins."""
+    out: list[_Pair] = []
+    i = 0
+    while i < len(pairs):
+        cur = pairs[i]
+        best, glued = i, cur.value
+        for j in range(i + 1, len(pairs)):
+            glued += "," + pairs[j].raw()
+            if len(glued) > vocab.max_value_len + 8:
+                break
+            if vocab.is_value(qid, cur.label, glued):
+                best = j
+        if best > i:
+            cur = _Pair(cur.label, cur.value + "".join("," + p.raw() for p in pairs[i + 1 : best + 1]))
+        out.append(cur)
+        i = best + 1
+    return out
+
+
+def parse_bracket(content: str, vocabulary: VocabularyLike = None, *, offset: int = 0) -> tuple[list[Citation], bool, list[MarkupError]]:
+    """Parse the inside of one bracket (escapes still written) into (citations, is_na, errors)."""
+    vocab = as_vocabulary(vocabulary)
+    text = normalize_text(_unescape(content))
+    if _NA_RE.match(text):
         return [], True, []
-    if not hidden:
+    if not text:
         return [], False, [MarkupError("empty_bracket", "[]", offset)]
-    known = _known_labels(relations) if _known is False else _known
-    tokens = list(_QID_TOKEN_RE.finditer(hidden))
+    tokens = list(_QID_TOKEN_RE.finditer(text))
     if not tokens or tokens[0].start() != 0:
-        head = hidden[: tokens[0].start()] if tokens else hidden
-        return [], False, [MarkupError("no_qid", _restore_escapes(head), offset)]
+        return [], False, [MarkupError("no_qid", text[: tokens[0].start()] if tokens else text, offset)]
     citations: list[Citation] = []
     errors: list[MarkupError] = []
     for tok, nxt in zip(tokens, tokens[1:] + [None]):
-        qid = tok.group(1).upper()
-        rest = hidden[tok.end() : nxt.start() if nxt else len(hidden)]
-        cits, errs = _parse_block(qid, rest, known, offset)  # type: ignore[arg-type]
+        rest = text[tok.end() : nxt.start() if nxt else len(text)]
+        body = rest[1:] if rest.startswith(",") else rest  # the token's look-ahead guarantees the comma
+        cits, errs = _parse_block(tok.group(1).upper(), body, vocab, offset)
         citations += cits
         errors += errs
     return citations, False, errors
 
 
-def _parse_block(qid: str, rest: str, known: frozenset[str] | None, offset: int) -> tuple[list[Citation], list[MarkupError]]:
-    """`rest` is what follows the QID: `, [name,] rel: value, rel: value...`."""
-    citations: list[Citation] = []
-    errors: list[MarkupError] = []
-    name: str | None = None
-    rest = re.sub(r"^\s*,\s*", "", rest)
-    for seg in (p.strip() for p in _split_pieces(rest, known) if rest):
-        nm = _NAME_RE.match(seg)
-        pair = _PAIR_RE.match(seg)
-        if name is None and not citations and (nm or not pair):
-            name = (nm.group(1) if nm else seg).strip()
-            continue
-        if pair is None:  # a second bare piece: splits only happen before `label:`, so defensive
-            errors.append(MarkupError("bare_text", _restore_escapes(seg), offset))
-            continue
-        relation, value = pair.group(1).strip(), pair.group(2).strip()
-        if not value:
-            errors.append(MarkupError("empty_value", _restore_escapes(seg), offset))
-            continue
-        citations.append(Citation(qid, _restore_escapes(relation), _restore_escapes(value), _restore_escapes(name or "")))
-    return citations, errors
-
-
-def find_brackets(text: str, relations: Iterable[str] | None = None) -> tuple[list[Bracket], list[MarkupError]]:
-    """Every `[...]` in `text` (escapes honoured), parsed, plus stray-bracket errors."""
-    known = _known_labels(relations)
-    hidden = _hide_escapes(text)  # offsets below are over this escape-hidden text
+def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Bracket], list[MarkupError]]:
+    """Every `[...]` in `text` (backslash escapes honoured), parsed, plus stray-bracket errors.
+    One left-to-right pass: a `[` opened before the previous one closed leaves that one unclosed."""
+    vocab = as_vocabulary(vocabulary)
     brackets: list[Bracket] = []
     stray: list[MarkupError] = []
-    i, n = 0, len(hidden)
-    while i < n:
-        ch = hidden[i]
-        if ch == "]":
+    open_at: int | None = None
+    for m in _BRACKET_RE.finditer(text):
+        ch, i = m.group(0), m.start()
+        if len(ch) == 2:  # an escape
+            continue
+        if ch == "[":
+            if open_at is not None:
+                brackets.append(_unclosed(text, open_at, i))
+            open_at = i
+        elif open_at is None:
             stray.append(MarkupError("unopened", "]", i))
-            i += 1
-            continue
-        if ch != "[":
-            i += 1
-            continue
-        close = hidden.find("]", i + 1)
-        reopen = hidden.find("[", i + 1)
-        if close == -1 or (reopen != -1 and reopen < close):
-            stop = reopen if reopen != -1 else n
-            err = MarkupError("unclosed", _restore_escapes(hidden[i:stop])[:80], i)
-            brackets.append(Bracket(i, stop, _to_original(hidden[i:stop]), [], False, [err]))
-            i = stop
-            continue
-        inner = hidden[i + 1 : close]
-        cits, na, errs = parse_bracket(_to_original(inner), offset=i, _known=known)
-        brackets.append(Bracket(i, close + 1, _to_original(hidden[i : close + 1]), cits, na, errs))
-        i = close + 1
+        else:
+            cits, na, errs = parse_bracket(text[open_at + 1 : i], vocab, offset=open_at)
+            brackets.append(Bracket(open_at, i + 1, text[open_at : i + 1], cits, na, errs))
+            open_at = None
+    if open_at is not None:
+        brackets.append(_unclosed(text, open_at, len(text)))
     return brackets, stray
 
 
-def parse_citations(text: str, relations: Iterable[str] | None = None) -> tuple[list[Citation], list[MarkupError]]:
+def _unclosed(text: str, start: int, stop: int) -> Bracket:
+    err = MarkupError("unclosed", _unescape(text[start:stop])[:80], start)
+    return Bracket(start, stop, text[start:stop], [], False, [err])
+
+
+def parse_citations(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Citation], list[MarkupError]]:
     """All citations in `text`, in order, ignoring sentence structure."""
-    brackets, stray = find_brackets(text, relations)
+    brackets, stray = find_brackets(text, vocabulary)
     return [c for b in brackets for c in b.citations], [e for b in brackets for e in b.errors] + stray
 
 
 # ---------------------------------------------------------------- sentences
 
 _STOP_RE = re.compile(r"[.!?…]+[\"'”’)]*")
-_MASK_RE = re.compile(f"{_MASK_OPEN}(\\d+){_MASK_CLOSE}")
+_BLANK_LINE_RE = re.compile(r"\n[ \t\r\f\v]*\n")
+_MASK = " "  # what a citation reads as in the masked text; brackets are tracked by position
 
 
 def _is_abbreviation(masked: str, stop: int) -> bool:
     if masked[stop] != ".":
         return False
-    j = stop
-    while j > 0 and (masked[j - 1].isalpha() or masked[j - 1] == "."):
+    j, floor = stop, max(0, stop - _ABBREVIATION_SPAN)
+    while j > floor and (masked[j - 1].isalpha() or masked[j - 1] == "."):
         j -= 1
+    if j == floor and j > 0 and (masked[j - 1].isalpha() or masked[j - 1] == "."):
+        return False  # a longer run than any abbreviation
     word = masked[j:stop]
     if not word:
         return False
@@ -265,81 +331,87 @@ def _is_abbreviation(masked: str, stop: int) -> bool:
     return word.lower().rstrip(".") in ABBREVIATIONS
 
 
-def _sentence_ends(masked: str) -> list[int]:
+def _sentence_ends(masked: str, masks: set[int]) -> list[int]:
     """Offsets just past each sentence (its trailing citations included)."""
     ends: list[int] = []
+    n = len(masked)
     for m in _STOP_RE.finditer(masked):
         if _is_abbreviation(masked, m.start()):
             continue
         j = m.end()
         while True:  # citations after the full stop belong to this sentence
             k = j
-            while k < len(masked) and masked[k] in " \t\r\n":
+            while k < n and masked[k] in " \t\r\n" and k not in masks:
                 k += 1
-            mm = _MASK_RE.match(masked, k)
-            if not mm:
-                break
-            j = mm.end()
+            if k in masks:
+                j = k + 1
+                continue
+            break
         k = j
-        while k < len(masked) and masked[k].isspace():
+        while k < n and masked[k].isspace() and k not in masks:
             k += 1
-        if k >= len(masked) or (k > j and not masked[k].islower()):
+        if k >= n or (k > j and not masked[k].islower()):
             ends.append(j)
-    for m in re.finditer(r"\n\s*\n", masked):  # a blank line ends a sentence too
-        ends.append(m.start())
+    ends += [m.start() for m in _BLANK_LINE_RE.finditer(masked)]  # a blank line ends a sentence too
     return sorted(set(ends))
 
 
 def _clean(text: str) -> str:
-    text = normalize_text(text)
-    text = re.sub(r"\s+([.,;:!?…])", r"\1", text)
-    return text
+    return re.sub(r"\s+([.,;:!?…])", r"\1", normalize_text(text))
 
 
-def parse_answer(text: str, relations: Iterable[str] | None = None) -> ParsedAnswer:
+def parse_answer(text: str, vocabulary: VocabularyLike = None) -> ParsedAnswer:
     """Split `text` into sentences (citations masked first) and parse each one's citations.
 
-    `relations`: the KG's relation labels, used to split values that contain `, ` or `: `.
+    `vocabulary`: what the entry knows (see `kalma.properties`); a list of relation labels
+    also works; None uses the built-in property table.
     """
-    brackets, stray = find_brackets(text, relations)
-    hidden = _hide_escapes(text)
-    # Offsets in find_brackets are over `hidden`; build the mask over the same string.
+    brackets, stray = find_brackets(text, vocabulary)
+    # The masked text: each bracket becomes one character; `where` maps it back.
     parts: list[str] = []
-    pos = 0
+    where: dict[int, int] = {}
+    pos = length = 0
     for idx, b in enumerate(brackets):
-        parts.append(hidden[pos : b.start])
-        parts.append(f"{_MASK_OPEN}{idx}{_MASK_CLOSE}")
+        parts.append(text[pos : b.start])
+        length += b.start - pos
+        where[length] = idx
+        parts.append(_MASK)
+        length += 1
         pos = b.end
-    parts.append(hidden[pos:])
+    parts.append(text[pos:])
     masked = "".join(parts)
+    mask_positions = sorted(where)
 
     sentences: list[Sentence] = []
     start = 0
-    for end in _sentence_ends(masked) + [len(masked)]:
-        chunk = masked[start:end]
+    for end in _sentence_ends(masked, set(where)) + [len(masked)]:
+        if end <= start:
+            continue
+        lo, hi = bisect.bisect_left(mask_positions, start), bisect.bisect_left(mask_positions, end)
+        mine = [where[p] for p in mask_positions[lo:hi]]
+        raw_parts, clean_parts, prev = [], [], start
+        for p in mask_positions[lo:hi]:
+            raw_parts += [masked[prev:p], brackets[where[p]].raw]
+            clean_parts += [masked[prev:p], " "]
+            prev = p + 1
+        raw_parts.append(masked[prev:end])
+        clean_parts.append(masked[prev:end])
         start = end
-        if not chunk.strip():
+        raw = "".join(raw_parts).strip()
+        if not raw:
             continue
-        ids = [int(i) for i in _MASK_RE.findall(chunk)]
-        raw = _to_original(chunk)
-        raw = _MASK_RE.sub(lambda m: brackets[int(m.group(1))].raw, raw)
-        clean = _clean(_restore_escapes(_MASK_RE.sub(" ", chunk)))
+        clean = _clean(_unescape("".join(clean_parts)))
+        cits = [c for i in mine for c in brackets[i].citations]
+        na = any(brackets[i].na for i in mine)
+        errs = [e for i in mine for e in brackets[i].errors]
         if not clean and sentences:  # citations alone on a line: attach to the previous sentence
-            prev = sentences[-1]
-            prev.citations += [c for i in ids for c in brackets[i].citations]
-            prev.na = prev.na or any(brackets[i].na for i in ids)
-            prev.errors += [e for i in ids for e in brackets[i].errors]
-            prev.text = f"{prev.text} {raw.strip()}"
+            prev_s = sentences[-1]
+            prev_s.citations += cits
+            prev_s.na = prev_s.na or na
+            prev_s.errors += errs
+            prev_s.text = f"{prev_s.text} {raw}"
             continue
-        sentences.append(
-            Sentence(
-                text=raw.strip(),
-                clean=clean,
-                citations=[c for i in ids for c in brackets[i].citations],
-                na=any(brackets[i].na for i in ids),
-                errors=[e for i in ids for e in brackets[i].errors],
-            )
-        )
+        sentences.append(Sentence(text=raw, clean=clean, citations=cits, na=na, errors=errs))
     errors = [e for b in brackets for e in b.errors] + stray
     return ParsedAnswer(sentences=sentences, errors=errors)
 
@@ -354,22 +426,21 @@ def strip_citations(text: str) -> str:
 
 def format_citations(citations: Sequence[Citation], *, with_names: bool = False) -> str:
     """One bracket per run of citations sharing a QID: `[Q1, rel: value, rel2: value2]`."""
-    out: list[str] = []
+    runs: list[tuple[str, list[str]]] = []
     for c in citations:
-        if out and out[-1][1] == c.qid:
-            out[-1][0].append(f"{_escape_value(c.relation)}: {_escape_value(c.value)}")
+        pair = f"{escape_value(c.relation)}: {escape_value(c.value)}"
+        if runs and runs[-1][0] == c.qid:
+            runs[-1][1].append(pair)
         else:
-            head = [c.qid] + ([_escape_value(c.entity_name)] if with_names and c.entity_name else [])
-            out.append(([*head, f"{_escape_value(c.relation)}: {_escape_value(c.value)}"], c.qid))  # type: ignore[arg-type]
-    return "".join(f"[{', '.join(parts)}]" for parts, _ in out)
+            head = [c.qid] + ([escape_value(c.entity_name)] if with_names and c.entity_name else [])
+            runs.append((c.qid, [*head, pair]))
+    return "".join(f"[{', '.join(parts)}]" for _, parts in runs)
 
 
 def format_sentence(text: str, citations: Sequence[Citation] = (), na: bool = False) -> str:
     """`text` with its citations (and [NA]) placed before its final punctuation."""
     body = text.rstrip()
-    stop = ""
-    m = re.search(r"[.!?]+$", body)
-    if m:
-        body, stop = body[: m.start()], m.group(0)
+    cut = len(body.rstrip(".!?"))
+    body, stop = body[:cut], body[cut:]
     marks = format_citations(citations) + ("[NA]" if na else "")
     return f"{body} {marks}{stop}" if marks else f"{body}{stop}"

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: EntityGraph.property_aliases; version 1 files still read
 
 QID_RE = re.compile(r"^Q\d+$")
 PID_RE = re.compile(r"^P\d+$")
@@ -79,6 +79,9 @@ class EntityGraph(Record):
     aliases: list[str] = Field(default_factory=list)
     description: str = ""
     triples: list[Triple] = Field(default_factory=list)
+    property_aliases: dict[str, list[str]] = Field(
+        default_factory=dict, description="PID -> other names of the properties used (Wikidata skos:altLabel)"
+    )
 
     @field_validator("qid")
     @classmethod
@@ -204,7 +207,8 @@ class Summary(Record):
     """Aggregated scores plus everything needed to say what produced them."""
 
     metrics: dict[str, float | None]
-    counts: dict[str, int] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict, description="answers, sentences, citations, correct citations, [NA] marks, malformed, problems")
+    malformed: dict[str, int] = Field(default_factory=dict, description="malformed markup by reason (kalma.citations.KINDS)")
     dropped: dict[str, int] = Field(default_factory=dict)
     models: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)

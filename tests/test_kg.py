@@ -98,10 +98,13 @@ def test_all_backends_identical(data_file, tmp_path):
     assert _answers(RdflibSource(data_file)) == _answers(OxigraphSource(data_file)) == remote
 
 
-def test_batched_subgraphs_take_two_round_trips(data_file):
+def test_batched_subgraphs_take_three_round_trips(data_file):
+    """Entity labels, claims, and the aliases of the properties used: three queries per batch."""
     src = OxigraphSource(data_file)
-    src.subgraphs(["Q212657", "Q367360", "Q258115", "Q6439494", "Q206534"])
-    assert src.round_trips == 2
+    graphs = src.subgraphs(["Q212657", "Q367360", "Q258115", "Q6439494", "Q206534"])
+    assert src.round_trips == 3
+    assert graphs["Q212657"].property_aliases["P19"] == ["birthplace", "born in"]
+    assert "P19" not in graphs["Q206534"].property_aliases or any(t.relation == "P19" for t in graphs["Q206534"].triples)
 
 
 def test_ids_are_validated_not_spliced():

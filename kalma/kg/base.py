@@ -118,13 +118,27 @@ class SparqlSource(ABC):
                 t = self._row_to_triple(row, info)
                 if t is not None:
                     triples[t.subject].append(t)
+            prop_aliases = self.property_aliases({t.relation for ts in triples.values() for t in ts if t.relation})
             for q in chunk:
                 if q not in info and not triples[q]:
                     continue
                 label, aliases, desc = info.get(q, (q, [], ""))
                 uniq = sorted(set(triples[q]), key=_property_order)
-                graphs[q] = EntityGraph(qid=q, label=label, aliases=aliases, description=desc, triples=uniq)
+                used = {t.relation: prop_aliases[t.relation] for t in uniq if t.relation in prop_aliases}
+                graphs[q] = EntityGraph(qid=q, label=label, aliases=aliases, description=desc, triples=uniq,
+                                        property_aliases=dict(sorted(used.items())))
         return graphs
+
+    def property_aliases(self, pids: Iterable[str]) -> dict[str, list[str]]:
+        """{PID: its other names}, for the properties that have any (one query per batch)."""
+        pids = sorted(set(pids), key=_qid_num)
+        out: dict[str, set[str]] = {}
+        for chunk in _chunks(pids, self.batch_size * 4):
+            for row in self.select(sparql.property_aliases_query(chunk, self.lang)):
+                pid = iri_id(row["prop"]["value"])
+                if pid:
+                    out.setdefault(pid, set()).add(row["alias"]["value"])
+        return {p: sorted(a) for p, a in out.items()}
 
     def subgraph(self, qid: str) -> EntityGraph | None:
         return self.subgraphs([qid]).get(qid)

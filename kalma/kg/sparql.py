@@ -94,6 +94,15 @@ def entity_info_query(qids: Iterable[str], lang: str = "en") -> str:
 }}"""
 
 
+def property_aliases_query(pids: Iterable[str], lang: str = "en") -> str:
+    """The other names (`skos:altLabel`) of the given properties."""
+    tag = literal(lang, None)
+    return PREFIXES + f"""SELECT ?prop ?alias WHERE {{
+  {_values('prop', (entity(p) for p in pids))}
+  ?prop skos:altLabel ?alias . FILTER(LANG(?alias) = {tag})
+}}"""
+
+
 def links_query(triples: Iterable[tuple[str, str, str]]) -> str:
     """Which (a, property, b) hold in either direction."""
     rows = " ".join(f"({entity(a)} {entity(p, 'wdt')} {entity(b)})" for a, p, b in triples)
@@ -105,12 +114,13 @@ def links_query(triples: Iterable[tuple[str, str, str]]) -> str:
 
 def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
     """The one-hop neighbourhood of `qids` plus every label a snapshot needs to answer the
-    queries above (entity, property and value labels; aliases; descriptions; property types)."""
+    queries above (entity, property and value labels; entity and property aliases;
+    descriptions; property types)."""
     tag = literal(lang, None)
     return PREFIXES + f"""CONSTRUCT {{
   ?item ?p ?value . ?item rdfs:label ?l . ?item skos:altLabel ?a . ?item schema:description ?d .
   ?prop wikibase:directClaim ?p . ?prop rdfs:label ?pl . ?prop wikibase:propertyType ?pt .
-  ?value rdfs:label ?vl .
+  ?prop skos:altLabel ?pa . ?value rdfs:label ?vl .
 }} WHERE {{
   {_values('item', (entity(q) for q in qids))}
   {{ ?item rdfs:label ?l . FILTER(LANG(?l) = {tag}) }}
@@ -121,6 +131,7 @@ def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
     FILTER NOT EXISTS {{ ?prop wikibase:propertyType wikibase:ExternalId }}
     {{ ?prop rdfs:label ?pl . FILTER(LANG(?pl) = {tag}) }}
     UNION {{ ?prop wikibase:propertyType ?pt }}
+    UNION {{ ?prop skos:altLabel ?pa . FILTER(LANG(?pa) = {tag}) }}
     UNION {{ ?value rdfs:label ?vl . FILTER(LANG(?vl) = {tag}) }}
   }}
 }}"""
