@@ -23,9 +23,13 @@ def run(config: str, output: str) -> None:
         out = Bench(BenchConfig.load(config), output).run()
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
+    from .experiments import TABLE_NOTE
+
+    click.echo(f"micro ×100: {TABLE_NOTE}")
     for exp, rows in out["tables"].items():
         for r in rows:
-            vals = " ".join(f"{k.replace('_micro', '')}={100 * v['mean']:.1f}±{100 * v['std']:.1f}" for k, v in r.items() if k.endswith("_micro") and v)
+            vals = " ".join(f"{k.replace('_micro', '')}={100 * v['mean']:.1f}" + (f"±{100 * v['std']:.1f}" if v["std"] is not None else "")
+                            for k, v in r.items() if k.endswith("_micro") and v)
             click.echo(f"{exp:<18} {r['condition']:<8} {r['llm']:<10} {vals}")
     click.echo(f"wrote {output}/results.json")
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from baselines.pipeline import BaselineConfig, answer_dataset
-from evaluation.base import EvalOptions
+from evaluation.base import EvalOptions, f1
 from evaluation.runner import evaluate
 from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.kg import open_source
@@ -140,21 +140,46 @@ class Bench:
                 for seed in self.cfg.seeds:
                     self.condition("settings", setting, llm, seed, setting)
         out = {"config": self.cfg.__dict__, "dataset": str(self.dataset_path), "provenance": provenance(),
-               "results": self.results, "tables": tables(self.results)}
+               "results": self.results, "tables": tables(self.results), "tables_note": TABLE_NOTE}
         (self.rundir / "results.json").write_text(json.dumps(out, indent=2, default=str))
         return out
 
 
+# F1 in a table is the paper's: computed from the seed means of precision and recall.
+F1_OF = {"f1_micro": ("precision_micro", "recall_micro"), "na_f1_micro": ("na_precision_micro", "na_recall_micro")}
+TABLE_NOTE = ("mean over seeds ± sample standard deviation (n-1); F1 = 2PR/(P+R) of the mean P and R, "
+              "its ± the sample standard deviation of the per-seed F1")
+
+
+def seed_stats(runs: list[dict[str, float | None]]) -> dict[str, dict[str, float | None] | None]:
+    """Per headline metric over seeds: {"mean", "std", "n"} (std None with one seed).
+
+    >>> s = seed_stats([{"precision_micro": 0.2, "recall_micro": 0.6, "f1_micro": 0.3}, {"precision_micro": 0.4, "recall_micro": 0.4, "f1_micro": 0.4}])
+    >>> round(s["f1_micro"]["mean"], 4), round(s["precision_micro"]["std"], 4)  # F1 of (0.3, 0.5), not the mean F1 0.35
+    (0.375, 0.1414)
+    """
+    out: dict[str, dict[str, float | None] | None] = {}
+    for m in HEADLINE:
+        vals = [r[m] for r in runs if r.get(m) is not None]
+        if not vals:
+            out[m] = None
+            continue
+        std = statistics.stdev(vals) if len(vals) > 1 else None
+        out[m] = {"mean": statistics.fmean(vals), "std": std, "n": len(vals)}
+    for m, (p, r) in F1_OF.items():
+        if out.get(m) and out.get(p) and out.get(r):
+            out[m]["mean"] = f1(out[p]["mean"], out[r]["mean"])  # type: ignore[index]
+    return out
+
+
 def tables(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Per experiment and condition (and model): mean ± std over seeds of the headline metrics."""
+    """Per experiment and condition (and model): the headline metrics over seeds (`seed_stats`)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["experiment"], r["condition"], r["llm"]), []).append(r)
     out: dict[str, list[dict[str, Any]]] = {}
     for (exp, cond, llm), rs in groups.items():
         row: dict[str, Any] = {"condition": cond, "llm": llm, "seeds": [r["seed"] for r in rs], "models": rs[0]["models"]}
-        for m in HEADLINE:
-            vals = [r["metrics"].get(m) for r in rs if r["metrics"].get(m) is not None]
-            row[m] = {"mean": statistics.fmean(vals), "std": statistics.pstdev(vals) if len(vals) > 1 else 0.0} if vals else None
+        row.update(seed_stats([r["metrics"] for r in rs]))
         out.setdefault(exp, []).append(row)
     return out

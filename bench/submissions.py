@@ -6,8 +6,8 @@ Format: an answers JSONL file (see README) whose header carries the submission m
                "submission": {"name": "my-model-v1", "model": "org/model-7b", "seed": 0,
                               "settings": {"temperature": 0.5, "setting": "specific"}}}}
 
-then one `Answer` per dataset entry (its `kg` is optional; without it the entry's pool is
-the KG given). Validation reports every problem at once with its line: corrupt lines, unknown
+then one `Answer` per dataset entry and run (its `kg` is optional; without it the entry's pool
+is the KG given; `run` tells several seeds apart). Validation reports every problem at once with its line: corrupt lines, unknown
 entry ids, duplicates, missing entries, missing metadata. Malformed citations are counted, not
 rejected: they are part of what the benchmark scores.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 from evaluation.base import EvalOptions
 from evaluation.runner import evaluate
-from kalma.citations import parse_answer
+from kalma.answers_file import load_answers
 from kalma.jsonl import read_jsonl
 from kalma.schema import Answer, DatasetEntry
 
@@ -40,14 +40,16 @@ class SubmissionError(ValueError):
 class Checked:
     answers: list[Answer]
     meta: dict[str, Any]
-    malformed_citations: int = 0
     problems: list[str] = field(default_factory=list)
 
 
 def validate(path: str | Path, entries: list[DatasetEntry]) -> Checked:
-    res = read_jsonl(path, Answer, kind="answers", strict=False)
-    problems = [str(e) for e in res.errors]
-    meta = res.header.get("submission") if isinstance(res.header.get("submission"), dict) else None
+    """Every problem of a submission at once: bad lines, unknown ids, duplicate answers, entries
+    missing from a run, and missing metadata. Answers are keyed like everywhere else: by entry
+    id and run label, so one file may hold several seeds."""
+    loaded = load_answers(path, [e.id for e in entries])
+    problems = [p.message for p in loaded.problems]
+    meta = loaded.header.get("submission") if isinstance(loaded.header.get("submission"), dict) else None
     if meta is None:
         problems.append(f"{path}:1: field 'submission': the header names no submission metadata ({', '.join(REQUIRED)})")
         meta = {}
@@ -55,24 +57,10 @@ def validate(path: str | Path, entries: list[DatasetEntry]) -> Checked:
         problems += [f"{path}:1: field 'submission.{k}': missing" for k in REQUIRED if k not in meta]
         if "name" in meta and not re.fullmatch(r"[A-Za-z0-9][\w.-]{0,63}", str(meta["name"])):
             problems.append(f"{path}:1: field 'submission.name': use letters, digits, '.', '_' or '-' (got {meta['name']!r})")
-    ids = {e.id for e in entries}
-    seen: dict[str, int] = {}
-    good: list[Answer] = []
-    malformed = 0
-    for a, line in zip(res.records, res.lines):
-        if a.entry_id not in ids:
-            problems.append(f"{path}:{line}: field 'entry_id': unknown entry id {a.entry_id!r}")
-            continue
-        if a.entry_id in seen:
-            problems.append(f"{path}:{line}: field 'entry_id': duplicate of line {seen[a.entry_id]} ({a.entry_id!r})")
-            continue
-        seen[a.entry_id] = line
-        malformed += len(parse_answer(a.text).errors)
-        good.append(a)
-    missing = [e.id for e in entries if e.id not in seen]
-    if missing:
-        problems.append(f"{path}: missing answers for {len(missing)} entries: {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else ""))
-    return Checked(good, meta, malformed, problems)
+    for run, missing in loaded.missing([e.id for e in entries]).items():
+        where = f" in run {run!r}" if run else ""
+        problems.append(f"{path}: missing answers{where} for {len(missing)} entries: {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else ""))
+    return Checked(loaded.answers, meta, problems)
 
 
 def as_submission(answers: str | Path, out: str | Path, meta: dict[str, Any]) -> Path:
@@ -98,7 +86,7 @@ def submit(path: str | Path, dataset: str | Path, board: str | Path, options: Ev
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(path, target / "answers.jsonl")
     summary = evaluate(dataset, target / "answers.jsonl", target / "eval", metrics=metrics, options=options, progress=False)
-    record = {"submission": checked.meta, "malformed_citations": checked.malformed_citations, "dataset": str(dataset),
+    record = {"submission": checked.meta, "malformed_citations": summary.counts.get("malformed", 0), "dataset": str(dataset),
               "summary": summary.model_dump()}
     (target / "submission.json").write_text(json.dumps(record, indent=2, default=str))
     return record

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from kalma.biokalma import strip_question_prefix
 from kalma.citations import parse_answer, strip_citations
 from kalma.models import GenParams, LLM, LMScorer
+from kalma.properties import Vocabulary
 from kalma.schema import Candidate, DatasetEntry, KnowledgeGraph, RoundTrace, SeedRecord, Triple
 
 from . import prompts
@@ -39,13 +40,15 @@ def clean_question(text: str) -> str:
     return strip_question_prefix(line).strip().strip('"“”').strip()
 
 
-def cited_keys(text: str, pool: KnowledgeGraph) -> list[tuple[str, str, str]]:
-    return [c.key() for c in parse_answer(text, pool.relation_labels()).citations]
+def cited_keys(text: str, vocab: Vocabulary) -> list[tuple[str, str, str]]:
+    """The facts `text` cites, by property identity (an LLM may name a property by an alias)."""
+    return [vocab.citation_key(c.qid, c.relation, c.value) for c in parse_answer(text, vocab).citations]
 
 
 def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: KnowledgeGraph, llm: LLM, scorer: LMScorer,
            counts: Counter[str], n: int, cfg: EvolveConfig, seed: int) -> DatasetEntry:
-    index = {t.key(): t for t in pool.triples()}
+    vocab = Vocabulary.of(pool)
+    index = {vocab.triple_key(t): t for t in pool.triples()}
     trace: list[RoundTrace] = []
 
     def params(attempt: int) -> GenParams:
@@ -54,7 +57,7 @@ def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: Kno
     # Round 1: annotate the seed paragraph.
     out = llm.chat(prompts.annotate(record.paragraph, pool), params(0)).text
     same_text = difflib.SequenceMatcher(None, strip_citations(out).lower(), record.paragraph.lower()).ratio() >= 0.8
-    kept = list(dict.fromkeys(k for k in cited_keys(out, pool) if k in index)) if same_text else []
+    kept = list(dict.fromkeys(k for k in cited_keys(out, vocab) if k in index)) if same_text else []
     paragraph = out if same_text else record.paragraph
     trace.append(RoundTrace(round=1, kind="annotate", kept=[index[k] for k in kept], paragraph=paragraph,
                             status="ok" if same_text else "failed",
@@ -64,7 +67,7 @@ def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: Kno
 
     # Rounds 2..R: select one triple, extend by one sentence that cites it.
     for rnd in range(2, cfg.rounds + 1):
-        cands = [t for t in pool.triples() if t.key() not in used and t.relation_label.lower() not in TRIVIAL_RELATIONS]
+        cands = [t for t in pool.triples() if vocab.triple_key(t) not in used and t.relation_label.lower() not in TRIVIAL_RELATIONS]
         if not cands:
             trace.append(RoundTrace(round=rnd, kind="extend", status="skipped", note="no unused non-trivial triple left"))
             break
@@ -73,14 +76,14 @@ def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: Kno
         scored = selection_scores([t.relation_label for t in cands], ppls, counts, n, cfg.alpha)
         best = max(range(len(cands)), key=lambda i: (scored[i][2], -i))
         chosen = cands[best]
-        used.add(chosen.key())
+        used.add(vocab.triple_key(chosen))
         candidates = [Candidate(triple=t, specificity=s, coherence=c, perplexity=p, score=sc)
                       for t, p, (s, c, sc) in zip(cands, ppls, scored)]
         added, attempts = "", 0
         for attempt in range(cfg.attempts):
             attempts += 1
             reply = llm.chat(prompts.extend(paragraph, chosen), params(rnd * 10 + attempt)).text
-            sentence = _carrying_sentence(reply, paragraph, chosen, pool)
+            sentence = _carrying_sentence(reply, paragraph, chosen, vocab)
             if sentence:
                 added = sentence
                 break
@@ -107,13 +110,13 @@ def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: Kno
     )
 
 
-def _carrying_sentence(reply: str, paragraph: str, fact: Triple, pool: KnowledgeGraph) -> str:
+def _carrying_sentence(reply: str, paragraph: str, fact: Triple, vocab: Vocabulary) -> str:
     """The first sentence of the reply (minus any repeat of the paragraph) that cites `fact`."""
     text = reply.strip()
     old = strip_citations(paragraph)
     if strip_citations(text).startswith(old[: max(20, len(old) // 2)]):
         text = text[len(paragraph):] if text.startswith(paragraph) else text
-    for s in parse_answer(text, pool.relation_labels()).sentences:
-        if fact.key() in {c.key() for c in s.citations}:
+    for s in parse_answer(text, vocab).sentences:
+        if vocab.triple_key(fact) in {vocab.citation_key(c.qid, c.relation, c.value) for c in s.citations}:
             return re.sub(r"\s+", " ", s.text).strip()
     return ""

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kalma.citations import ParsedAnswer, parse_answer
+from kalma.citations import KINDS, ParsedAnswer, parse_answer
+from kalma.properties import Vocabulary
 from kalma.schema import Answer, AnswerScores, DatasetEntry, KnowledgeGraph, Triple
 
 
@@ -29,21 +30,37 @@ class EvalItem:
     minimum_set: list[Triple] | None
     absent: list[Triple] | None
     question: str
+    vocabulary: Vocabulary  # what the entry knows: citations are read and judged against it
     reference: str = ""
 
     @classmethod
     def build(cls, answer: Answer, entry: DatasetEntry | None, absent: list[Triple] | None = None) -> EvalItem:
         kg = answer.kg if answer.kg is not None else (entry.knowledge_pool if entry else KnowledgeGraph())
+        absent = answer.absent if answer.absent is not None else absent
+        minimum = entry.minimum_set if entry else None
+        # Every relation and value the entry knows, not only the KG given: removing knowledge
+        # must change judgements, never how an answer is read.
+        vocab = Vocabulary.of(entry.knowledge_pool if entry else None, minimum, kg, absent)
         return cls(
             answer=answer,
             entry=entry,
             kg=kg,
-            parsed=parse_answer(answer.text, kg.relation_labels()),
-            minimum_set=entry.minimum_set if entry else None,
-            absent=answer.absent if answer.absent is not None else absent,
+            parsed=parse_answer(answer.text, vocab),
+            minimum_set=minimum,
+            absent=absent,
             question=entry.question(answer.setting) if entry else "",
+            vocabulary=vocab,
             reference=entry.reference if entry else "",
         )
+
+    def markup_counts(self) -> dict[str, int]:
+        """What the parser read, whatever the metrics: sentences, citations, [NA] marks and
+        malformed markup by reason."""
+        counts = {"sentences": len(self.parsed.sentences), "citations": len(self.parsed.citations),
+                  "na_marks": self.parsed.na_count, "malformed": len(self.parsed.errors)}
+        for e in self.parsed.errors:
+            counts[f"malformed_{e.kind}"] = counts.get(f"malformed_{e.kind}", 0) + 1
+        return counts
 
 
 @dataclass
@@ -59,6 +76,7 @@ class EvalOptions:
     threshold: float = 0.5
     samples: int = 1
     seed: int = 0
+    na_irrelevant_correct: bool = True  # §4.5: an [NA] sentence that does not address the question counts as correct
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -122,6 +140,10 @@ def macro(rows: Sequence[AnswerScores], key: str) -> tuple[float | None, int]:
     """Mean of a per-answer value over the answers that have it, and how many dropped out."""
     vals = [r.values[key] for r in rows if r.values.get(key) is not None]
     return (statistics.fmean(vals) if vals else None), len(rows) - len(vals)
+
+
+MARKUP_TOTALS = ("sentences", "citations", "na_marks", "malformed")
+MALFORMED_REASONS = tuple(KINDS)
 
 
 def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:

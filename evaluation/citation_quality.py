@@ -3,7 +3,9 @@
 Card
 - Measures: whether cited triples exist in the KG given to the model (correctness), whether
   they are also in the question's minimum knowledge set (precision), and how much of that set
-  is cited correctly (recall).
+  is cited correctly (recall). A citation names a property: it matches a triple by property
+  identity (PID, label, aliases; `kalma.properties`) and by exact value; `name: X` cites the
+  entity's label.
 - Range: 0 to 1 each.
 - Reference: Li et al., "Towards Verifiable Generation: A Benchmark for Knowledge-aware
   Language Model Attribution" (KaLMA), Figure 2.
@@ -42,18 +44,18 @@ class CitationQuality(Metric):
         original = self.options.compat == "original"
         out = []
         for it in items:
-            kg = it.kg.keys()
-            cited = [c.key() for c in it.parsed.citations]
+            vocab = it.vocabulary
+            kg = vocab.kg_keys(it.kg)
+            cited = [vocab.citation_key(c.qid, c.relation, c.value) for c in it.parsed.citations]
             correct = [k in kg for k in cited]
-            counts = {"citations": len(cited), "correct": sum(correct), "malformed": len(it.parsed.errors),
-                      "na_marks": it.parsed.na_count, "sentences": len(it.parsed.sentences)}
+            counts = {**it.markup_counts(), "correct": sum(correct)}
             values: dict[str, float | None] = {"correctness": ratio(sum(correct), len(cited))}
             notes = {}
             if it.minimum_set is None:
                 values |= {"precision": None, "recall": None, "f1": None}
                 notes["citation"] = "no minimum knowledge set: precision and recall unavailable"
             else:
-                mins = {t.key() for t in it.minimum_set}
+                mins = {vocab.triple_key(t) for t in it.minimum_set}
                 if original:
                     hits = len({k for k in cited if k in mins})
                     recalled = len({k for k in cited if k in mins})

@@ -6,6 +6,11 @@ Card
   sentence / all absent triples; F1 from both. Sentences and triples are counted, never
   (sentence, triple) pairs, so precision cannot exceed 1 (the authors' code counted pairs).
 - Range: 0 to 1. Micro pools sentences and triples; macro averages per answer.
+- The §4.5 edge case (on by default, `na_irrelevant_correct`): an [NA]-marked sentence that
+  does not address the question at all counts as correct in [NA] precision: it rightly flags
+  a claim that needs checking. Relevance is judged by the entailment backend (sentence vs
+  question, `Entailment.relevance`), only for [NA] sentences that entail no absent triple;
+  how many it decided is reported (`na_sentences_irrelevant`).
 - Needs: the absent set (knowledge removed from the KG given), carried by each answer or by
   the run; without it the metric is unavailable.
 - Reference: KaLMA (Li et al.) §4.3 and Figure 3.
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kalma.models import get_entailment
+from kalma.models import Entailment, get_entailment
 from kalma.schema import AnswerScores
 from kalma.verbalize import hypothesis
 
@@ -29,7 +34,8 @@ class ConsciousIncompetence(Metric):
     needs = ("absent", "nli")
 
     def models(self) -> dict[str, str]:
-        return {"na": entailment_label(self.options.nli)}
+        rule = "on" if self.options.na_irrelevant_correct else "off"
+        return {"na": f"{entailment_label(self.options.nli)}; irrelevant-[NA]-counts-correct rule (§4.5) {rule}"}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         ent = get_entailment(self.options.nli)
@@ -41,6 +47,8 @@ class ConsciousIncompetence(Metric):
                     index.append((i, si, ti))
         probs = ent.probs(pairs) if pairs else []
         hits = {key for key, p in zip(index, probs) if p >= self.options.threshold}
+        entailing = {(i, si) for (i, si, _) in hits}
+        irrelevant = self._irrelevant(ent, items, entailing)
         out = []
         for i, it in enumerate(items):
             n_na = sum(s.na for s in it.parsed.sentences)
@@ -48,15 +56,26 @@ class ConsciousIncompetence(Metric):
                 out.append(Scored({"na_precision": None, "na_recall": None}, {"na_sentences": n_na},
                                   {"na": "no absent-knowledge set: [NA] precision/recall unavailable"}))
                 continue
-            good_sent = len({si for (j, si, _) in hits if j == i})
+            n_entailing = sum(1 for j, _ in entailing if j == i)
+            n_irrelevant = sum(1 for j, _ in irrelevant if j == i)
             found = len({ti for (j, _, ti) in hits if j == i})
-            counts = {"na_sentences": n_na, "na_sentences_entailing": good_sent, "absent": len(it.absent), "absent_entailed": found}
-            out.append(Scored({"na_precision": ratio(good_sent, n_na), "na_recall": ratio(found, len(it.absent))}, counts))
+            counts = {"na_sentences": n_na, "na_sentences_entailing": n_entailing, "na_sentences_irrelevant": n_irrelevant,
+                      "na_sentences_correct": n_entailing + n_irrelevant, "absent": len(it.absent), "absent_entailed": found}
+            out.append(Scored({"na_precision": ratio(n_entailing + n_irrelevant, n_na), "na_recall": ratio(found, len(it.absent))}, counts))
         return out
+
+    def _irrelevant(self, ent: Entailment, items: Sequence[EvalItem], entailing: set[tuple[int, int]]) -> set[tuple[int, int]]:
+        """The [NA] sentences that entail no absent triple and do not address the question."""
+        if not self.options.na_irrelevant_correct:
+            return set()
+        asked = [(i, si, s.clean, it.question) for i, it in enumerate(items) if it.absent is not None and it.question
+                 for si, s in enumerate(s for s in it.parsed.sentences if s.na) if (i, si) not in entailing]
+        probs = ent.relevance([(sentence, question) for _, _, sentence, question in asked]) if asked else []
+        return {(i, si) for (i, si, _, _), p in zip(asked, probs) if p < self.options.threshold}
 
     def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
         scored = [r for r in rows if "absent" in r.counts]
-        p, r = micro(scored, "na_sentences_entailing", "na_sentences"), micro(scored, "absent_entailed", "absent")
+        p, r = micro(scored, "na_sentences_correct", "na_sentences"), micro(scored, "absent_entailed", "absent")
         dropped: dict[str, int] = {}
         pm, dropped["na_precision_macro"] = macro(rows, "na_precision")
         rm, dropped["na_recall_macro"] = macro(rows, "na_recall")

@@ -10,6 +10,7 @@ resumed run reports exactly what an uninterrupted one would.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -17,11 +18,12 @@ from typing import Any
 
 from tqdm import tqdm
 
+from kalma.answers_file import AnswersFile, Problem, load_answers
 from kalma.jsonl import JsonlWriter, read_jsonl
 from kalma.provenance import provenance
 from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary
 
-from .base import DEFAULT_METRICS, EvalItem, EvalOptions, Metric, get_metric
+from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, EvalItem, EvalOptions, Metric, get_metric
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE = "scores.jsonl", "summary.json", "summary.md"
 
@@ -30,34 +32,11 @@ class ConfigMismatch(RuntimeError):
     pass
 
 
-def load_answers(path: str | Path, entries: dict[str, DatasetEntry]) -> tuple[list[Answer], list[str], dict[str, Any]]:
-    """Valid answers plus one message per problem (bad line, unknown id, duplicate)."""
-    res = read_jsonl(path, Answer, kind="answers", strict=False)
-    problems = [str(e) for e in res.errors]
-    seen: dict[str, int] = {}
-    answers = []
-    for a, line in zip(res.records, res.lines):
-        if a.entry_id not in entries:
-            problems.append(f"{path}:{line}: field 'entry_id': unknown entry id {a.entry_id!r} (not in the dataset); answer skipped")
-            continue
-        if a.answer_id() in seen:
-            problems.append(f"{path}:{line}: duplicate answer {a.answer_id()!r} (first on line {seen[a.answer_id()]}); this copy skipped")
-            continue
-        seen[a.answer_id()] = line
-        answers.append(a)
-    return answers, problems, res.header
-
-
 def fill_missing(answers: list[Answer], entries: dict[str, DatasetEntry]) -> tuple[list[Answer], int]:
     """Every entry gets an answer in every run: a missing one is scored as an empty answer."""
-    runs = sorted({a.run for a in answers}) or [""]
-    have = {(a.run, a.entry_id) for a in answers}
     model = answers[0].model if answers else "none"
-    filled = list(answers)
-    for run in runs:
-        for eid in entries:
-            if (run, eid) not in have:
-                filled.append(Answer(entry_id=eid, text="", model=model, run=run, meta={"missing": True}))
+    filled = list(answers) + [Answer(entry_id=eid, text="", model=model, run=run, meta={"missing": True})
+                              for run, ids in AnswersFile(list(answers)).missing(list(entries)).items() for eid in ids]
     return filled, len(filled) - len(answers)
 
 
@@ -81,9 +60,10 @@ def evaluate(
     out.mkdir(parents=True, exist_ok=True)
     entry_list = list(read_jsonl(dataset, DatasetEntry, kind="dataset")) if isinstance(dataset, (str, Path)) else list(dataset)
     entries = {e.id: e for e in entry_list}
-    problems: list[str] = []
+    problems: list[Problem] = []
     if isinstance(answers, (str, Path)):
-        answer_list, problems, _ = load_answers(answers, entries)
+        loaded = load_answers(answers, entries)
+        answer_list, problems = loaded.answers, loaded.problems
     else:
         answer_list = list(answers)
     answer_list, n_missing = fill_missing(answer_list, entries)
@@ -108,7 +88,7 @@ def evaluate(
         if stored is not None and stored != config:
             raise ConfigMismatch(f"{scores_path} was written with another configuration; use a new output directory")
         done = {r.answer_id: r for r in prev.records}
-        problems += [f"resume: {e}" for e in prev.errors]
+        problems += [Problem("corrupt_line", f"resume: {e}") for e in prev.errors]
 
     todo = [a for a in answer_list if a.answer_id() not in done]
     if stop_after is not None:
@@ -119,7 +99,7 @@ def evaluate(
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start : start + chunk_size]
             items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
-            rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id) for a in chunk]
+            rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, counts=it.markup_counts()) for a, it in zip(chunk, items)]
             for m in active:
                 for row, s in zip(rows, m.score(items)):
                     row.values.update(s.values)
@@ -159,7 +139,7 @@ def _attach_kg(answers: list[Answer], entries: dict[str, DatasetEntry], spec: st
 
 
 def summarize(rows: Sequence[AnswerScores], metrics: Sequence[Metric], config: dict[str, Any], models: dict[str, str],
-              answer_models: list[str], problems: list[str], n_missing: int, complete: bool = True) -> Summary:
+              answer_models: list[str], problems: list[Problem], n_missing: int, complete: bool = True) -> Summary:
     values: dict[str, float | None] = {}
     dropped: dict[str, int] = {}
     for m in metrics:
@@ -173,12 +153,18 @@ def summarize(rows: Sequence[AnswerScores], metrics: Sequence[Metric], config: d
         notes.insert(0, "Answers from the `template` backend: fixed patterns, not a language model.")
     if not complete:
         notes.insert(0, "INCOMPLETE: not every answer has been scored yet; rerun to resume.")
+    total = {k: sum(r.counts.get(k, 0) for r in rows) for k in MARKUP_TOTALS}
+    if any("correct" in r.counts for r in rows):
+        total["correct_citations"] = sum(r.counts.get("correct", 0) for r in rows)
+    malformed = {k: n for k in MALFORMED_REASONS if (n := sum(r.counts.get(f"malformed_{k}", 0) for r in rows))}
     return Summary(
         metrics=values,
-        counts={"answers": len(rows), "missing_answers_scored_empty": n_missing, "problems": len(problems)},
+        counts={"answers": len(rows), **total, "missing_answers_scored_empty": n_missing, "problems": len(problems),
+                **{f"problems_{k}": n for k, n in Counter(p.kind for p in problems).items()}},
+        malformed=malformed,
         dropped=dropped,
         models={"answers": ", ".join(answer_models) or "none", **models},
-        notes=notes + problems,
+        notes=notes + [p.message for p in problems],
         provenance=provenance(config=config),
     )
 
@@ -188,7 +174,11 @@ def _fmt(v: float | None) -> str:
 
 
 def markdown_table(s: Summary) -> str:
-    lines = [f"# Evaluation of {s.models.get('answers', '?')}", "", "| metric | value | dropped |", "|---|---|---|"]
+    lines = [f"# Evaluation of {s.models.get('answers', '?')}", "",
+             "Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.counts.items()), ""]
+    if s.malformed:
+        lines += ["Malformed markup: " + ", ".join(f"{k} {v}" for k, v in s.malformed.items()), ""]
+    lines += ["| metric | value | dropped |", "|---|---|---|"]
     for k, v in s.metrics.items():
         lines.append(f"| {k} | {_fmt(v)} | {s.dropped.get(k, '')} |")
     lines += ["", "Values in 0-1 are shown ×100. Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]

@@ -70,10 +70,19 @@ def test_broken_submission_reports_every_problem(entries, tmp_path):
     assert "s.jsonl:3: invalid JSON" in text
     assert "s.jsonl:4: field 'entry_id': unknown entry id 'nope'" in text
     assert f"missing answers for 2 entries: {entries[-2].id}, {entries[-1].id}" in text
-    assert checked.malformed_citations == len(entries) - 2  # counted, not a rejection
     with pytest.raises(SubmissionError) as ei:
         submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
     assert len(ei.value.problems) == 3
+
+
+def test_malformed_citations_are_scored_not_rejected_and_seeds_may_share_a_file(entries, tmp_path):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    head = {"kalma": {"kind": "answers", "format_version": 2, "submission": {"name": "two-seeds", "model": "m", "seed": 0, "settings": {}}}}
+    rows = [json.dumps({"entry_id": e.id, "text": "Born in Rome [Q1, x: ].", "model": "m", "run": f"s{seed}"})
+            for seed in (0, 1) for e in entries]
+    (tmp_path / "s.jsonl").write_text("\n".join([json.dumps(head)] + rows) + "\n")
+    rec = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
+    assert rec["malformed_citations"] == 2 * len(entries) and rec["summary"]["malformed"] == {"empty_value": 2 * len(entries)}
 
 
 @pytest.fixture(scope="module")

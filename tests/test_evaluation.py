@@ -69,9 +69,9 @@ def test_original_mode_counts_incorrect_recall_hits():
     assert default["precision"] == pytest.approx(1 / 2) and original["precision"] == pytest.approx(2 / 2)
 
 
-def na_values(sentences: list[str], absent: list[Triple], compat: str = "default"):
+def na_values(sentences: list[str], absent: list[Triple], compat: str = "default", **options):
     a = Answer(entry_id="fig", text=" ".join(sentences), model="m", absent=absent)
-    return ConsciousIncompetence(EvalOptions(compat=compat)).score([EvalItem.build(a, entry())])[0]
+    return ConsciousIncompetence(EvalOptions(compat=compat, **options)).score([EvalItem.build(a, entry())])[0]
 
 
 ABSENT = [K[1], K[3], K[4]]  # {k2, k4, k5}: Naples, Orazio Gentileschi, Caravaggisti
@@ -84,9 +84,24 @@ ABSENT = [K[1], K[3], K[4]]  # {k2, k4, k5}: Naples, Orazio Gentileschi, Caravag
     ("She died in Naples [NA].", "Naples was her last home [NA].", 1.0, 1 / 3),
 ])
 def test_figure3(compat, s1, s2, p, r):
-    s = na_values([s1, s2, f"She was born in Rome {k(1)}."], ABSENT, compat)
+    # Figure 3 scores entailment only: the §4.5 rule for irrelevant [NA] sentences is off here
+    s = na_values([s1, s2, f"She was born in Rome {k(1)}."], ABSENT, compat, na_irrelevant_correct=False)
     assert s.counts["na_sentences"] == 2
     assert s.values["na_precision"] == pytest.approx(p) and s.values["na_recall"] == pytest.approx(r)
+
+
+@pytest.mark.parametrize("compat", ["default", "original"])
+def test_irrelevant_na_sentence_counts_as_correct_by_default(compat):
+    """§4.5: "She liked music" does not address "Who was Artemisia Gentileschi?" at all, so
+    flagging it [NA] is right; "Artemisia Gentileschi loved Rome" addresses it and entails nothing."""
+    absent = ABSENT
+    off = na_values(["She died in Naples [NA].", "She liked music [NA]."], absent, compat, na_irrelevant_correct=False)
+    on = na_values(["She died in Naples [NA].", "She liked music [NA]."], absent, compat)
+    assert off.values["na_precision"] == pytest.approx(1 / 2) and on.values["na_precision"] == 1.0
+    assert on.counts["na_sentences_irrelevant"] == 1 and off.counts["na_sentences_irrelevant"] == 0
+    assert on.values["na_recall"] == off.values["na_recall"] == pytest.approx(1 / 3)  # recall is untouched
+    relevant = na_values(["She died in Naples [NA].", "Artemisia Gentileschi loved Rome [NA]."], absent, compat)
+    assert relevant.values["na_precision"] == pytest.approx(1 / 2) and relevant.counts["na_sentences_irrelevant"] == 0
 
 
 def _run(tmp_path, entries, answers, **kw):
@@ -126,6 +141,7 @@ def test_bad_answers_file(tmp_path):
     assert "a.jsonl:4: field 'entry_id': unknown entry id 'nope'" in text
     assert "a.jsonl:5: duplicate answer 'e1' (first on line 2)" in text
     assert s.counts["answers"] == 3 and s.counts["missing_answers_scored_empty"] == 1  # e2 had only a corrupt line
+    assert (s.counts["problems_corrupt_line"], s.counts["problems_unknown_id"], s.counts["problems_duplicate"]) == (1, 1, 1)
     rows = {json.loads(l)["answer_id"]: json.loads(l) for l in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()[1:]}
     assert rows["e3"]["values"]["recall"] == 0.0 and rows["e3"]["counts"]["citations"] == 0  # empty answer: recall 0
     assert rows["e1"]["values"]["recall"] == pytest.approx(1 / 5)

@@ -12,6 +12,8 @@ from evaluation.base import EvalItem, EvalOptions
 from evaluation.citation_quality import CitationQuality
 from kalma.biokalma import release_entries
 from kalma.citations import parse_answer
+from kalma.properties import NAME_IDENTITY
+from kalma.schema import normalize_text
 
 from .common import report, require_biokalma, timed
 
@@ -19,9 +21,12 @@ from .common import report, require_biokalma, timed
 def naive_correct(items: list[EvalItem]) -> int:
     n = 0
     for it in items:
+        v = it.vocabulary
         triples = it.kg.triples()
-        for c in parse_answer(it.answer.text).citations:
-            n += any(t.key() == c.key() for t in triples)
+        names = [(e.qid, NAME_IDENTITY, normalize_text(e.label)) for e in it.kg.entities]
+        for c in parse_answer(it.answer.text, v).citations:
+            key = v.citation_key(c.qid, c.relation, c.value)
+            n += any(v.triple_key(t) == key for t in triples) or key in names
     return n
 
 

@@ -11,6 +11,7 @@
 | `hf-nli:<id>` | | ✓ MNLI-style | |
 | `llm:<llm spec>` | | ✓ LLM judge | |
 | `lexical` | | ✓ rule-based approximation | |
+| `table:<file.jsonl>` | | ✓ judgements read from a file (human labels) | |
 
 Text scorers for CONNER: relevance by `cross-encoder:<id>` or the `minilm` embedding fallback;
 paragraph coherence by a sequence classifier `hf-cls:<id>`.
@@ -77,6 +78,12 @@ def _llm_judge(arg: str) -> Entailment:
     return LLMJudgeEntailment(get_llm(arg))
 
 
+def _table(arg: str) -> Entailment:
+    from .table import TableEntailment
+
+    return TableEntailment(arg)
+
+
 def _lexical(arg: str) -> Entailment:
     from .lexical import LexicalEntailment
 
@@ -112,7 +119,7 @@ LLMS: dict[str, Callable[[str], LLM]] = {
     "openai": _openai, "openai-compatible": _openai_compatible, "hf": _hf_llm, "smollm2": _smollm2_llm, "template": _template,
 }
 ENTAILMENT: dict[str, Callable[[str], Entailment]] = {
-    "hf-seq2seq": _hf_seq2seq, "hf-nli": _hf_nli, "llm": _llm_judge, "lexical": _lexical,
+    "hf-seq2seq": _hf_seq2seq, "hf-nli": _hf_nli, "llm": _llm_judge, "lexical": _lexical, "table": _table,
 }
 SCORERS: dict[str, Callable[[str], LMScorer]] = {"hf": _hf_scorer, "smollm2": _smollm2_scorer}
 def _classifier(arg: str) -> object:

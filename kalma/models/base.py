@@ -124,20 +124,31 @@ class Entailment(ABC):
     approximate: bool = False  # True for rule-based stand-ins: reports must say so
     batch_size: int = 16
     three_way: bool = False  # whether `_entail3` gives (entail, neutral, contradict)
+    cacheable: bool = True  # False for backends whose answers are already on disk
 
     @abstractmethod
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+    def _relevance(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """P(the passage addresses the question) for (passage, question) pairs. By default the
+        question is the hypothesis of an entailment call; backends that can ask it directly
+        (an LLM judge) or need another rule (the lexical stand-in) override this."""
+        return self._entail(pairs)
 
     def _entail3(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float, float]]:
         raise TypeError(f"{self.spec} gives two-way judgements only")
 
     def _cached(self, kind: str, pairs: Sequence[tuple[str, str]], compute: Any, cache: Cache | None) -> list[Any]:
         keys = [make_key("entail", type(self).__name__, self.spec, {"kind": kind}, list(p)) for p in pairs]
-        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache)
+        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache, store=self.cacheable)
 
     def probs(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[float]:
         """Entailment probability per pair; duplicates are computed once."""
         return [float(x) for x in self._cached("p", pairs, self._entail, cache)]
+
+    def relevance(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[float]:
+        """P(passage addresses question) per (passage, question) pair ([NA] precision's §4.5 case)."""
+        return [float(x) for x in self._cached("relevance", pairs, self._relevance, cache)]
 
     def probs3(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[tuple[float, float, float]]:
         """(entailment, neutral, contradiction) per pair, for three-class backends."""

@@ -12,6 +12,11 @@ PROMPT = (
     "Passage: {premise}\nStatement: {hypothesis}\n\n"
     "Reply with one word, yes or no."
 )
+RELEVANCE_PROMPT = (
+    "Decide whether the passage addresses the question at all, even partly or wrongly.\n\n"
+    "Question: {hypothesis}\nPassage: {premise}\n\n"
+    "Reply with one word, yes or no."
+)
 
 
 class LLMJudgeEntailment(Entailment):
@@ -21,7 +26,14 @@ class LLMJudgeEntailment(Entailment):
         self.batch_size = max(1, llm.batch_size)
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        chats = [[{"role": "user", "content": PROMPT.format(premise=p, hypothesis=h)}] for p, h in pairs]
+        return self._yes(PROMPT, pairs)
+
+    def _relevance(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return self._yes(RELEVANCE_PROMPT, pairs)
+
+    def _yes(self, prompt: str, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """P(yes) per pair: from the first token's log-probs when given, else the reply's word."""
+        chats = [[{"role": "user", "content": prompt.format(premise=p, hypothesis=h)}] for p, h in pairs]
         out = []
         for gen in self.llm.chat_many(chats, GenParams(temperature=0.0, max_tokens=3, logprobs=5)):
             if gen.logprobs:

@@ -7,6 +7,9 @@ punctuation, numbers and dates (`1596-07-08` matches "July 8, 1596" and "8 July 
 (a free sentence) scores the share of its content words found in the premise. It ignores
 relations and word order, so it over-accepts: it is an APPROXIMATION of an NLI model, and
 every report that uses it says so.
+
+Relevance (does a sentence address a question at all?) is 1 when the sentence shares a content
+word with the question, prefixes of three letters or more counting as shared ("die"/"died").
 """
 
 from __future__ import annotations
@@ -64,6 +67,9 @@ class LexicalEntailment(Entailment):
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         return [self.score(p, h) for p, h in pairs]
 
+    def _relevance(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return [float(shares_content_word(p, q)) for p, q in pairs]
+
     def score(self, premise: str, hypothesis: str) -> float:
         p = norm(premise)
         m = _VERBALISED.match(hypothesis.strip())
@@ -76,3 +82,22 @@ class LexicalEntailment(Entailment):
             return sum(f" {w} " in p for w in words) / len(words) if words else 0.0
         forms = date_forms(value) or [value] + self.aliases.get(norm(value).strip(), [])
         return 1.0 if any(norm(f) != "  " and norm(f) in p for f in forms) else 0.0
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in norm(text).split() if w not in FUNCTION_WORDS and len(w) > 1}
+
+
+def shares_content_word(passage: str, question: str) -> bool:
+    """Whether `passage` shares a content word (or a prefix of 3+ letters) with `question`.
+
+    >>> shares_content_word("She died in Naples.", "Where did she die?"), shares_content_word("She liked music.", "Where did she die?")
+    (True, False)
+    """
+    asked = content_words(question)
+    for w in content_words(passage):
+        for q in asked:
+            short, long_ = (w, q) if len(w) <= len(q) else (q, w)
+            if long_.startswith(short) and len(short) >= 3 or w == q:
+                return True
+    return False

@@ -1,0 +1,65 @@
+"""The one reader of answers files, shared by `evaluate`, `bench submit` and every resume.
+
+An answer is identified by `Answer.answer_id()` (entry id, plus the run label when one file
+holds several runs: seeds, temperatures, ablations). Every problem is reported with its file
+and line, by kind, and every valid answer is kept.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .jsonl import read_jsonl
+from .schema import Answer
+
+PROBLEM_KINDS = ("corrupt_line", "unknown_id", "duplicate", "missing")
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str  # one of PROBLEM_KINDS
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class AnswersFile:
+    answers: list[Answer]
+    header: dict[str, Any] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # answer id -> line
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(p.kind for p in self.problems)
+        return {k: c[k] for k in PROBLEM_KINDS if c[k]}
+
+    def missing(self, entry_ids: Collection[str]) -> dict[str, list[str]]:
+        """{run label: entry ids without an answer in that run}; a file with no answers at all
+        misses everything in the unnamed run."""
+        runs = sorted({a.run for a in self.answers}) or [""]
+        have = {(a.run, a.entry_id) for a in self.answers}
+        return {run: miss for run in runs if (miss := [e for e in entry_ids if (run, e) not in have])}
+
+
+def load_answers(path: str | Path, entry_ids: Collection[str]) -> AnswersFile:
+    """Valid answers of `path` plus one `Problem` per corrupt line, unknown entry id and duplicate."""
+    res = read_jsonl(path, Answer, kind="answers", strict=False)
+    out = AnswersFile(answers=[], header=res.header, problems=[Problem("corrupt_line", str(e)) for e in res.errors])
+    ids = set(entry_ids)
+    for a, line in zip(res.records, res.lines):
+        if a.entry_id not in ids:
+            out.problems.append(Problem("unknown_id", f"{path}:{line}: field 'entry_id': unknown entry id {a.entry_id!r} (not in the dataset); answer skipped"))
+            continue
+        aid = a.answer_id()
+        if aid in out.lines:
+            out.problems.append(Problem("duplicate", f"{path}:{line}: duplicate answer {aid!r} (first on line {out.lines[aid]}); this copy skipped"))
+            continue
+        out.lines[aid] = line
+        out.answers.append(a)
+    return out
