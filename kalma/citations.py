@@ -34,6 +34,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .properties import NAME_RELATION, Vocabulary, relation_norm
 from .schema import normalize_text
@@ -52,7 +53,7 @@ KINDS = {
 
 _NA_RE = re.compile(r"^\s*N\s*/?\s*A\s*$", re.IGNORECASE)
 _QID_TOKEN_RE = re.compile(r"(?:^|,\s*)(?:qid\s*:\s*)?(Q\d+)\s*(?=,|$)", re.IGNORECASE)
-_BRACKET_RE = re.compile(r"\\[\\\[\]]|[\[\]]")
+_BRACKET_RUN_RE = re.compile(r"\\[\\\[\]]|\[+|\]+")
 _UNESCAPE_RE = re.compile(r"\\([\\\[\]])")
 
 ABBREVIATIONS = frozenset(
@@ -77,17 +78,21 @@ class Citation:
         return (self.qid, normalize_text(self.relation), normalize_text(self.value))
 
 
-@dataclass(frozen=True)
-class MarkupError:
+class MarkupError(NamedTuple):
+    """One problem, or `count` of the same kind in a row (`[[[[`, `]]]]`): hostile text may
+    hold a million, and each is counted without costing an object of its own."""
+
     kind: str  # one of KINDS
     snippet: str
     offset: int
+    count: int = 1
 
     def __str__(self) -> str:
-        return f"{self.kind} at offset {self.offset}: {self.snippet!r}"
+        times = f" ({self.count} in a row)" if self.count > 1 else ""
+        return f"{self.kind} at offset {self.offset}{times}: {self.snippet!r}"
 
 
-@dataclass
+@dataclass(slots=True)
 class Bracket:
     start: int
     end: int
@@ -119,6 +124,11 @@ class ParsedAnswer:
     def na_count(self) -> int:
         return sum(s.na for s in self.sentences)
 
+    @property
+    def malformed(self) -> int:
+        """How many problems the markup has (runs counted in full)."""
+        return sum(e.count for e in self.errors)
+
 
 VocabularyLike = Vocabulary | Iterable[str] | None
 
@@ -133,7 +143,7 @@ def as_vocabulary(vocabulary: VocabularyLike) -> Vocabulary:
 
 
 def _unescape(text: str) -> str:
-    return _UNESCAPE_RE.sub(r"\1", text)
+    return _UNESCAPE_RE.sub(r"\1", text) if "\\" in text else text
 
 
 def escape_value(text: str) -> str:
@@ -146,7 +156,11 @@ def escape_value(text: str) -> str:
 @dataclass
 class _Pair:
     label: str
-    value: str
+    parts: list[str]  # the value's comma-separated pieces, joined once at the end
+
+    @property
+    def value(self) -> str:
+        return ",".join(self.parts)
 
     def raw(self) -> str:
         return f"{self.label}:{self.value}"
@@ -160,6 +174,9 @@ def _pair_starts(pieces: list[str], vocab: Vocabulary) -> dict[int, tuple[int, s
     next_colon = [n] * (n + 1)
     for k in range(n - 1, -1, -1):
         next_colon[k] = k if ":" in pieces[k] else next_colon[k + 1]
+    offset = [0] * (n + 1)  # offset[k]: where piece k starts in the block text
+    for k, p in enumerate(pieces):
+        offset[k + 1] = offset[k] + len(p) + 1
     starts: dict[int, tuple[int, str, str]] = {}
     k = 0
     while k < n:
@@ -175,7 +192,7 @@ def _pair_starts(pieces: list[str], vocab: Vocabulary) -> dict[int, tuple[int, s
             continue
         # a label with commas, e.g. "languages spoken, written or signed"
         head, _, value = pieces[j].partition(":")
-        span = sum(len(p) + 1 for p in pieces[k:j]) + len(head)
+        span = offset[j] - offset[k] + len(head)
         if span <= vocab.max_label_len + 8 and vocab.knows_label(",".join(pieces[k:j] + [head])):
             starts[k] = (j, ",".join(pieces[k:j] + [head]), value)
             k = j + 1
@@ -195,7 +212,7 @@ def _parse_block(qid: str, body: str, vocab: Vocabulary, offset: int) -> tuple[l
     while k < len(pieces):
         if k in starts:
             last, label, value = starts[k]
-            pairs.append(_Pair(label, value))
+            pairs.append(_Pair(label, [value]))
             k = last + 1
             continue
         piece = pieces[k]
@@ -203,7 +220,7 @@ def _parse_block(qid: str, body: str, vocab: Vocabulary, offset: int) -> tuple[l
             kind = "trailing_separator" if k == len(pieces) - 1 else "empty_piece"
             errors.append(MarkupError(kind, f"{qid}, {body}", offset))
         elif pairs:
-            pairs[-1].value += "," + piece
+            pairs[-1].parts.append(piece)
         else:
             name_parts.append(piece)
         k += 1
@@ -241,7 +258,7 @@ def _glue_known_values(qid: str, pairs: list[_Pair], vocab: Vocabulary) -> list[
             if vocab.is_value(qid, cur.label, glued):
                 best = j
         if best > i:
-            cur = _Pair(cur.label, cur.value + "".join("," + p.raw() for p in pairs[i + 1 : best + 1]))
+            cur = _Pair(cur.label, [cur.value] + [p.raw() for p in pairs[i + 1 : best + 1]])
         out.append(cur)
         i = best + 1
     return out
@@ -271,33 +288,54 @@ def parse_bracket(content: str, vocabulary: VocabularyLike = None, *, offset: in
 
 def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Bracket], list[MarkupError]]:
     """Every `[...]` in `text` (backslash escapes honoured), parsed, plus stray-bracket errors.
-    One left-to-right pass: a `[` opened before the previous one closed leaves that one unclosed."""
+
+    One left-to-right pass over runs of brackets. A `[` opened before the previous one closed
+    leaves that one unclosed; unclosed brackets that touch (`[[[`, `[a[a`) become one masked
+    span holding one `unclosed` error each, so hostile text costs no more than ordinary text."""
     vocab = as_vocabulary(vocabulary)
     brackets: list[Bracket] = []
     stray: list[MarkupError] = []
     open_at: int | None = None
-    for m in _BRACKET_RE.finditer(text):
-        ch, i = m.group(0), m.start()
-        if len(ch) == 2:  # an escape
+    run_start, run_end, run_count = -1, -1, 0  # adjacent unclosed brackets not yet emitted
+
+    def flush() -> None:
+        nonlocal run_count
+        if run_count:
+            err = MarkupError("unclosed", _unescape(text[run_start : min(run_start + 160, run_end)])[:80], run_start, run_count)
+            brackets.append(Bracket(run_start, run_end, text[run_start:run_end], [], False, [err]))
+            run_count = 0
+
+    def unclosed(start: int, stop: int, count: int = 1) -> None:
+        nonlocal run_start, run_end, run_count
+        if run_count and start != run_end:
+            flush()
+        if not run_count:
+            run_start = start
+        run_end, run_count = stop, run_count + count
+
+    for m in _BRACKET_RUN_RE.finditer(text):
+        token, i = m.group(0), m.start()
+        if token[0] == "\\":  # an escape
             continue
-        if ch == "[":
+        if token[0] == "[":
             if open_at is not None:
-                brackets.append(_unclosed(text, open_at, i))
-            open_at = i
-        elif open_at is None:
-            stray.append(MarkupError("unopened", "]", i))
-        else:
+                unclosed(open_at, i)
+            if len(token) > 1:  # all but the last of "[[[" are unclosed at once
+                unclosed(i, i + len(token) - 1, len(token) - 1)
+            open_at = i + len(token) - 1
+            continue
+        first = i
+        if open_at is not None:
+            flush()
             cits, na, errs = parse_bracket(text[open_at + 1 : i], vocab, offset=open_at)
             brackets.append(Bracket(open_at, i + 1, text[open_at : i + 1], cits, na, errs))
-            open_at = None
+            open_at, first = None, i + 1
+        if i + len(token) > first:
+            stray.append(MarkupError("unopened", "]", first, i + len(token) - first))
     if open_at is not None:
-        brackets.append(_unclosed(text, open_at, len(text)))
+        unclosed(open_at, len(text))
+    flush()
     return brackets, stray
-
-
-def _unclosed(text: str, start: int, stop: int) -> Bracket:
-    err = MarkupError("unclosed", _unescape(text[start:stop])[:80], start)
-    return Bracket(start, stop, text[start:stop], [], False, [err])
 
 
 def parse_citations(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Citation], list[MarkupError]]:
@@ -316,14 +354,13 @@ _MASK = " "  # what a citation reads as in the masked text; brackets are tracked
 def _is_abbreviation(masked: str, stop: int) -> bool:
     if masked[stop] != ".":
         return False
-    j, floor = stop, max(0, stop - _ABBREVIATION_SPAN)
+    floor = max(0, stop - _ABBREVIATION_SPAN - 1)
+    j = stop
     while j > floor and (masked[j - 1].isalpha() or masked[j - 1] == "."):
         j -= 1
-    if j == floor and j > 0 and (masked[j - 1].isalpha() or masked[j - 1] == "."):
-        return False  # a longer run than any abbreviation
     word = masked[j:stop]
-    if not word:
-        return False
+    if not word or (j == floor and floor > 0):
+        return False  # nothing before the stop, or a longer run than any abbreviation
     if len(word) == 1 and word.isupper():  # an initial: "J. R. R. Tolkien"
         return True
     if "." in word and all(len(p) == 1 for p in word.split(".")):  # a dotted acronym: "S.S. Lazio", "D.C."
@@ -336,9 +373,11 @@ def _sentence_ends(masked: str, masks: set[int]) -> list[int]:
     ends: list[int] = []
     n = len(masked)
     for m in _STOP_RE.finditer(masked):
+        j = m.end()
+        if j < n and j not in masks and not masked[j].isspace():
+            continue  # "3.5", "a.b": a stop that text follows directly ends nothing
         if _is_abbreviation(masked, m.start()):
             continue
-        j = m.end()
         while True:  # citations after the full stop belong to this sentence
             k = j
             while k < n and masked[k] in " \t\r\n" and k not in masks:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
@@ -197,12 +198,12 @@ values = st.text(
 
 
 def _writable(value: str) -> bool:
-    """Values no markup can tell apart from structure: empty, ending in a comma, two commas
-    with nothing between, or a QID standing alone after a comma."""
+    """Values no markup can tell apart from structure: empty, starting or ending with a comma,
+    two commas with nothing between, or a QID standing alone after a comma."""
     import re
 
     v = value.strip()
-    return bool(v) and not v.endswith(",") and not re.search(r",\s*,", v) and not re.search(r",\s*(?:qid\s*:\s*)?q\d+\s*(?:,|$)", v, re.I)
+    return bool(v) and not v.endswith(",") and not v.startswith(",") and not re.search(r",\s*,", v) and not re.search(r",\s*(?:qid\s*:\s*)?q\d+\s*(?:,|$)", v, re.I)
 
 
 # Property names a model may write for a fact: the label, an alias, a release key, odd casing.
@@ -225,7 +226,7 @@ def graphs_and_answers(draw):
     own_labels = draw(st.lists(labels, min_size=1, max_size=3, unique=True))
     entities, facts = [], []
     for q in qids:
-        name = draw(values.filter(_writable).filter(lambda v: ":" not in v))
+        name = draw(values.filter(_writable).filter(lambda v: ":" not in v and not re.fullmatch(r"q\d+", v.strip(), re.I)))
         triples = []
         for _ in range(draw(st.integers(1, 5))):
             if draw(st.booleans()):

@@ -1,0 +1,49 @@
+"""Citation parsing time against input size: linear growth, for ordinary and hostile text.
+
+For each pattern, the text is repeated to 2k, 8k, 32k and 1M characters and parsed once;
+the table gives the seconds and the microseconds per character. Linear code keeps the last
+column flat (each step is x4 in size and about x4 in time); the quadratic splitter it replaced
+took 6.5 s for 8k characters of "a." and grew x16 per step.
+
+    python -m bench.perf.parse_bench
+"""
+
+from __future__ import annotations
+
+from kalma.citations import parse_answer
+
+from .common import report, timed
+
+SIZES = (2_000, 8_000, 32_000, 1_000_000)
+PATTERNS = {
+    "answer": "Artemisia Gentileschi [qid: Q212657, name: Artemisia Gentileschi] was born in Rome "
+              "[Q212657, place of birth: Rome, occupation: painter]. She died in 1654 [NA]. ",
+    "a.": "a.",
+    "unclosed [": "[",
+    "stray ]": "]",
+    "[Q1, a": "[Q1, a",
+    "commas in a bracket": "a, ",
+    "Dr. Dr.": "Dr. ",
+    "blank lines": "\n \n",
+    "escapes": "\\[x\\] ",
+}
+
+
+def main() -> None:
+    rows: dict[str, object] = {}
+    for name, unit in PATTERNS.items():
+        per_char = []
+        for size in SIZES:
+            text = (unit * (size // len(unit) + 1))[:size]
+            if name == "commas in a bracket":
+                text = "[Q1, " + text + "x: y]"
+            seconds, _ = timed(lambda: parse_answer(text))
+            rows[f"{name} @ {size:,} chars (s)"] = seconds
+            per_char.append(1e6 * seconds / size)
+        rows[f"{name}: µs/char at 2k, 8k, 32k, 1M"] = ", ".join(f"{x:.2f}" for x in per_char)
+        rows[f"{name}: growth 1M vs 2k (x{SIZES[-1] // SIZES[0]} size)"] = f"x{per_char[-1] / per_char[0] * SIZES[-1] / SIZES[0]:.0f} time"
+    report("parse_bench", rows)
+
+
+if __name__ == "__main__":
+    main()
