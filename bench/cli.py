@@ -15,14 +15,12 @@ def bench() -> None:
 @bench.command("run")
 @click.argument("config", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Run directory (resumed if it exists).")
-def run(config: str, output: str) -> None:
+@click.option("--overwrite", is_flag=True, help="Start every condition over instead of resuming it.")
+def run(config: str, output: str, overwrite: bool) -> None:
     """Run every experiment a TOML configuration names (see bench/experiments.py)."""
     from .experiments import Bench, BenchConfig
 
-    try:
-        out = Bench(BenchConfig.load(config), output).run()
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
+    out = Bench(BenchConfig.load(config), output, overwrite=overwrite).run()
     from .experiments import TABLE_NOTE
 
     click.echo(f"micro ×100: {TABLE_NOTE}")
@@ -50,7 +48,9 @@ def submit_cmd(submission: str, dataset: str, board: str, nli: str, judge: str |
     try:
         rec = submit(submission, dataset, board, EvalOptions(nli=nli, judge=judge), [m for m in metrics.split(",") if m])
     except SubmissionError as exc:
-        raise click.ClickException(str(exc)) from exc
+        for p in exc.problems:
+            click.echo(p, err=True)
+        raise click.ClickException(f"{submission}: {len(exc.problems)} problem(s), listed above; nothing was filed") from None
     m = rec["summary"]["metrics"]
     click.echo(json.dumps({"name": rec["submission"]["name"], "malformed_citations": rec["malformed_citations"],
                            **{k: m.get(k) for k in ("correctness_micro", "precision_micro", "recall_micro", "f1_micro")}}, indent=2))

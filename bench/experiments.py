@@ -30,13 +30,15 @@ from __future__ import annotations
 import json
 import statistics
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from baselines.pipeline import BaselineConfig, answer_dataset
 from evaluation.base import EvalOptions, f1
 from evaluation.runner import evaluate
+from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.kg import open_source
 from kalma.provenance import provenance
@@ -48,32 +50,62 @@ HEADLINE = ["alignment_micro", "correctness_micro", "precision_micro", "recall_m
             "na_precision_micro", "na_recall_micro", "na_f1_micro"]
 
 
-@dataclass
-class BenchConfig:
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class ExperimentConfig(BaseModel):
+    """One `[experiments.<name>]` table; every key is optional."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    llm: str | None = None
+    llms: list[str] | None = Field(default=None, min_length=1)
+    metrics: list[str] | None = Field(default=None, min_length=1)
+    k: list[Annotated[int, Field(ge=0)]] = Field(default=[0, 1, 2, 3], min_length=1)
+    accuracies: list[Annotated[float, Field(gt=0.0, le=1.0)]] = Field(default=[1.0, 0.8, 0.6, 0.4, 0.2], min_length=1)
+
+
+class BenchConfig(BaseModel):
+    """A bench TOML file, type-checked: a wrong key or value is an error naming the key."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
     name: str = "bench"
     dataset: str = "demo"
     kg: str = "demo"
-    llms: list[str] = field(default_factory=lambda: ["template"])
-    seeds: list[int] = field(default_factory=lambda: [0])
-    temperature: float = 0.0
-    setting: str = "specific"
+    llms: list[str] = Field(default=["template"], min_length=1)
+    seeds: list[int] = Field(default=[0], min_length=1)
+    temperature: Annotated[Finite, Field(ge=0.0)] = 0.0
+    setting: Literal["general", "specific"] = "specific"
     nli: str = "lexical"
     judge: str = ""
     lm: str = ""
-    metrics: list[str] = field(default_factory=lambda: ["citation", "alignment", "na"])
-    max_tokens: int = 160
-    experiments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    metrics: list[str] = Field(default=["citation", "alignment", "na"], min_length=1)
+    max_tokens: Annotated[int, Field(gt=0)] = 160
+    experiments: dict[Literal["main", "knowledge_removal", "retrieval", "settings"], ExperimentConfig] = Field(min_length=1)
 
     @classmethod
     def load(cls, path: str | Path) -> BenchConfig:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"{path}: unknown keys {sorted(unknown)}")
-        bad = set(data.get("experiments", {})) - {"main", "knowledge_removal", "retrieval", "settings"}
-        if bad:
-            raise ValueError(f"{path}: unknown experiments {sorted(bad)}")
-        return cls(**data)
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")  # a misspelt key first
+            first = errors[0]
+            key = ".".join(str(p) for p in first["loc"])
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            if first["loc"] == ("experiments",):
+                raise ConfigError(f"{path}: no [experiments.*] table: nothing to run "
+                                  f"(main, knowledge_removal, retrieval, settings){more}") from None
+            if first["type"] == "extra_forbidden":
+                raise ConfigError(f"{path}: unknown key '{key}'{more}") from None
+            raise ConfigError(f"{path}: key '{key}': {first['msg']}{more}") from None
+
+    def experiment(self, name: str) -> ExperimentConfig:
+        return self.experiments.get(name) or ExperimentConfig()  # type: ignore[call-overload]
 
 
 def load_dataset(cfg: BenchConfig, rundir: Path) -> tuple[list[DatasetEntry], Path]:
@@ -92,8 +124,8 @@ def _slug(text: str) -> str:
 
 
 class Bench:
-    def __init__(self, cfg: BenchConfig, rundir: str | Path, progress: bool = True):
-        self.cfg, self.rundir, self.progress = cfg, Path(rundir), progress
+    def __init__(self, cfg: BenchConfig, rundir: str | Path, progress: bool = True, overwrite: bool = False):
+        self.cfg, self.rundir, self.progress, self.overwrite = cfg, Path(rundir), progress, overwrite
         self.rundir.mkdir(parents=True, exist_ok=True)
         self.entries, self.dataset_path = load_dataset(cfg, self.rundir)
         self.results: list[dict[str, Any]] = []
@@ -106,11 +138,13 @@ class Bench:
         answers.parent.mkdir(exist_ok=True)
         bcfg = BaselineConfig(llm=llm, kg=self.cfg.kg, retrieval="gold", setting=setting, seeds=[seed],  # type: ignore[arg-type]
                               temperatures=[self.cfg.temperature], max_tokens=self.cfg.max_tokens)
-        answer_dataset(self.entries, answers, bcfg, progress=self.progress,
-                       given={k: (c.kg, c.absent) for k, c in given.items()} if given is not None else None)
+        report = answer_dataset(self.entries, answers, bcfg, progress=self.progress, overwrite=self.overwrite,
+                                given={k: (c.kg, c.absent) for k, c in given.items()} if given is not None else None)
         opts = EvalOptions(nli=self.cfg.nli, judge=self.cfg.judge or None, lm=self.cfg.lm or None, seed=seed)
-        metrics = self.cfg.experiments.get(experiment, {}).get("metrics", self.cfg.metrics)
-        summary = evaluate(self.dataset_path, answers, self.rundir / "eval" / tag, metrics=metrics, options=opts, progress=self.progress)
+        metrics = self.cfg.experiment(experiment).metrics or self.cfg.metrics
+        # Scores are derived from the answers: when new answers were written, score them afresh.
+        summary = evaluate(self.dataset_path, answers, self.rundir / "eval" / tag, metrics=metrics, options=opts,
+                           progress=self.progress, overwrite=self.overwrite or bool(report["written"]))
         row = {"experiment": experiment, "condition": label, "llm": llm, "seed": seed, "setting": setting,
                "metrics": summary.metrics, "models": summary.models, "answers_file": str(answers.relative_to(self.rundir)),
                "eval_dir": str((self.rundir / "eval" / tag).relative_to(self.rundir)),
@@ -121,25 +155,25 @@ class Bench:
     def run(self) -> dict[str, Any]:
         ex = self.cfg.experiments
         if "main" in ex:
-            for llm in ex["main"].get("llms", self.cfg.llms):
+            for llm in ex["main"].llms or self.cfg.llms:
                 for seed in self.cfg.seeds:
                     self.condition("main", "gold", llm, seed, self.cfg.setting)
         if "knowledge_removal" in ex:
-            llm = ex["knowledge_removal"].get("llm", self.cfg.llms[0])
-            for k in ex["knowledge_removal"].get("k", [0, 1, 2, 3]):
+            llm = ex["knowledge_removal"].llm or self.cfg.llms[0]
+            for k in ex["knowledge_removal"].k:
                 for seed in self.cfg.seeds:
                     self.condition("knowledge_removal", f"k={k}", llm, seed, self.cfg.setting, remove_knowledge(self.entries, k, seed))
         if "retrieval" in ex:
-            llm = ex["retrieval"].get("llm", self.cfg.llms[0])
-            for p in ex["retrieval"].get("accuracies", [1.0, 0.8, 0.6, 0.4, 0.2]):
+            llm = ex["retrieval"].llm or self.cfg.llms[0]
+            for p in ex["retrieval"].accuracies:
                 for seed in self.cfg.seeds:
                     self.condition("retrieval", f"{round(p * 100)}", llm, seed, self.cfg.setting, retrieval_accuracy(self.entries, p, seed))
         if "settings" in ex:
-            llm = ex["settings"].get("llm", self.cfg.llms[0])
+            llm = ex["settings"].llm or self.cfg.llms[0]
             for setting in ("general", "specific"):
                 for seed in self.cfg.seeds:
                     self.condition("settings", setting, llm, seed, setting)
-        out = {"config": self.cfg.__dict__, "dataset": str(self.dataset_path), "provenance": provenance(),
+        out = {"config": self.cfg.model_dump(mode="json"), "dataset": str(self.dataset_path), "provenance": provenance(),
                "results": self.results, "tables": tables(self.results), "tables_note": TABLE_NOTE}
         (self.rundir / "results.json").write_text(json.dumps(out, indent=2, default=str))
         return out

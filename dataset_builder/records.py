@@ -8,6 +8,7 @@ the report says how many records each filter removed and why.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections import Counter
@@ -50,17 +51,22 @@ def read_records(path: str | Path, columns: dict[str, str] | None = None, relati
     path = Path(path)
     cols = {**DEFAULT_COLUMNS, **(columns or {})}
     rows: list[tuple[int, dict[str, str]]]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8") as fh:
-            rows = [(i + 2, r) for i, r in enumerate(csv.DictReader(fh))]  # line 1 is the header
+        rows = [(i + 2, r) for i, r in enumerate(csv.DictReader(io.StringIO(text, newline="")))]  # line 1 is the header
     else:
         rows = []
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for i, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
                     obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{i}: invalid JSON ({exc.msg})") from exc
+                except (json.JSONDecodeError, RecursionError) as exc:
+                    raise ValueError(f"{path}:{i}: invalid JSON ({getattr(exc, 'msg', 'nested too deeply')})") from None
+                if not isinstance(obj, dict):
+                    raise ValueError(f"{path}:{i}: expected a JSON object with {', '.join(cols.values())}, found {type(obj).__name__}")
                 if "kalma" not in obj:
                     rows.append((i, obj))
     sel = Selection(records=[])

@@ -23,13 +23,14 @@ import click
 @click.option("--conner-u", default=3, show_default=True, help="CONNER helpfulness: random KGs per entry.")
 @click.option("--na-relevance/--no-na-relevance", default=True, show_default=True,
               help="[NA] precision counts an [NA] sentence that does not address the question as correct (paper §4.5).")
+@click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("--lenient", is_flag=True, help="Exit 0 even when the answers file had corrupt lines, unknown ids or duplicates.")
 @click.option("--samples", default=1, show_default=True, help="G-Eval samples per item.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
 def evaluate(dataset: str, answers: str, kg_source: str | None, nli: str, judge: str | None, lm: str | None, metrics: str,
              compat: str, verbalized: bool, substring_shortcut: bool, matcher: str, conner_agg: str, coherence_model: str | None, conner_u: int,
-             na_relevance: bool, lenient: bool, samples: int, seed: int, output: str) -> None:
+             na_relevance: bool, overwrite: bool, lenient: bool, samples: int, seed: int, output: str) -> None:
     """Score an answers file: citation quality, alignment, [NA], text quality and more."""
     from .base import EvalOptions
     from .runner import evaluate as run, markdown_table
@@ -37,10 +38,8 @@ def evaluate(dataset: str, answers: str, kg_source: str | None, nli: str, judge:
     opts = EvalOptions(compat=compat, nli=nli, judge=judge, lm=lm, verbalized_hypothesis=verbalized,
                        substring_shortcut=substring_shortcut, samples=samples, seed=seed, na_irrelevant_correct=na_relevance,
                        extra={"matcher": matcher, "conner_agg": conner_agg, "conner_u": conner_u, "coherence_model": coherence_model})
-    try:
-        summary = run(dataset, answers, output, metrics=[m.strip() for m in metrics.split(",") if m.strip()], options=opts, kg_source=kg_source)
-    except (ValueError, RuntimeError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    summary = run(dataset, answers, output, metrics=[m.strip() for m in metrics.split(",") if m.strip()], options=opts,
+                  kg_source=kg_source, overwrite=overwrite)
     click.echo(markdown_table(summary))
     click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md")
     problems = {k[len("problems_"):]: v for k, v in summary.counts.items() if k.startswith("problems_")}

@@ -8,7 +8,10 @@ any heavy library, loads only when that subcommand runs.
 from __future__ import annotations
 
 import difflib
+import os
+import sys
 from importlib.metadata import entry_points
+from typing import Any
 
 import click
 
@@ -17,8 +20,62 @@ from . import __version__
 ENTRY_POINT_GROUP = "kalma.commands"
 
 
+class NumberList(click.ParamType):
+    """A comma-separated list of integers or finite numbers, e.g. `--seeds 1,2,3`."""
+
+    def __init__(self, kind: type[int] | type[float]):
+        self.kind = kind
+        self.name = f"{kind.__name__} list"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> list[Any]:
+        if isinstance(value, list):
+            return value
+        out = []
+        for part in str(value).split(","):
+            try:
+                x = self.kind(part.strip())
+            except ValueError:
+                self.fail(f"{part.strip()!r} is not {'an integer' if self.kind is int else 'a number'} (in {value!r})", param, ctx)
+            if x != x or x in (float("inf"), float("-inf")):
+                self.fail(f"{part.strip()!r} is not a finite number", param, ctx)
+            out.append(x)
+        if not out:
+            self.fail("give at least one value", param, ctx)
+        return out
+
+
+INT_LIST, FLOAT_LIST = NumberList(int), NumberList(float)
+
+
 class LazyGroup(click.Group):
-    """A click group whose commands come from entry points and import on first use."""
+    """A click group whose commands come from entry points and import on first use, and
+    whose errors end in one line on stderr: never a traceback (KALMA_DEBUG=1 shows them)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        from .errors import KalmaError, one_line
+
+        if not kwargs.pop("standalone_mode", True):  # a caller embedding the CLI handles errors itself
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"kalma: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("kalma: interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+            if os.environ.get("KALMA_DEBUG"):
+                raise
+            if isinstance(exc, (KalmaError, ValueError, OSError)):
+                click.echo(f"kalma: {one_line(exc)}", err=True)
+            else:
+                click.echo(f"kalma: internal error ({type(exc).__name__}: {one_line(exc)}); "
+                           "set KALMA_DEBUG=1 to see the traceback", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def _entry_points(self) -> dict[str, object]:
         return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}

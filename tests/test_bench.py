@@ -121,7 +121,7 @@ def test_bench_cli_rejects_unknown_keys(tmp_path):
 
     (tmp_path / "c.toml").write_text('name = "x"\nllm = "oops"\n')
     res = CliRunner().invoke(main, ["bench", "run", str(tmp_path / "c.toml"), "-o", str(tmp_path / "r")])
-    assert res.exit_code != 0 and "unknown keys ['llm']" in res.output
+    assert res.exit_code != 0 and "unknown key 'llm'" in res.output
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

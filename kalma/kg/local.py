@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import ConfigError, one_line
 from .base import Row, SparqlSource, Term
 
 
@@ -16,7 +17,13 @@ def _format_for(path: Path) -> str:
         return "nt"
     if suffix in {".ttl", ".turtle"}:
         return "turtle"
-    raise ValueError(f"{path}: snapshot must be Turtle (.ttl) or N-Triples (.nt)")
+    raise ConfigError(f"{path}: snapshot must be Turtle (.ttl) or N-Triples (.nt)")
+
+
+def _readable(path: Path) -> Path:
+    if not path.exists():
+        raise ConfigError(f"{path}: no such snapshot file or store")
+    return path
 
 
 @contextmanager
@@ -41,12 +48,17 @@ class RdflibSource(SparqlSource):
         super().__init__(lang)
         import rdflib
 
-        self.path = Path(path)
+        self.path = _readable(Path(path))
         self.graph = rdflib.Graph()
-        with quiet_rdflib():
-            self.graph.parse(str(self.path), format=_format_for(self.path))
+        try:
+            with quiet_rdflib():
+                self.graph.parse(str(self.path), format=_format_for(self.path))
+        except (SyntaxError, ValueError, UnicodeDecodeError) as exc:  # rdflib's parse errors derive from these
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"{self.path}: not a valid {_format_for(self.path)} snapshot ({one_line(exc)})") from None
 
-    def _select(self, query: str) -> list[Row]:
+    def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
         from rdflib import BNode, Literal, URIRef
 
         def term(t: object) -> Term:
@@ -81,15 +93,20 @@ class OxigraphSource(SparqlSource):
         super().__init__(lang)
         import pyoxigraph as ox
 
-        self.path = Path(path)
-        if self.path.is_dir():
-            self.store = ox.Store(str(self.path))
-        else:
-            fmt = ox.RdfFormat.N_TRIPLES if _format_for(self.path) == "nt" else ox.RdfFormat.TURTLE
-            self.store = ox.Store()
-            self.store.bulk_load(path=str(self.path), format=fmt)
+        self.path = _readable(Path(path))
+        try:
+            if self.path.is_dir():
+                self.store = ox.Store(str(self.path))
+            else:
+                fmt = ox.RdfFormat.N_TRIPLES if _format_for(self.path) == "nt" else ox.RdfFormat.TURTLE
+                self.store = ox.Store()
+                self.store.bulk_load(path=str(self.path), format=fmt)
+        except (SyntaxError, OSError, ValueError, RuntimeError) as exc:  # pyoxigraph: SyntaxError for bad RDF, OSError or RuntimeError for a bad store
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"{self.path}: not a readable snapshot or Oxigraph store ({one_line(exc)})") from None
 
-    def _select(self, query: str) -> list[Row]:
+    def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
         import pyoxigraph as ox
 
         def term(t: object) -> Term:

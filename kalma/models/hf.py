@@ -5,10 +5,35 @@ path, on CUDA when available and the CPU otherwise."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .base import Entailment, GenParams, Generation, LLM, LMScorer, Message, TokenLogprob
+
+
+@contextmanager
+def loading(path: str) -> Iterator[None]:
+    """A model that cannot be loaded (no such path, no hub access, not a model) is a
+    BackendError naming it, not a traceback."""
+    from ..errors import BackendError, one_line
+
+    try:
+        yield
+    except (OSError, ValueError, EnvironmentError) as exc:
+        raise BackendError(f"cannot load the model {path!r} ({one_line(exc)})") from None
+
+
+def model_ref(path: str) -> str:
+    """`path` if it can name a model: an existing local folder, or a hub id (`name` or
+    `org/name`). A filesystem path that does not exist is refused at once, before any work."""
+    from ..errors import BackendError
+
+    looks_local = path.startswith(("/", "./", "../", "~")) or path.count("/") > 1 or os.sep != "/" and os.sep in path
+    if looks_local and not os.path.isdir(os.path.expanduser(path)):
+        raise BackendError(f"cannot load the model {path!r} (no such folder)")
+    return path
 
 
 def device() -> str:
@@ -22,8 +47,9 @@ def load_causal(path: str) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device()).eval()
+    with loading(path):
+        tok = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device()).eval()
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return tok, model
@@ -41,7 +67,7 @@ class HFCausalLM(LLM):
     """`hf:<hub id or path>`: batched generation with left padding."""
 
     def __init__(self, path: str, spec: str | None = None, batch_size: int = 8):
-        self.path = path
+        self.path = model_ref(path)
         self.spec = spec or f"hf:{path}"
         self.batch_size = batch_size
 
@@ -95,7 +121,7 @@ class HFCausalScorer(LMScorer):
     """Token log-probs from a causal LM, batched with right padding."""
 
     def __init__(self, path: str, spec: str | None = None, batch_size: int = 8):
-        self.path = path
+        self.path = model_ref(path)
         self.spec = spec or f"hf:{path}"
         self.batch_size = batch_size
 
@@ -130,7 +156,8 @@ class HFCausalScorer(LMScorer):
 def _load_seq2seq(path: str) -> tuple[Any, Any]:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(path), AutoModelForSeq2SeqLM.from_pretrained(path).to(device()).eval()
+    with loading(path):
+        return AutoTokenizer.from_pretrained(path), AutoModelForSeq2SeqLM.from_pretrained(path).to(device()).eval()
 
 
 class HFSeq2SeqEntailment(Entailment):
@@ -139,7 +166,7 @@ class HFSeq2SeqEntailment(Entailment):
     tokens at the first decoding step."""
 
     def __init__(self, path: str, batch_size: int = 16):
-        self.path, self.spec, self.batch_size = path, f"hf-seq2seq:{path}", batch_size
+        self.path, self.spec, self.batch_size = model_ref(path), f"hf-seq2seq:{path}", batch_size
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         import torch
@@ -158,7 +185,8 @@ class HFSeq2SeqEntailment(Entailment):
 def _load_classifier(path: str) -> tuple[Any, Any]:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path).to(device()).eval()
+    with loading(path):
+        return AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path).to(device()).eval()
 
 
 def nli_label_indices(id2label: dict[int, str]) -> dict[str, int]:
@@ -182,7 +210,7 @@ class HFNLIEntailment(Entailment):
     """`hf-nli:<id>`: MNLI-style sequence classifiers over (premise, hypothesis)."""
 
     def __init__(self, path: str, batch_size: int = 16):
-        self.path, self.spec, self.batch_size = path, f"hf-nli:{path}", batch_size
+        self.path, self.spec, self.batch_size = model_ref(path), f"hf-nli:{path}", batch_size
 
     def _softmax(self, pairs: Sequence[tuple[str, str]]) -> tuple[Any, dict[str, int]]:
         import torch

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .base import cached_batches
+from .hf import model_ref
 from ..cache import make_key
 
 
@@ -31,7 +32,7 @@ class CrossEncoderMatcher(Matcher):
     """`cross-encoder:<hub id or path>`: e.g. a BERT re-ranker (CONNER used Nogueira et al.)."""
 
     def __init__(self, path: str):
-        self.path, self.spec = path, f"cross-encoder:{path}"
+        self.path, self.spec = model_ref(path), f"cross-encoder:{path}"
 
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         logits = _cross_encoder(self.path).predict(list(pairs), convert_to_numpy=True)
@@ -72,7 +73,7 @@ class ClassifierScorer(Matcher):
     named "coherent" (or "positive"), else the last class."""
 
     def __init__(self, path: str):
-        self.path, self.spec = path, f"hf-cls:{path}"
+        self.path, self.spec = model_ref(path), f"hf-cls:{path}"
 
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         import torch

@@ -20,6 +20,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..errors import KalmaError
 from ..schema import normalize_text
 from .base import Entailment
 
@@ -27,7 +28,7 @@ _YES = {"entailment", "entailed", "yes", "true", "1"}
 _NO = {"neutral", "contradiction", "not entailment", "not_entailment", "no", "false", "0"}
 
 
-class MissingJudgement(ValueError):
+class MissingJudgement(KalmaError, ValueError):
     pass
 
 
