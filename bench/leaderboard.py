@@ -29,6 +29,13 @@ def _pct(v: float | None) -> float | None:
     return None if v is None else (100 * v if abs(v) <= 1 else v)
 
 
+def _filed(rec: dict[str, Any]) -> str:
+    """When the entry was filed, and when the one it replaced had been (a resubmission)."""
+    filed = str(rec.get("filed") or "")[:16].replace("T", " ")
+    old = (rec.get("replaces") or {}).get("filed")
+    return filed + (f" (replaces the entry of {str(old)[:16].replace('T', ' ')})" if old else "")
+
+
 def collect(board: Path) -> list[dict[str, Any]]:
     rows = []
     for f in sorted(board.glob("submissions/*/submission.json")):
@@ -37,13 +44,13 @@ def collect(board: Path) -> list[dict[str, Any]]:
         model = str(meta.get("model", ""))
         row = {"name": meta["name"], "model": model + (" (fixed patterns, not a model)" if model == "template" else ""), "seed": meta.get("seed", ""), "reference": False,
                "backends": "; ".join(f"{k}: {v}" for k, v in s["models"].items() if k != "answers"),
-               "malformed": rec.get("malformed_citations", 0)}
+               "malformed": rec.get("malformed_citations", 0), "filed": _filed(rec)}
         for key, _ in COLUMNS:
             v = s["metrics"].get(key)
             row[key] = (v if key == "fluency_mean" else _pct(v)) if v is not None else None
         rows.append(row)
     for p in PAPER_ROWS:
-        rows.append({**{k: None for k, _ in COLUMNS}, **p, "model": p["name"], "seed": "", "reference": True, "malformed": "",
+        rows.append({**{k: None for k, _ in COLUMNS}, **p, "model": p["name"], "seed": "", "reference": True, "malformed": "", "filed": "",
                      "backends": "paper's setting: alignment by TRUE (T5-11B); reference values, not rerun here"})
     return rows
 
@@ -108,8 +115,8 @@ def render(board: str | Path, site: str | Path) -> Path:
     site.mkdir(parents=True, exist_ok=True)
     rows = collect(board)
     images = plots(board, site)
-    head = ["Submission", "Model", "Seed"] + [h for _, h in COLUMNS] + ["Malformed", "Backends per metric"]
-    keys = ["name", "model", "seed"] + [k for k, _ in COLUMNS] + ["malformed", "backends"]
+    head = ["Submission", "Model", "Seed"] + [h for _, h in COLUMNS] + ["Malformed", "Filed (UTC)", "Backends per metric"]
+    keys = ["name", "model", "seed"] + [k for k, _ in COLUMNS] + ["malformed", "filed", "backends"]
     with (site / "leaderboard.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(head + ["kind"])

@@ -18,19 +18,23 @@ import json
 import re
 import shutil
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from evaluation.base import EvalOptions
 from evaluation.runner import evaluate
 from kalma.answers_file import load_answers
-from kalma.jsonl import read_jsonl
+from kalma.errors import KalmaError
+from kalma.jsonl import read_jsonl, write_jsonl
+from kalma.locks import OutputLock
+from kalma.resume import file_digest
 from kalma.schema import Answer, DatasetEntry
 
 REQUIRED = ("name", "model", "seed", "settings")
 
 
-class SubmissionError(ValueError):
+class SubmissionError(KalmaError, ValueError):
     def __init__(self, path: str | Path, problems: list[str]):
         self.problems = problems
         super().__init__(f"{path}: {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in problems))
@@ -64,29 +68,33 @@ def validate(path: str | Path, entries: list[DatasetEntry]) -> Checked:
 
 
 def as_submission(answers: str | Path, out: str | Path, meta: dict[str, Any]) -> Path:
-    """An answers file (e.g. from `kalma answer`) rewritten with submission metadata in its header."""
-    from kalma.jsonl import write_jsonl
-
+    """An answers file (e.g. from `kalma answer`) written again with submission metadata in its header."""
     res = read_jsonl(answers, Answer, kind="answers")
-    write_jsonl(out, res.records, "answers", res.header.get("provenance"))
-    lines = Path(out).read_text().splitlines()
-    header = json.loads(lines[0])
-    header["kalma"]["submission"] = meta
-    Path(out).write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    write_jsonl(out, res.records, "answers", res.header.get("provenance"), header={"submission": meta})
     return Path(out)
 
 
 def submit(path: str | Path, dataset: str | Path, board: str | Path, options: EvalOptions, metrics: list[str]) -> dict[str, Any]:
-    """Validate, score and file a submission under `board/submissions/<name>/`."""
+    """Validate, score and file a submission under `board/submissions/<name>/`.
+
+    A submission under a name already on the board replaces that entry entirely (answers,
+    scores, record); the new record says when the entry it replaced was filed."""
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
     checked = validate(path, entries)
     if checked.problems:
         raise SubmissionError(path, checked.problems)
     target = Path(board) / "submissions" / str(checked.meta["name"])
-    target.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(path, target / "answers.jsonl")
-    summary = evaluate(dataset, target / "answers.jsonl", target / "eval", metrics=metrics, options=options, progress=False)
-    record = {"submission": checked.meta, "malformed_citations": summary.counts.get("malformed", 0), "dataset": str(dataset),
-              "summary": summary.model_dump()}
-    (target / "submission.json").write_text(json.dumps(record, indent=2, default=str))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with OutputLock(target):
+        previous = json.loads((target / "submission.json").read_text()) if (target / "submission.json").exists() else None
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir()
+        shutil.copyfile(path, target / "answers.jsonl")
+        summary = evaluate(dataset, target / "answers.jsonl", target / "eval", metrics=metrics, options=options, progress=False)
+        record = {"submission": checked.meta, "filed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  "answers_sha256": file_digest(target / "answers.jsonl"),
+                  "replaces": {"filed": previous.get("filed"), "answers_sha256": previous.get("answers_sha256")} if previous else None,
+                  "malformed_citations": summary.counts.get("malformed", 0), "dataset": str(dataset), "summary": summary.model_dump()}
+        (target / "submission.json").write_text(json.dumps(record, indent=2, default=str))
     return record

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from kalma.jsonl import JsonlWriter, read_jsonl
 from kalma.kg import open_source
 from kalma.models import get_llm, get_scorer
 from kalma.provenance import provenance
+from kalma.resume import ResumableOutput, fingerprint
 from kalma.schema import DatasetEntry, KnowledgeGraph
 
 from .disambiguate import disambiguate, load_relation_table
@@ -40,7 +40,8 @@ def entry_seed(seed: int, entry_id: str) -> int:
     return int(hashlib.sha256(f"{seed}:{entry_id}".encode()).hexdigest()[:8], 16)
 
 
-def build(records: str | Path, out: str | Path, cfg: BuildConfig, progress: bool = True, stop_after: int | None = None) -> dict[str, object]:
+def build(records: str | Path, out: str | Path, cfg: BuildConfig, progress: bool = True, stop_after: int | None = None,
+          overwrite: bool = False) -> dict[str, object]:
     table = load_relation_table(cfg.relation_table)
     selection = read_records(records, cfg.columns, set(table))
     source = open_source(cfg.kg)
@@ -49,18 +50,19 @@ def build(records: str | Path, out: str | Path, cfg: BuildConfig, progress: bool
     graphs = source.subgraphs(sorted({q for r in resolved for q in (r.qid_a, r.qid_b)}))  # type: ignore[misc]
     pools = [KnowledgeGraph(entities=[graphs[r.qid_a], graphs[r.qid_b]]) for r in resolved]  # type: ignore[index]
     counts, n = relation_counts(pools)
-    out = Path(out)
-    done = {e.id for e in read_jsonl(out, DatasetEntry, kind="dataset", strict=False)} if out.exists() else set()
     llm, scorer = get_llm(cfg.llm), get_scorer(cfg.lm)
     config = {"records": str(records), **{k: v for k, v in asdict(cfg).items()}, "llm_note": llm.label_note}
+    run = fingerprint({"records": records, "relation_table": cfg.relation_table},
+                      {**config, "llm_identity": llm.spec, "lm_identity": scorer.spec})
     stem = Path(records).stem
-    todo = [(r, p) for r, p in zip(resolved, pools) if f"{stem}-{r.record.source_line}" not in done]
-    if stop_after is not None:
-        todo = todo[:stop_after]
-    with JsonlWriter(out, "dataset", provenance(config=config), append=True) as writer:
+    with ResumableOutput(out, "dataset", DatasetEntry, lambda e: e.id, run, provenance(config=config), overwrite=overwrite) as output:
+        done = set(output.done)
+        todo = [(r, p) for r, p in zip(resolved, pools) if f"{stem}-{r.record.source_line}" not in done]
+        if stop_after is not None:
+            todo = todo[:stop_after]
         for r, pool in tqdm(todo, desc=f"build ({cfg.llm})", unit="entry", disable=not progress):
             eid = f"{stem}-{r.record.source_line}"
-            writer.write(evolve(eid, r.record, (r.qid_a, r.qid_b), pool, llm, scorer, counts, n, cfg.evolve, entry_seed(cfg.seed, eid)))  # type: ignore[arg-type]
+            output.write(evolve(eid, r.record, (r.qid_a, r.qid_b), pool, llm, scorer, counts, n, cfg.evolve, entry_seed(cfg.seed, eid)))  # type: ignore[arg-type]
     return {"selection": selection.report(), "disambiguation": dict(status),
             "unresolved": [{"line": x.record.source_line, "pair": [x.record.person_a, x.record.relation, x.record.person_b],
                             "status": x.status, "candidates": [list(x.candidates_a), list(x.candidates_b)]}

@@ -19,17 +19,14 @@ from typing import Any
 from tqdm import tqdm
 
 from kalma.answers_file import AnswersFile, Problem, load_answers
-from kalma.jsonl import JsonlWriter, read_jsonl
+from kalma.jsonl import read_jsonl
+from kalma.resume import ResumableOutput, fingerprint
 from kalma.provenance import provenance
 from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, EvalItem, EvalOptions, Metric, get_metric
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE = "scores.jsonl", "summary.json", "summary.md"
-
-
-class ConfigMismatch(RuntimeError):
-    pass
 
 
 def fill_missing(answers: list[Answer], entries: dict[str, DatasetEntry]) -> tuple[list[Answer], int]:
@@ -50,10 +47,13 @@ def evaluate(
     chunk_size: int = 64,
     progress: bool = True,
     stop_after: int | None = None,
+    overwrite: bool = False,
 ) -> Summary:
     """Score `answers` against `dataset` into `out_dir` (see the module docstring).
 
     `stop_after` scores at most that many new answers, then returns (used to test resumption).
+    An existing output made from other inputs or settings is refused (`kalma.resume`), or
+    started over with `overwrite`.
     """
     options = options or EvalOptions()
     out = Path(out_dir)
@@ -80,21 +80,16 @@ def evaluate(
     models = {k: v for m in active for k, v in m.models().items()}
     answer_models = sorted({a.model for a in answer_list if not a.meta.get("missing")})
 
-    scores_path = out / SCORES_FILE
-    done: dict[str, AnswerScores] = {}
-    if scores_path.exists():
-        prev = read_jsonl(scores_path, AnswerScores, kind="scores", strict=False)
-        stored = prev.header.get("provenance", {}).get("config")
-        if stored is not None and stored != config:
-            raise ConfigMismatch(f"{scores_path} was written with another configuration; use a new output directory")
-        done = {r.answer_id: r for r in prev.records}
-        problems += [Problem("corrupt_line", f"resume: {e}") for e in prev.errors]
-
-    todo = [a for a in answer_list if a.answer_id() not in done]
-    if stop_after is not None:
-        todo = todo[:stop_after]
-    writer = JsonlWriter(scores_path, "scores", provenance(config=config, models=models, answer_models=answer_models), append=True)
-    try:
+    run = fingerprint({"dataset": dataset if isinstance(dataset, (str, Path)) else entry_list,
+                       "answers": answers if isinstance(answers, (str, Path)) else answer_list},
+                      {"metrics": names, "options": asdict(options), "kg_source": kg_source})
+    with ResumableOutput(out / SCORES_FILE, "scores", AnswerScores, lambda r: r.answer_id, run,
+                         provenance(config=config, models=models, answer_models=answer_models), overwrite=overwrite) as output:
+        done = {r.answer_id: r for r in output.existing}
+        problems += [Problem("corrupt_line", f"resume: {e}") for e in output.errors]
+        todo = [a for a in answer_list if a.answer_id() not in done]
+        if stop_after is not None:
+            todo = todo[:stop_after]
         bar = tqdm(total=len(todo), desc="evaluate", unit="answer", disable=not progress)
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start : start + chunk_size]
@@ -109,18 +104,16 @@ def evaluate(
             for a, row in zip(chunk, rows):
                 if a.meta.get("missing"):
                     row.notes["missing"] = "no answer for this entry: scored as empty"
-                writer.write(row)
+                output.write(row)
                 done[row.answer_id] = row
             bar.update(len(chunk))
         bar.close()
-    finally:
-        writer.close()
 
-    wanted = [a.answer_id() for a in answer_list]
-    rows = [done[k] for k in wanted if k in done]
-    summary = summarize(rows, active, config, models, answer_models, problems, n_missing, complete=len(rows) == len(wanted))
-    (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
-    (out / TABLE_FILE).write_text(markdown_table(summary))
+        wanted = [a.answer_id() for a in answer_list]
+        rows = [done[k] for k in wanted if k in done]
+        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, complete=len(rows) == len(wanted))
+        (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
+        (out / TABLE_FILE).write_text(markdown_table(summary))
     return summary
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,13 +18,14 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .errors import KalmaError
 from .schema import FORMAT_VERSION
 
 R = TypeVar("R", bound=BaseModel)
 HEADER_KEY = "kalma"
 
 
-class RecordError(ValueError):
+class RecordError(KalmaError, ValueError):
     """A bad line: names the file, the line number and the field."""
 
     def __init__(self, path: str | Path, line: int, field_name: str, message: str):
@@ -45,8 +48,9 @@ class ReadResult(Generic[R]):
         return len(self.records)
 
 
-def make_header(kind: str, provenance: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {HEADER_KEY: {"kind": kind, "format_version": FORMAT_VERSION, "provenance": provenance or {}}}
+def make_header(kind: str, provenance: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """The header line; `extra` adds sections such as `submission`."""
+    return {HEADER_KEY: {"kind": kind, "format_version": FORMAT_VERSION, "provenance": provenance or {}, **extra}}
 
 
 def _validation_error(path: Path, lineno: int, err: ValidationError) -> RecordError:
@@ -56,43 +60,109 @@ def _validation_error(path: Path, lineno: int, err: ValidationError) -> RecordEr
     return RecordError(path, lineno, loc, first["msg"] + extra)
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+HEADER_PREFIX = b'{"' + HEADER_KEY.encode() + b'"'
+
+
+def _decode_line(path: Path, lineno: int, raw: bytes) -> Any:
+    """One line as a JSON value, or a RecordError saying why it is not one. Checked per line:
+    UTF-8, JSON syntax, nesting depth, and lone surrogate escapes (`\\ud800` parses, but is no
+    character and cannot be written back)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(path, lineno, "", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(path, lineno, "", f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise RecordError(path, lineno, "", "invalid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise RecordError(path, lineno, "", f"invalid JSON ({exc})") from None
+    if _SURROGATE_ESCAPE.search(raw):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise RecordError(path, lineno, "", "a lone surrogate escape (\\ud800-\\udfff) is not a character") from None
+    return obj
+
+
+def _check_header(path: Path, lineno: int, header: Any, kind: str | None) -> dict[str, Any]:
+    if not isinstance(header, dict):
+        raise RecordError(path, lineno, HEADER_KEY, "header must be an object")
+    if kind and header.get("kind") != kind:
+        raise RecordError(path, lineno, "kind", f"expected a {kind!r} file, found {header.get('kind')!r}")
+    version = header.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
+        raise RecordError(path, lineno, "format_version", f"unsupported format version {version!r} (this reader: {FORMAT_VERSION})")
+    return header
+
+
+def read_header(path: str | Path) -> dict[str, Any]:
+    """The header of a record file ({} when it has none); a torn header is an error."""
+    path = Path(path)
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if raw.strip():
+                return _header_or_none(path, lineno, raw, None) or {}
+    return {}
+
+
+def _header_or_none(path: Path, lineno: int, raw: bytes, kind: str | None) -> dict[str, Any] | None:
+    is_header = raw.lstrip().startswith(HEADER_PREFIX)
+    try:
+        obj = _decode_line(path, lineno, raw)
+    except RecordError as err:
+        if is_header:
+            raise RecordError(path, lineno, HEADER_KEY, f"the header line is damaged: {err.message}") from None
+        raise
+    if isinstance(obj, dict) and HEADER_KEY in obj and len(obj) == 1:
+        return _check_header(path, lineno, obj[HEADER_KEY], kind)
+    return None
+
+
 def read_jsonl(
     path: str | Path, model: type[R], *, kind: str | None = None, strict: bool = True
 ) -> ReadResult[R]:
     """Read `path` into `model` records.
 
     strict: raise the first RecordError. Otherwise collect errors and keep the good lines.
-    A header of another kind or a newer format version is always an error.
+    A header that is damaged, of another kind, of a newer format version, or repeated later in
+    the file is always an error: it decides how the rest is read.
     """
     path = Path(path)
     result: ReadResult[R] = ReadResult(records=[])
+    header_line = 0
+    first = True
 
     def fail(err: RecordError) -> None:
         if strict:
             raise err
         result.errors.append(err)
 
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
+            if first or raw.lstrip().startswith(HEADER_PREFIX):
+                try:
+                    header = _header_or_none(path, lineno, raw, kind)
+                except RecordError as err:
+                    if err.field == HEADER_KEY or err.field in {"kind", "format_version"}:
+                        raise
+                    header = None
+                if header is not None:
+                    if not first:
+                        raise RecordError(path, lineno, HEADER_KEY, f"a second header line (the first is line {header_line}): "
+                                                                    "files were concatenated or a header was repeated")
+                    result.header, header_line, first = header, lineno, False
+                    continue
+            first = False
             try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                fail(RecordError(path, lineno, "", f"invalid JSON ({exc.msg} at column {exc.colno})"))
-                continue
-            if isinstance(obj, dict) and HEADER_KEY in obj and len(obj) == 1:
-                header = obj[HEADER_KEY]
-                if not isinstance(header, dict):
-                    raise RecordError(path, lineno, HEADER_KEY, "header must be an object")
-                if kind and header.get("kind") != kind:
-                    raise RecordError(path, lineno, "kind", f"expected a {kind!r} file, found {header.get('kind')!r}")
-                version = header.get("format_version")
-                if not isinstance(version, int) or version > FORMAT_VERSION:
-                    raise RecordError(
-                        path, lineno, "format_version", f"unsupported format version {version!r} (this reader: {FORMAT_VERSION})"
-                    )
-                result.header = header
+                obj = _decode_line(path, lineno, raw)
+            except RecordError as err:
+                fail(err)
                 continue
             if not isinstance(obj, dict):
                 fail(RecordError(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}"))
@@ -106,32 +176,59 @@ def read_jsonl(
 
 
 class JsonlWriter:
-    """Appends records, flushing and fsyncing each line so a killed run loses nothing it wrote.
+    """Appends records under an exclusive lock on the file (`kalma.locks`).
 
-    Opening an existing file in append mode keeps its rows (resume); a torn last line left
-    by a kill is cut off first so the next row starts on a fresh line.
+    Every row is flushed to the OS at once, so a killed run loses nothing it wrote; rows are
+    fsynced in groups (`fsync_every` rows or `fsync_seconds`, and on close), which protects
+    against a machine crash without paying one disk sync per row. Opening an existing file in
+    append mode keeps its rows (resume); a torn last line left by a kill is cut off first.
     """
 
-    def __init__(self, path: str | Path, kind: str, provenance: dict[str, Any] | None = None, *, append: bool = False):
+    def __init__(self, path: str | Path, kind: str, provenance: dict[str, Any] | None = None, *, append: bool = False,
+                 lock: bool = True, fsync_every: int = 256, fsync_seconds: float = 2.0, header: dict[str, Any] | None = None):
+        from .locks import OutputLock
+
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        resuming = append and self.path.exists() and self.path.stat().st_size > 0
-        if resuming:
-            _truncate_torn_tail(self.path)
-        self._fh = self.path.open("a" if resuming else "w", encoding="utf-8")
+        self._lock = OutputLock(self.path).acquire() if lock else None
+        try:
+            resuming = append and self.path.exists() and self.path.stat().st_size > 0
+            if resuming:
+                _truncate_torn_tail(self.path)
+            self._fh = self.path.open("a" if resuming else "w", encoding="utf-8")
+        except BaseException:
+            if self._lock:
+                self._lock.release()
+            raise
+        self.fsync_every, self.fsync_seconds = fsync_every, fsync_seconds
+        self._unsynced, self._synced_at = 0, time.monotonic()
         if not resuming:
-            self._write_obj(make_header(kind, provenance))
+            self._write_obj(make_header(kind, provenance, **(header or {})))
 
     def _write_obj(self, obj: Any) -> None:
-        self._fh.write(json.dumps(obj, ensure_ascii=False, sort_keys=False) + "\n")
+        self._fh.write(json.dumps(obj, ensure_ascii=False, sort_keys=False, allow_nan=False) + "\n")
         self._fh.flush()
+        self._unsynced += 1
+        if self._unsynced >= self.fsync_every or time.monotonic() - self._synced_at >= self.fsync_seconds:
+            self.sync()
+
+    def sync(self) -> None:
         os.fsync(self._fh.fileno())
+        self._unsynced, self._synced_at = 0, time.monotonic()
 
     def write(self, record: BaseModel) -> None:
         self._write_obj(record.model_dump(mode="json", exclude_none=False))
 
     def close(self) -> None:
-        self._fh.close()
+        try:
+            if not self._fh.closed:
+                self._fh.flush()
+                self.sync()
+                self._fh.close()
+        finally:
+            if self._lock:
+                self._lock.release()
+                self._lock = None
 
     def __enter__(self) -> JsonlWriter:
         return self
@@ -141,16 +238,31 @@ class JsonlWriter:
 
 
 def _truncate_torn_tail(path: Path) -> None:
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        with path.open("r+b") as fh:
-            fh.truncate(cut)
+    with path.open("r+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        # Look back for the last newline in blocks: the file may be large, the torn line is not.
+        pos = size
+        while pos > 0:
+            step = min(65536, pos)
+            pos -= step
+            fh.seek(pos)
+            block = fh.read(step)
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                fh.truncate(pos + cut + 1)
+                return
+        fh.truncate(0)
 
 
-def write_jsonl(path: str | Path, records: Iterable[BaseModel], kind: str, provenance: dict[str, Any] | None = None) -> int:
+def write_jsonl(path: str | Path, records: Iterable[BaseModel], kind: str, provenance: dict[str, Any] | None = None,
+                header: dict[str, Any] | None = None) -> int:
     n = 0
-    with JsonlWriter(path, kind, provenance) as w:
+    with JsonlWriter(path, kind, provenance, header=header) as w:
         for r in records:
             w.write(r)
             n += 1

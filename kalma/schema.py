@@ -6,6 +6,7 @@ can refuse a file it does not understand instead of misreading it.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from typing import Any, Literal
@@ -201,6 +202,12 @@ class AnswerScores(Record):
     counts: dict[str, int] = Field(default_factory=dict)
     notes: dict[str, str] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict, description="per-answer findings, e.g. the graph an answer leaned on")
+
+    @field_validator("values")
+    @classmethod
+    def _finite(cls, v: dict[str, float | None]) -> dict[str, float | None]:
+        """NaN or infinity is no score: stored as None ("could not apply"), never as invalid JSON."""
+        return {k: (None if x is not None and not math.isfinite(x) else x) for k, x in v.items()}
 
 
 class Summary(Record):

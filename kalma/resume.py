@@ -1,0 +1,124 @@
+"""Resuming an output safely: the one routine `answer`, `build` and `evaluate` share.
+
+An output file's header records a fingerprint of what produced it: a hash of every input file
+(dataset, answers, records) and the configuration (models, seeds, settings). A rerun into the
+same file resumes it only when the fingerprint matches; otherwise it refuses, saying what
+changed, or starts over with `overwrite`. Rows are keyed the same way everywhere (`key`), and
+the file is held under an exclusive lock (`kalma.locks`) from the check to the last row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from .errors import ResumeMismatch
+from .jsonl import JsonlWriter, read_header, read_jsonl
+from .locks import OutputLock
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def file_digest(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def records_digest(records: Iterable[BaseModel]) -> str:
+    h = hashlib.sha256()
+    for r in records:
+        h.update(r.model_dump_json().encode("utf-8") + b"\n")
+    return "sha256:" + h.hexdigest()
+
+
+def value_digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def fingerprint(inputs: Mapping[str, str | Path | Iterable[BaseModel] | None], config: Mapping[str, Any]) -> dict[str, Any]:
+    """{"inputs": {name: digest}, "config": config}: files are hashed by content, record lists
+    by their JSON; `config` must be JSON-serialisable and is stored as is."""
+    digests: dict[str, str | None] = {}
+    for name, src in inputs.items():
+        if src is None:
+            digests[name] = None
+        elif isinstance(src, (str, Path)):
+            digests[name] = file_digest(src)
+        else:
+            digests[name] = records_digest(src)
+    return {"inputs": digests, "config": json.loads(json.dumps(dict(config), sort_keys=True, default=str))}
+
+
+def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    out = [f"input {k}" for k in sorted(set(old.get("inputs", {})) | set(new["inputs"]))
+           if old.get("inputs", {}).get(k) != new["inputs"].get(k)]
+    oc, nc = old.get("config", {}), new["config"]
+    out += [f"setting {k} ({oc.get(k)!r} -> {nc.get(k)!r})" for k in sorted(set(oc) | set(nc)) if oc.get(k) != nc.get(k)]
+    return out
+
+
+class ResumableOutput(Generic[R]):
+    """`with ResumableOutput(path, kind, Record, key, run, provenance) as out:` then
+    `out.done` (keys already written, when resuming) and `out.write(record)`."""
+
+    def __init__(self, path: str | Path, kind: str, record_type: type[R], key: Callable[[R], str], run: dict[str, Any],
+                 provenance: dict[str, Any], *, overwrite: bool = False):
+        self.path, self.kind, self.record_type, self.key = Path(path), kind, record_type, key
+        self.run, self.provenance, self.overwrite = run, provenance, overwrite
+        self.done: set[str] = set()
+        self.existing: list[R] = []  # the rows found when resuming
+        self.errors: list[str] = []  # bad lines found when resuming (their rows are redone)
+        self.resumed = False
+        self._lock = OutputLock(self.path)
+        self._writer: JsonlWriter | None = None
+
+    def __enter__(self) -> ResumableOutput[R]:
+        self._lock.acquire()
+        try:
+            self.resumed = self._check()
+            if self.resumed:
+                found = read_jsonl(self.path, self.record_type, kind=self.kind, strict=False)
+                seen: set[str] = set()
+                self.existing = [r for r in found.records if not (self.key(r) in seen or seen.add(self.key(r)))]  # type: ignore[func-returns-value]
+                self.done = seen
+                self.errors = [str(e) for e in found.errors]
+            self._writer = JsonlWriter(self.path, self.kind, {**self.provenance, "run": self.run}, append=self.resumed, lock=False)
+        except BaseException:
+            self._lock.release()
+            raise
+        return self
+
+    def _check(self) -> bool:
+        """True to resume, False to start afresh; ResumeMismatch when that would mix two runs."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return False
+        if self.overwrite:
+            return False
+        stored = read_header(self.path).get("provenance", {}).get("run")
+        if stored == self.run:
+            return True
+        why = "it has no fingerprint (written by an older kalma)" if stored is None else \
+            "changed since: " + "; ".join(_differences(stored, self.run))
+        raise ResumeMismatch(f"{self.path} was made from other inputs or settings ({why}); resuming would mix two runs. "
+                             "Use --overwrite to start over, or write to another output")
+
+    def write(self, record: R) -> None:
+        assert self._writer is not None
+        self._writer.write(record)
+        self.done.add(self.key(record))
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        try:
+            if self._writer is not None:
+                self._writer.close()
+        finally:
+            self._lock.release()

@@ -1,0 +1,232 @@
+"""Hardening of files (issue 14, items 1, 2, 4, 10): stale outputs, concurrent writers, bad
+lines, damaged headers and a damaged cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dataset_builder.demo import demo_entries
+from evaluation.runner import evaluate
+from kalma.cache import Cache, CacheError
+from kalma.errors import OutputLocked, ResumeMismatch
+from kalma.jsonl import JsonlWriter, RecordError, read_jsonl, write_jsonl
+from kalma.kg import open_source
+from kalma.schema import Answer
+
+HEAD = json.dumps({"kalma": {"kind": "answers", "format_version": 2}})
+
+
+@pytest.fixture(scope="module")
+def entries():
+    return demo_entries(open_source("demo"))
+
+
+def _good(i: int) -> str:
+    return Answer(entry_id=f"e{i}", text="x", model="m").model_dump_json()
+
+
+# ---------------------------------------------------------------- one bad line never costs the file
+
+
+@pytest.mark.parametrize("bad,message", [
+    (b'{"entry_id": "e9", "text": "caf\xe9", "model": "m"}', "not valid UTF-8 (byte 0xe9 at column 32)"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"entry_id": "e9", "text": "\\ud800", "model": "m"}', "lone surrogate"),
+    (b'{"entry_id": "e9", "text": ' + b"9" * 5000 + b', "model": "m"}', "invalid JSON"),
+])
+def test_a_bad_line_is_one_error_and_every_good_line_is_kept(tmp_path, bad, message):
+    p = tmp_path / "a.jsonl"
+    p.write_bytes(b"\n".join([HEAD.encode(), _good(0).encode(), bad, _good(1).encode()]) + b"\n")
+    res = read_jsonl(p, Answer, kind="answers", strict=False)
+    assert [a.entry_id for a in res.records] == ["e0", "e1"]
+    assert len(res.errors) == 1 and res.errors[0].line == 3 and message in str(res.errors[0]) and str(p) in str(res.errors[0])
+    with pytest.raises(RecordError, match=f"{p}:3"):
+        read_jsonl(p, Answer, kind="answers")
+
+
+def test_check_reports_a_lone_surrogate_line(tmp_path):
+    from click.testing import CliRunner
+
+    from kalma.cli import main
+
+    p = tmp_path / "a.jsonl"
+    p.write_bytes(b"\n".join([HEAD.encode(), b'{"entry_id": "e9", "text": "\\udc00 x", "model": "m"}', _good(1).encode()]) + b"\n")
+    res = CliRunner().invoke(main, ["check", str(p), "--kind", "answers", "--lenient"])
+    assert res.exit_code == 1 and "1 good records, 1 bad lines" in res.stdout and f"{p}:2" in res.stderr
+
+
+@pytest.mark.parametrize("lines,message", [
+    ([HEAD[:30], _good(0)], "the header line is damaged"),
+    ([HEAD, _good(0), HEAD, _good(1)], "a second header line (the first is line 1)"),
+])
+def test_a_torn_or_repeated_header_is_an_error(tmp_path, lines, message):
+    p = tmp_path / "a.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    for strict in (True, False):
+        with pytest.raises(RecordError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            read_jsonl(p, Answer, kind="answers", strict=strict)
+
+
+def test_evaluate_scores_the_good_rows_around_bad_bytes(tmp_path, entries):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    good = [Answer(entry_id=e.id, text="A painter [Q212657, occupation: painter].", model="m").model_dump_json().encode() for e in entries]
+    (tmp_path / "a.jsonl").write_bytes(b"\n".join([HEAD.encode(), good[0], b"\xff\xfe", b'{"x": "\\ud800"}', *good[1:]]) + b"\n")
+    s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
+    assert s.counts["answers"] == len(entries) and s.counts["missing_answers_scored_empty"] == 0
+    assert s.counts["problems_corrupt_line"] == 2
+
+
+# ---------------------------------------------------------------- stale outputs
+
+
+def test_evaluate_refuses_to_resume_over_changed_answers(tmp_path, entries):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    cited = [Answer(entry_id=e.id, text=f"[{t.subject}, {t.relation_label}: {t.value_label}]", model="m")
+             for e in entries for t in (e.minimum_set or [])[:1]]
+    write_jsonl(tmp_path / "a.jsonl", cited, "answers")
+    first = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
+    assert first.metrics["recall_micro"] > 0
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers")
+    with pytest.raises(ResumeMismatch, match="input answers"):
+        evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
+    fresh = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False, overwrite=True)
+    assert fresh.metrics["recall_micro"] == 0.0
+    # the same inputs resume: nothing is redone and the figures stand
+    again = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
+    assert again.metrics == fresh.metrics
+
+
+def test_answer_refuses_to_resume_with_another_llm(tmp_path, entries):
+    from baselines.pipeline import BaselineConfig, answer_dataset
+
+    out = tmp_path / "a.jsonl"
+    answer_dataset(entries, out, BaselineConfig(retrieval="gold"), progress=False)
+    before = out.read_text()
+    other = "openai-compatible:http://127.0.0.1:9/v1:m"  # refused before any request is made
+    with pytest.raises(ResumeMismatch, match="setting llm"):
+        answer_dataset(entries, out, BaselineConfig(llm=other, retrieval="gold"), progress=False)
+    assert out.read_text() == before
+    report = answer_dataset(entries, out, BaselineConfig(retrieval="gold"), progress=False)  # same settings: resumes
+    assert report["written"] == 0 and out.read_text() == before
+
+
+def test_a_resubmission_replaces_its_entry_and_the_board_says_so(tmp_path, entries):
+    from bench.leaderboard import collect
+    from bench.submissions import submit
+    from evaluation.base import EvalOptions
+
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    meta = {"submission": {"name": "mine", "model": "m", "seed": 0, "settings": {}}}
+    cited = [Answer(entry_id=e.id, text=" ".join(f"[{t.subject}, {t.relation_label}: {t.value_label}]" for t in e.minimum_set or []), model="m")
+             for e in entries]
+    write_jsonl(tmp_path / "s.jsonl", cited, "answers", header=meta)
+    first = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
+    assert first["summary"]["metrics"]["recall_micro"] == 1.0 and first["replaces"] is None
+    write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers", header=meta)
+    time.sleep(1.1)
+    second = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
+    assert second["summary"]["metrics"]["recall_micro"] == 0.0  # the new answers' scores, not the old ones
+    assert second["replaces"]["filed"] == first["filed"] and second["filed"] > first["filed"]
+    row = next(r for r in collect(tmp_path / "board") if r["name"] == "mine")
+    assert row["recall_micro"] == 0.0 and "replaces the entry of" in row["filed"]
+
+
+# ---------------------------------------------------------------- concurrent writers
+
+HOLD = """
+import sys, time
+from kalma.jsonl import JsonlWriter
+from kalma.schema import Answer
+with JsonlWriter(sys.argv[1], "answers") as w:
+    for i in range(5):
+        w.write(Answer(entry_id=f"e{i}", text="x", model="first"))
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+    for i in range(5, 10):
+        w.write(Answer(entry_id=f"e{i}", text="x", model="first"))
+"""
+
+
+def test_a_second_writer_is_refused_at_once_and_the_file_stays_intact(tmp_path, entries):
+    out = tmp_path / "answers.jsonl"
+    first = subprocess.Popen([sys.executable, "-c", HOLD, str(out), "4"], stdout=subprocess.PIPE, text=True)
+    assert first.stdout.readline().strip() == "holding"
+    t0 = time.time()
+    second = subprocess.run([sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(_dataset(tmp_path, entries)),
+                             "--retrieval", "gold", "-o", str(out)], capture_output=True, text=True)
+    assert time.time() - t0 < 30 and second.returncode == 1
+    assert f"is being written by another run (pid {first.pid} on" in second.stderr and "Traceback" not in second.stderr
+    first.wait(30)
+    rows = read_jsonl(out, Answer, kind="answers")
+    assert [a.entry_id for a in rows] == [f"e{i}" for i in range(10)] and {a.model for a in rows} == {"first"}
+    # once the first has finished, the lock is free again
+    with JsonlWriter(out, "answers", append=True):
+        pass
+
+
+def test_two_writers_in_one_process_are_refused_too(tmp_path):
+    with JsonlWriter(tmp_path / "x.jsonl", "answers"):
+        with pytest.raises(OutputLocked, match="x.jsonl is being written by another run"):
+            JsonlWriter(tmp_path / "x.jsonl", "answers")
+
+
+def _dataset(tmp_path, entries):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    return tmp_path / "d.jsonl"
+
+
+def test_two_evaluations_into_one_output_do_not_interleave(tmp_path, entries):
+    """Both start together: one scores, the other is refused; the scores file holds each answer once."""
+    d = _dataset(tmp_path, entries)
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text="x [NA].", model="m", run=f"r{i}") for e in entries for i in range(200)], "answers")
+    cmd = [sys.executable, "-m", "kalma.cli", "evaluate", "--dataset", str(d), "--answers", str(tmp_path / "a.jsonl"),
+           "--metrics", "citation", "-o", str(tmp_path / "out")]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(120), p.stderr.read()) for p in procs]
+    assert sorted(rc for rc, _ in results) == [0, 1], results
+    assert any("is being written by another run" in err for rc, err in results if rc == 1)
+    ids = [json.loads(line)["answer_id"] for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()[1:]]
+    assert len(ids) == len(set(ids)) == 200 * len(entries)
+
+
+# ---------------------------------------------------------------- a damaged cache
+
+
+@pytest.mark.parametrize("damage", ["random", "truncated"])
+def test_a_damaged_cache_names_its_file_and_clear_recovers(tmp_path, monkeypatch, damage):
+    from click.testing import CliRunner
+
+    from kalma import cache as cache_mod
+    from kalma.cli import main
+
+    monkeypatch.setenv("KALMA_CACHE_DIR", str(tmp_path))
+    path = tmp_path / "cache.sqlite"
+    if damage == "random":
+        path.write_bytes(bytes(range(256)) * 64)
+    else:
+        good = Cache(path)
+        good.put_many("kg", {f"k{i}": "v" * 500 for i in range(2000)})
+        good._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    cache_mod._default = None
+    with pytest.raises(CacheError, match=f"{path}: the call cache is damaged"):
+        c = Cache(path)
+        c.get_many([f"k{i}" for i in range(2000)])
+    res = CliRunner().invoke(main, ["cache", "clear"])
+    assert res.exit_code == 0 and "removed" in res.stdout
+    cache_mod._default = None
+    assert Cache(path).stats()["entries"] == {}
+
+
+def test_an_unreadable_cached_value_is_a_miss(tmp_path, caplog):
+    c = Cache(tmp_path / "c.sqlite")
+    c.put("good", "llm", {"text": "ok"})
+    c._conn().execute("INSERT INTO calls (key, namespace, value) VALUES ('bad', 'llm', '{not json')")
+    assert c.get_many(["good", "bad"]) == {"good": {"text": "ok"}} and c.get("bad") is None
+    assert "unreadable; treated as a miss" in caplog.text
