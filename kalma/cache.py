@@ -4,21 +4,32 @@ SQLite in WAL mode, so several processes can read and write at once; each write 
 transaction, so a killed run leaves a readable cache holding every answer written before it.
 Keys hash (namespace, backend, model, parameters, input). Secrets never reach a key or a value:
 parameters whose names look like credentials are refused.
+
+A damaged cache file is reported with its path (`CacheError`), and `kalma cache clear`
+replaces it; a single unreadable value is a miss, logged, never an error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-T = TypeVar("T")
+from .errors import KalmaError
+
+log = logging.getLogger(__name__)
+
+
+class CacheError(KalmaError):
+    """The cache file cannot be used (not a database, damaged)."""
 _SECRET_RE = re.compile(r"api[_-]?key|authorization|secret|password|bearer|cookie|^headers?$|(^|_)token$", re.IGNORECASE)
 
 
@@ -51,87 +62,105 @@ class Cache:
         self._local = threading.local()
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._conn() as c:
-                c.execute(
+            with self._guard():
+                self._conn().execute(
                     "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
                     "value TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
                 )
 
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """SQLite's "file is not a database" and "malformed" become one error naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"{self.path}: the call cache is damaged ({exc}); "
+                             "`kalma cache clear` replaces it with an empty one") from None
+
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA busy_timeout=60000")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            with self._guard():
+                conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA busy_timeout=60000")
+                conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
         return conn
+
+    def _decode(self, key: str, raw: str) -> Any | None:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            log.warning("%s: cached value for %s is unreadable; treated as a miss", self.path, key[:12])
+            return None
 
     def get(self, key: str) -> Any | None:
         """The stored value, or None on a miss (None itself is never stored)."""
         if self.path is None:
             return None
-        row = self._conn().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        with self._guard():
+            row = self._conn().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
+        return self._decode(key, row[0]) if row else None
 
     def put(self, key: str, namespace: str, value: Any) -> None:
-        if self.path is None or value is None:
-            return
-        self._conn().execute(
-            "INSERT OR REPLACE INTO calls (key, namespace, value) VALUES (?, ?, ?)",
-            (key, namespace, json.dumps(value, ensure_ascii=False)),
-        )
+        self.put_many(namespace, {key: value})
 
     def get_many(self, keys: list[str]) -> dict[str, Any]:
         if self.path is None or not keys:
             return {}
         out: dict[str, Any] = {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            q = f"SELECT key, value FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
-            out.update({k: json.loads(v) for k, v in self._conn().execute(q, chunk)})
+        with self._guard():
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                q = f"SELECT key, value FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, v in self._conn().execute(q, chunk):
+                    if (decoded := self._decode(k, v)) is not None:
+                        out[k] = decoded
         return out
 
     def put_many(self, namespace: str, items: dict[str, Any]) -> None:
         if self.path is None or not items:
             return
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.executemany(
-                "INSERT OR REPLACE INTO calls (key, namespace, value) VALUES (?, ?, ?)",
-                [(k, namespace, json.dumps(v, ensure_ascii=False)) for k, v in items.items() if v is not None],
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    def cached(self, key: str, namespace: str, compute: Callable[[], T]) -> T:
-        """Return the stored value for `key`, computing and storing it on a miss."""
-        hit = self.get(key)
-        if hit is not None:
-            self.hits += 1
-            return hit  # type: ignore[no-any-return]
-        self.misses += 1
-        value = compute()
-        self.put(key, namespace, value)
-        return value
+        with self._guard():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO calls (key, namespace, value) VALUES (?, ?, ?)",
+                    [(k, namespace, json.dumps(v, ensure_ascii=False, allow_nan=False)) for k, v in items.items() if v is not None],
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     def stats(self) -> dict[str, Any]:
         if self.path is None:
             return {"enabled": False}
-        rows = self._conn().execute("SELECT namespace, COUNT(*) FROM calls GROUP BY namespace ORDER BY namespace").fetchall()
+        with self._guard():
+            rows = self._conn().execute("SELECT namespace, COUNT(*) FROM calls GROUP BY namespace ORDER BY namespace").fetchall()
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
         return {"enabled": True, "path": str(self.path), "bytes": size, "entries": dict(rows)}
 
     def clear(self, namespace: str | None = None) -> int:
         if self.path is None:
             return 0
-        conn = self._conn()
-        cur = conn.execute("DELETE FROM calls" + (" WHERE namespace = ?" if namespace else ""), (namespace,) if namespace else ())
-        conn.execute("VACUUM")
+        with self._guard():
+            conn = self._conn()
+            cur = conn.execute("DELETE FROM calls" + (" WHERE namespace = ?" if namespace else ""), (namespace,) if namespace else ())
+            conn.execute("VACUUM")
         return cur.rowcount
+
+
+def remove_cache_files(path: Path) -> list[Path]:
+    """Delete a cache database and its WAL/SHM files (to recover from a damaged one)."""
+    gone = []
+    for p in [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]:
+        if p.exists():
+            p.unlink()
+            gone.append(p)
+    return gone
 
 
 _default: Cache | None = None

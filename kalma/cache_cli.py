@@ -23,7 +23,11 @@ def stats() -> None:
 @cache.command("clear")
 @click.option("--namespace", help="Only this namespace (e.g. llm, entail, kg).")
 def clear(namespace: str | None) -> None:
-    """Delete cached entries."""
-    from .cache import get_cache
+    """Delete cached entries; a damaged cache file is replaced by an empty one."""
+    from .cache import CacheError, default_cache_path, get_cache, remove_cache_files
 
-    click.echo(f"removed {get_cache().clear(namespace)} entries")
+    try:
+        click.echo(f"removed {get_cache().clear(namespace)} entries")
+    except CacheError as exc:
+        removed = remove_cache_files(default_cache_path())
+        click.echo(f"the cache was damaged ({exc.__str__().split(' (')[0]}); removed {', '.join(map(str, removed))}")

@@ -43,6 +43,30 @@ class KnowledgeSource(Protocol):
     def labels(self, qids: Iterable[str]) -> dict[str, str]: ...
 
 
+TERM_TYPES = frozenset({"uri", "literal", "bnode", "typed-literal"})
+
+
+class BadResult(ValueError):
+    """A SELECT result that does not have the shape the query asks for."""
+
+
+def check_rows(rows: Any, required: Sequence[str], where: str = "source") -> list[Row]:
+    """`rows` if it is a list of bindings whose values are SPARQL JSON terms and which bind
+    every `required` variable; else BadResult naming the first problem. One pass: linear."""
+    if not isinstance(rows, list):
+        raise BadResult(f"{where}: bindings must be a list, got {type(rows).__name__}")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise BadResult(f"{where}: binding {i} is {type(row).__name__}, not an object")
+        for var, term in row.items():
+            if not isinstance(term, dict) or term.get("type") not in TERM_TYPES or not isinstance(term.get("value"), str):
+                raise BadResult(f"{where}: binding {i}, variable {var!r}: not a SPARQL term ({str(term)[:80]})")
+        for var in required:
+            if var not in row:
+                raise BadResult(f"{where}: binding {i} lacks the variable {var!r}")
+    return rows
+
+
 def iri_id(iri: str) -> str | None:
     m = _QID_IRI.match(iri)
     return m.group(1) if m else None
@@ -78,14 +102,16 @@ class SparqlSource(ABC):
         self.round_trips = 0
 
     @abstractmethod
-    def _select(self, query: str) -> list[Row]: ...
+    def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
+        """Rows of the query; remote sources check them with `check_rows` before caching."""
 
     @abstractmethod
     def _construct(self, query: str) -> str: ...
 
-    def select(self, query: str) -> list[Row]:
+    def select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
+        """Rows of a SELECT query, each holding a term for every variable in `required`."""
         self.round_trips += 1
-        return self._select(query)
+        return check_rows(self._select(query, required), required, self.name)
 
     def construct(self, query: str) -> str:
         self.round_trips += 1
@@ -96,13 +122,13 @@ class SparqlSource(ABC):
     def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]:
         """{name: sorted QIDs whose English label or alias equals it}; every name is a key."""
         names = list(dict.fromkeys(names))
-        out: dict[str, list[str]] = {n: [] for n in names}
+        out: dict[str, set[str]] = {n: set() for n in names}
         for chunk in _chunks(names, self.batch_size):
-            for row in self.select(sparql.lookup_query(chunk, classes)):
+            for row in self.select(sparql.lookup_query(chunk, classes), ("item", "name")):
                 qid = iri_id(row["item"]["value"])
                 name = row["name"]["value"]
-                if qid and name in out and qid not in out[name]:
-                    out[name].append(qid)
+                if qid and name in out:
+                    out[name].add(qid)
         return {n: sorted(q, key=_qid_num) for n, q in out.items()}
 
     def subgraphs(self, qids: Iterable[str]) -> dict[str, EntityGraph]:
@@ -112,7 +138,7 @@ class SparqlSource(ABC):
         graphs: dict[str, EntityGraph] = {}
         for chunk in _chunks(qids, self.batch_size):
             info = self._entity_info(chunk)
-            claims = self.select(sparql.subgraph_query(chunk, self.lang))
+            claims = self.select(sparql.subgraph_query(chunk, self.lang), ("item", "prop", "propLabel", "value"))
             triples: dict[str, list[Triple]] = {q: [] for q in chunk}
             for row in claims:
                 t = self._row_to_triple(row, info)
@@ -134,7 +160,7 @@ class SparqlSource(ABC):
         pids = sorted(set(pids), key=_qid_num)
         out: dict[str, set[str]] = {}
         for chunk in _chunks(pids, self.batch_size * 4):
-            for row in self.select(sparql.property_aliases_query(chunk, self.lang)):
+            for row in self.select(sparql.property_aliases_query(chunk, self.lang), ("prop", "alias")):
                 pid = iri_id(row["prop"]["value"])
                 if pid:
                     out.setdefault(pid, set()).add(row["alias"]["value"])
@@ -148,7 +174,7 @@ class SparqlSource(ABC):
         asked = list(dict.fromkeys(triples))
         found: set[tuple[str, str, str]] = set()
         for chunk in _chunks(asked, self.batch_size):
-            for row in self.select(sparql.links_query(chunk)):
+            for row in self.select(sparql.links_query(chunk), ("a", "p", "b")):
                 a, b = iri_id(row["a"]["value"]), iri_id(row["b"]["value"])
                 p = row["p"]["value"].rsplit("/", 1)[-1]
                 if a and b:
@@ -166,7 +192,7 @@ class SparqlSource(ABC):
 
     def _entity_info(self, qids: Sequence[str]) -> dict[str, tuple[str, list[str], str]]:
         acc: dict[str, dict[str, list[str]]] = {}
-        for row in self.select(sparql.entity_info_query(qids, self.lang)):
+        for row in self.select(sparql.entity_info_query(qids, self.lang), ("item", "kind", "text")):
             q = iri_id(row["item"]["value"])
             if q:
                 acc.setdefault(q, {"label": [], "alias": [], "description": []})[row["kind"]["value"]].append(row["text"]["value"])

@@ -8,16 +8,21 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import os
+import http.client
 import random
 import socket
 import time
 import urllib.error
+import urllib.parse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import __version__
 from ..cache import Cache, get_cache, make_key
-from .base import Row, SparqlSource
+from ..errors import ConfigError, KalmaError
+from .base import BadResult, Row, SparqlSource, check_rows
 
 log = logging.getLogger(__name__)
 
@@ -34,16 +39,36 @@ def user_agent() -> str:
     return f"kalma-bench/{__version__} ({contact}) SPARQLWrapper"
 
 
-class EndpointError(RuntimeError):
+class EndpointError(KalmaError, RuntimeError):
     """The endpoint kept failing after the retry budget, or answered something unusable."""
 
 
 @dataclass
 class RetryPolicy:
+    """How a remote endpoint is retried. Settable in code, by spec options, or from the
+    environment: KALMA_SPARQL_ATTEMPTS, KALMA_SPARQL_TIMEOUT, KALMA_SPARQL_BACKOFF,
+    KALMA_SPARQL_MAX_WAIT."""
+
     attempts: int = 5
     timeout: float = 60.0  # seconds per request
     backoff: float = 1.0  # first wait; doubles each retry, with jitter
     max_wait: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or not self.timeout > 0 or self.backoff < 0 or self.max_wait < 0:
+            raise ConfigError(f"retry policy: attempts >= 1, timeout > 0, backoff and max_wait >= 0 (got {self})")
+
+    @classmethod
+    def from_env(cls) -> RetryPolicy:
+        values: dict[str, float] = {}
+        for field_name, cast in (("attempts", int), ("timeout", float), ("backoff", float), ("max_wait", float)):
+            raw = os.environ.get(f"KALMA_SPARQL_{field_name.upper()}")
+            if raw:
+                try:
+                    values[field_name] = cast(raw)
+                except ValueError:
+                    raise ConfigError(f"KALMA_SPARQL_{field_name.upper()}={raw!r}: not a number") from None
+        return cls(**values)  # type: ignore[arg-type]
 
 
 def _http_error(exc: BaseException) -> urllib.error.HTTPError | None:
@@ -57,14 +82,25 @@ def _http_error(exc: BaseException) -> urllib.error.HTTPError | None:
 
 
 def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: either a number of seconds or an HTTP date."""
+    """Retry-After as seconds: a number of seconds or an HTTP date; anything else is absent.
+
+    >>> retry_after_seconds("3"), retry_after_seconds("soon"), retry_after_seconds("nan"), retry_after_seconds(None)
+    (3.0, None, None, None)
+    """
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     except ValueError:
+        pass
+    try:
         when = email.utils.parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time()) if when else None
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class EndpointSource(SparqlSource):
@@ -79,8 +115,11 @@ class EndpointSource(SparqlSource):
         batch_size: int = 50,
     ):
         super().__init__(lang)
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in {"http", "https"} or not parts.netloc:
+            raise ConfigError(f"SPARQL endpoint {url!r} is not an http(s) URL")
         self.url = url
-        self.policy = policy or RetryPolicy()
+        self.policy = policy or RetryPolicy.from_env()
         self.cache = cache
         self.batch_size = batch_size
         self.requests_sent = 0  # HTTP requests, retries included (round_trips counts queries)
@@ -88,22 +127,42 @@ class EndpointSource(SparqlSource):
     def _cache(self) -> Cache:
         return self.cache or get_cache()
 
-    def _select(self, query: str) -> list[Row]:
-        body = self._cached("select", query, "json")
-        try:
+    def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
+        def rows(body: str) -> list[Row]:
             data = json.loads(body)
-            return [dict(b) for b in data["results"]["bindings"]]
-        except (ValueError, KeyError) as exc:  # validated before caching; defensive
-            raise EndpointError(f"{self.url}: unreadable SELECT result") from exc
+            if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+                raise BadResult("no results object")
+            return check_rows(data["results"].get("bindings"), required, self.url)
+
+        return rows(self._cached("select", query, "json", rows))
 
     def _construct(self, query: str) -> str:
-        return self._cached("construct", query, "nt")
+        def ntriples(body: str) -> None:
+            if body.strip() and not body.rstrip().endswith("."):
+                raise BadResult("truncated N-Triples")
 
-    def _cached(self, kind: str, query: str, fmt: str) -> str:
+        return self._cached("construct", query, "nt", ntriples)
+
+    def _cached(self, kind: str, query: str, fmt: str, check: Callable[[str], object]) -> str:
+        """The endpoint's answer to `query`, from the cache when a usable one is there. An
+        answer is checked (`check`) before it is cached and again when it is read back: a
+        cached answer that fails is a miss, logged, and asked again."""
+        cache = self._cache()
         key = make_key("kg", "sparql", self.url, {"kind": kind, "format": fmt}, query)
-        return self._cache().cached(key, "kg", lambda: self._request(query, fmt))
+        hit = cache.get(key)
+        if isinstance(hit, str):
+            try:
+                check(hit)
+                cache.hits += 1
+                return hit
+            except ValueError as exc:
+                log.warning("%s: cached answer unusable (%s); asking the endpoint again", self.url, exc)
+        cache.misses += 1
+        body = self._request(query, fmt, check)
+        cache.put(key, "kg", body)
+        return body
 
-    def _request(self, query: str, fmt: str) -> str:
+    def _request(self, query: str, fmt: str, check: Callable[[str], object]) -> str:
         from SPARQLWrapper import JSON, POST, SPARQLWrapper
 
         last: str = ""
@@ -120,28 +179,21 @@ class EndpointSource(SparqlSource):
             try:
                 self.requests_sent += 1
                 raw = client.query().response.read().decode("utf-8")
-                if fmt == "json":
-                    # Wikidata's manual warns that a query that timed out may still send 200 with a
-                    # truncated or empty body: such a body is retried, never cached.
-                    data = json.loads(raw)
-                    if "results" not in data or "bindings" not in data["results"]:
-                        raise ValueError("no results.bindings")
-                elif raw.strip() and not raw.rstrip().endswith("."):
-                    raise ValueError("truncated N-Triples")
+                # Wikidata's manual warns that a query that timed out may still send 200 with a
+                # truncated or empty body: such a body is retried, never cached.
+                check(raw)
                 return raw
-            except ValueError as exc:
-                last = f"suspicious 200 answer ({exc})"
-            except (socket.timeout, TimeoutError) as exc:
-                last = f"timed out after {self.policy.timeout}s ({exc})"
+            except ValueError as exc:  # JSONDecodeError, BadResult, UnicodeDecodeError
+                last = f"unusable 200 answer ({exc})"
             except Exception as exc:  # noqa: BLE001 - classified below
                 http = _http_error(exc)
                 if http is not None and http.code in RETRYABLE:
                     last = f"HTTP {http.code}"
                     wait = retry_after_seconds(http.headers.get("Retry-After") if http.headers else None)
-                elif isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, (socket.timeout, TimeoutError)):
-                    last = f"timed out after {self.policy.timeout}s"
                 elif http is not None:
-                    raise EndpointError(f"{self.url}: HTTP {http.code}: {exc}") from exc
+                    raise EndpointError(f"{self.url}: HTTP {http.code}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+                elif (transient := _transient(exc)) is not None:
+                    last = transient
                 else:
                     raise EndpointError(f"{self.url}: {type(exc).__name__}: {exc}") from exc
             if attempt == self.policy.attempts:
@@ -152,3 +204,19 @@ class EndpointSource(SparqlSource):
             log.warning("%s: %s; retry %d/%d in %.1fs", self.url, last, attempt, self.policy.attempts - 1, wait)
             time.sleep(wait)
         raise EndpointError(f"{self.url}: gave up after {self.policy.attempts} attempts: {last}")
+
+
+def _transient(exc: BaseException) -> str | None:
+    """Why `exc` is worth retrying (a time-out, a refused, reset or dropped connection), or
+    None. A name that does not resolve is not: it will not resolve on the next try either."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return None
+        if isinstance(seen, (socket.timeout, TimeoutError)):
+            return "timed out"
+        if isinstance(seen, (ConnectionError, http.client.HTTPException)):
+            return f"connection failed ({type(seen).__name__})"
+        reason = getattr(seen, "reason", None)
+        seen = reason if isinstance(reason, BaseException) else (seen.__cause__ or seen.__context__)
+    return None

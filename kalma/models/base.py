@@ -57,6 +57,15 @@ class Generation:
         return cls(**{**d, "logprobs": [TokenLogprob(**t) for t in lps] if lps is not None else None})
 
 
+class PartialBatch(Exception):
+    """Raised by a backend whose batch partly failed: `done` maps positions in the batch to the
+    results that did arrive (paid API calls), so they are cached before `error` propagates."""
+
+    def __init__(self, done: dict[int, Any], error: BaseException):
+        super().__init__(str(error))
+        self.done, self.error = done, error
+
+
 def cached_batches(
     namespace: str,
     keys: Sequence[str],
@@ -80,10 +89,15 @@ def cached_batches(
     fresh: dict[str, Any] = {}
     for start in range(0, len(todo), batch_size):
         chunk = todo[start : start + batch_size]
-        for (k, _), v in zip(chunk, compute([it for _, it in chunk])):
-            fresh[k] = v
-    if store:
-        cache.put_many(namespace, fresh)
+        try:
+            batch = dict(zip([k for k, _ in chunk], compute([it for _, it in chunk])))
+        except PartialBatch as partial:
+            if store:  # keep what arrived (paid calls), then fail
+                cache.put_many(namespace, {chunk[i][0]: v for i, v in partial.done.items()})
+            raise partial.error from None
+        fresh.update(batch)
+        if store:  # stored batch by batch: a failure later loses nothing computed before it
+            cache.put_many(namespace, batch)
     cache.hits += len(items) - sum(1 for k in keys if k not in found)
     cache.misses += len(missing)
     return [found[k] if k in found else fresh[k] for k in keys]

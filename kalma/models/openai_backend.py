@@ -1,8 +1,13 @@
 """`openai:<model>` and `openai-compatible:<base_url>:<model>` (vLLM, llama.cpp server, TGI…).
 
-The key comes from the environment only (OPENAI_API_KEY; KALMA_COMPAT_API_KEY for compatible
-servers, which often need none) and is never cached, logged or written. The client retries 429
-and 5xx answers itself, honouring Retry-After. Chats in a batch run on a small thread pool.
+Keys come from the environment only and are never cached, logged or written:
+- `openai:` sends OPENAI_API_KEY, and only to OpenAI's own API (the base URL is pinned, so an
+  OPENAI_BASE_URL in the environment cannot redirect the key elsewhere);
+- `openai-compatible:` sends KALMA_COMPAT_API_KEY when it is set, and no Authorization header
+  at all otherwise: a local or third-party server never sees the OpenAI key.
+A key that a server echoes back in an error message is masked before the error goes anywhere.
+The client retries 429 and 5xx answers itself, honouring Retry-After. Chats in a batch run on
+a small thread pool, and each answer is kept as it arrives.
 """
 
 from __future__ import annotations
@@ -11,11 +16,13 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-from .base import GenParams, Generation, LLM, Message, TokenLogprob
+from ..errors import BackendError, mask_secrets
+from .base import GenParams, Generation, LLM, Message, PartialBatch, TokenLogprob
 
+OPENAI_API = "https://api.openai.com/v1"
 _COMPAT_RE = re.compile(r"^(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(.+)$")
 
 
@@ -44,15 +51,28 @@ class OpenAIChat(LLM):
         self.batch_size = workers * 4
         self.workers, self.max_retries, self.timeout = workers, max_retries, timeout
         self._client: Any = None
+        self._headers: dict[str, Any] = {}
+        if base_url is None and not os.environ.get("OPENAI_API_KEY"):  # fail before any work, not at the first call
+            raise BackendError(f"{self.spec}: set OPENAI_API_KEY in the environment")
 
     def client(self) -> Any:
         if self._client is None:
             import openai
 
-            key = os.environ.get("KALMA_COMPAT_API_KEY", os.environ.get("OPENAI_API_KEY", "EMPTY")) if self.base_url else os.environ.get("OPENAI_API_KEY")
-            if not key:
-                raise RuntimeError("openai backend: set OPENAI_API_KEY in the environment")
-            self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout)
+            if self.base_url is None:
+                key = os.environ.get("OPENAI_API_KEY")
+                if not key:
+                    raise BackendError(f"{self.spec}: set OPENAI_API_KEY in the environment")
+                base, self._headers = OPENAI_API, {}
+            else:
+                key = os.environ.get("KALMA_COMPAT_API_KEY") or ""
+                base = self.base_url
+                # The client insists on a key: with none to send it gets a placeholder and the header is
+                # omitted; OpenAI account headers (OPENAI_ORG_ID, OPENAI_PROJECT_ID) never go to other servers.
+                self._headers = {"OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()}
+                if not key:
+                    self._headers["Authorization"] = openai.Omit()
+            self._client = openai.OpenAI(api_key=key or "no-key", base_url=base, max_retries=self.max_retries, timeout=self.timeout)
         return self._client
 
     def _one(self, messages: list[Message], params: GenParams) -> Generation:
@@ -64,7 +84,11 @@ class OpenAIChat(LLM):
             kwargs["seed"] = params.seed
         if params.logprobs:
             kwargs.update(logprobs=True, top_logprobs=params.logprobs)
-        resp = self.client().chat.completions.create(**kwargs)
+        client = self.client()
+        try:
+            resp = client.chat.completions.create(**kwargs, extra_headers=self._headers)
+        except Exception as exc:  # noqa: BLE001 - re-raised with any echoed key masked
+            raise BackendError(f"{self.spec}: {type(exc).__name__}: {mask_secrets(str(exc))}") from None
         choice = resp.choices[0]
         lps = None
         if params.logprobs and choice.logprobs and choice.logprobs.content:
@@ -79,5 +103,15 @@ class OpenAIChat(LLM):
         )
 
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
+        done: dict[int, Generation] = {}
+        error: BaseException | None = None
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            return list(pool.map(lambda m: self._one(m, params), batch))
+            futures = {pool.submit(self._one, m, params): i for i, m in enumerate(batch)}
+            for fut in as_completed(futures):
+                try:
+                    done[futures[fut]] = fut.result()
+                except Exception as exc:  # noqa: BLE001 - re-raised below, after the others are kept
+                    error = error or exc
+        if error is not None:
+            raise PartialBatch({i: g.to_json() for i, g in done.items()}, error)
+        return [done[i] for i in range(len(batch))]
