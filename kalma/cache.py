@@ -18,6 +18,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,6 +74,8 @@ class Cache:
         """SQLite's "file is not a database" and "malformed" become one error naming the file."""
         try:
             yield
+        except sqlite3.OperationalError as exc:  # busy beyond the time-out, disk full, read-only...: not damage
+            raise CacheError(f"{self.path}: the call cache cannot be used ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise CacheError(f"{self.path}: the call cache is damaged ({exc}); "
                              "`kalma cache clear` replaces it with an empty one") from None
@@ -82,7 +85,16 @@ class Cache:
         if conn is None:
             with self._guard():
                 conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
-                conn.execute("PRAGMA journal_mode=WAL")
+                # Switching a new file to WAL takes a lock that SQLite does not wait for: two
+                # processes creating the cache at once retry instead of failing.
+                for attempt in range(100):
+                    try:
+                        conn.execute("PRAGMA journal_mode=WAL")
+                        break
+                    except sqlite3.OperationalError as exc:
+                        if "locked" not in str(exc) or attempt == 99:
+                            raise
+                        time.sleep(0.05)
                 conn.execute("PRAGMA busy_timeout=60000")
                 conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
