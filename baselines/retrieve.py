@@ -8,7 +8,6 @@ candidate linked to more of the other retrieved entities (networkx), then to the
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -37,11 +36,30 @@ class Retrieval:
     scores: dict[str, dict[str, int]] = field(default_factory=dict)  # mention → {QID: overlap}
 
 
+def occurs(needle: str, text: str) -> bool:
+    """Whether `needle` occurs in `text` as whole words (no word character on either side).
+
+    >>> occurs("rome", "born in rome, italy"), occurs("rome", "romeo")
+    (True, False)
+    """
+    start = text.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
+            return True
+        start = text.find(needle, start + 1)
+    return False
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
 def overlap(question: str, graph: EntityGraph) -> int:
     """How many distinct neighbour values occur in the question (word-bounded, any case)."""
     low = question.lower()
     values = {v.lower().strip() for v in graph.values()} - {graph.label.lower()}
-    return sum(1 for v in values if len(v) > 1 and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", low))
+    return sum(1 for v in values if len(v) > 1 and occurs(v, low))
 
 
 def link_graph(graphs: dict[str, EntityGraph]) -> nx.Graph:

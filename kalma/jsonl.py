@@ -23,6 +23,7 @@ from .schema import FORMAT_VERSION
 
 R = TypeVar("R", bound=BaseModel)
 HEADER_KEY = "kalma"
+FSYNC_EVERY = 256  # rows between disk syncs (a kill loses nothing: rows are flushed at once)
 
 
 class RecordError(KalmaError, ValueError):
@@ -185,7 +186,7 @@ class JsonlWriter:
     """
 
     def __init__(self, path: str | Path, kind: str, provenance: dict[str, Any] | None = None, *, append: bool = False,
-                 lock: bool = True, fsync_every: int = 256, fsync_seconds: float = 2.0, header: dict[str, Any] | None = None):
+                 lock: bool = True, fsync_every: int | None = None, fsync_seconds: float = 2.0, header: dict[str, Any] | None = None):
         from .locks import OutputLock
 
         self.path = Path(path)
@@ -200,7 +201,7 @@ class JsonlWriter:
             if self._lock:
                 self._lock.release()
             raise
-        self.fsync_every, self.fsync_seconds = fsync_every, fsync_seconds
+        self.fsync_every, self.fsync_seconds = fsync_every or FSYNC_EVERY, fsync_seconds
         self._unsynced, self._synced_at = 0, time.monotonic()
         if not resuming:
             self._write_obj(make_header(kind, provenance, **(header or {})))

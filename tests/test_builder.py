@@ -18,7 +18,7 @@ from dataset_builder.selection import selection_scores, specificity
 from kalma.jsonl import read_jsonl
 from kalma.schema import DatasetEntry
 
-from .tiny_models import build_causal
+from bench.perf.random_models import build_causal
 
 RECORDS = Path(__file__).resolve().parents[1] / "dataset_builder" / "data" / "demo_records.jsonl"
 

@@ -18,7 +18,7 @@ from kalma.models import GenParams, get_entailment, get_llm, get_scorer
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
 
 from .servers import reply, scripted_server
-from .tiny_models import NLI_LABELS, build_bert_nli, build_causal, build_t5
+from bench.perf.random_models import NLI_LABELS, build_bert_nli, build_causal, build_t5
 
 PAIRS = [("artemisia was born in rome .", "place of birth : rome"), ("he was a painter", "occupation : painter"),
          ("she was born in naples", "place of birth : rome"), ("artemisia was born in rome .", "place of birth : rome")]

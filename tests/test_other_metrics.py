@@ -14,7 +14,7 @@ from evaluation.instruct_qa import InstructQA
 from kalma.kg import open_source
 from kalma.schema import Answer, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
 
-from .tiny_models import build_causal
+from bench.perf.random_models import build_causal
 
 
 def _entry(reference: str = "", question: str = "where was she born ?") -> DatasetEntry:
@@ -128,7 +128,7 @@ def test_conner_paragraph_coherence_from_a_configured_classifier(tmp_path):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from .tiny_models import build_bert_nli
+    from bench.perf.random_models import build_bert_nli
 
     path = build_bert_nli(tmp_path / "cls")
     model = AutoModelForSequenceClassification.from_pretrained(path)

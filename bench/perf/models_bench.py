@@ -20,7 +20,7 @@ N = 128
 
 
 def main() -> None:
-    from tests.tiny_models import WORDS, build_bert_nli, build_causal, build_t5
+    from .random_models import WORDS, build_bert_nli, build_causal, build_t5
 
     pairs = [(" ".join(WORDS[i % 20 : i % 20 + 12]), " ".join(WORDS[(i * 7) % 30 : (i * 7) % 30 + 4])) for i in range(N)]
     pairs = [(f"{p} {i}", h) for i, (p, h) in enumerate(pairs)]  # all distinct: no dedup help

@@ -74,21 +74,25 @@ def cached_batches(
     batch_size: int,
     cache: Cache | None = None,
     store: bool = True,
-    order: Callable[[Any], Any] | None = None,
+    plan: Callable[[list[Any]], list[list[int]] | None] | None = None,
 ) -> list[Any]:
     """The one caching path of every backend: look all keys up at once, compute each missing
-    distinct item once in batches of `batch_size` (sorted by `order` when given, e.g. by length
-    to waste less padding), store the new values, and return a value per input in input order."""
+    distinct item once, in the batches `plan` groups them into (e.g. by a token budget, sorted
+    by length; default: `batch_size` items in input order), store each batch as it completes,
+    and return a value per input in input order."""
     cache = cache or get_cache()
     found = cache.get_many(list(dict.fromkeys(keys))) if store else {}
     missing: dict[str, Any] = {}
     for k, it in zip(keys, items):
         if k not in found:
             missing.setdefault(k, it)
-    todo = sorted(missing.items(), key=lambda kv: order(kv[1])) if order else list(missing.items())
+    todo = list(missing.items())
+    groups = plan([it for _, it in todo]) if plan and todo else None
+    if groups is None:
+        groups = [list(range(i, min(i + batch_size, len(todo)))) for i in range(0, len(todo), batch_size)]
     fresh: dict[str, Any] = {}
-    for start in range(0, len(todo), batch_size):
-        chunk = todo[start : start + batch_size]
+    for group in groups:
+        chunk = [todo[i] for i in group]
         try:
             batch = dict(zip([k for k, _ in chunk], compute([it for _, it in chunk])))
         except PartialBatch as partial:
@@ -110,6 +114,10 @@ class LLM(ABC):
     label_note: str = ""  # e.g. "offline template backend, not a language model"
     batch_size: int = 8
 
+    def _plan(self, chats: Sequence[list[Message]]) -> list[list[int]] | None:
+        """How to batch: None is `batch_size` chats in order; backends that pad override it."""
+        return None
+
     @abstractmethod
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
         """Answer a batch of chats."""
@@ -119,7 +127,7 @@ class LLM(ABC):
         keys = [make_key("llm", type(self).__name__, self.spec, asdict(params), c) for c in chats]
         out = cached_batches(
             "llm", keys, list(chats), lambda batch: [g.to_json() for g in self._generate(batch, params)],
-            self.batch_size, cache, store=params.cacheable,
+            self.batch_size, cache, store=params.cacheable, plan=self._plan,
         )
         return [Generation.from_json(g) for g in out]
 
@@ -143,6 +151,9 @@ class Entailment(ABC):
     @abstractmethod
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
 
+    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]] | None:
+        return None
+
     def _relevance(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """P(the passage addresses the question) for (passage, question) pairs. By default the
         question is the hypothesis of an entailment call; backends that can ask it directly
@@ -154,7 +165,7 @@ class Entailment(ABC):
 
     def _cached(self, kind: str, pairs: Sequence[tuple[str, str]], compute: Any, cache: Cache | None) -> list[Any]:
         keys = [make_key("entail", type(self).__name__, self.spec, {"kind": kind}, list(p)) for p in pairs]
-        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache, store=self.cacheable)
+        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache, store=self.cacheable, plan=self._plan)
 
     def probs(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[float]:
         """Entailment probability per pair; duplicates are computed once."""
@@ -180,10 +191,13 @@ class LMScorer(ABC):
         """For each (context, text): (log-prob, start, end) of each token of `text` given all
         that precedes it; start/end are character offsets into `text`."""
 
+    def _plan(self, items: Sequence[tuple[str, str]]) -> list[list[int]] | None:
+        return None
+
     def token_spans(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[tuple[float, int, int]]]:
         items = list(zip(contexts or [""] * len(texts), texts))
         keys = [make_key("lm", type(self).__name__, self.spec, {"spans": 1}, list(it)) for it in items]
-        out = cached_batches("lm", keys, items, self._score, self.batch_size, cache, order=lambda it: len(it[0]) + len(it[1]))
+        out = cached_batches("lm", keys, items, self._score, self.batch_size, cache, plan=self._plan)
         return [[(float(lp), int(a), int(b)) for lp, a, b in row] for row in out]
 
     def token_logprobs(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[float]]:

@@ -1,16 +1,33 @@
 """Hugging Face transformers backends: causal LMs (chat + scoring), TRUE-style seq2seq
-entailment, and MNLI-style classifiers. Models load once per process, from a hub id or a local
-path, on CUDA when available and the CPU otherwise."""
+entailment, and MNLI-style classifiers, from a hub id or a local path.
+
+How they use the hardware (the same for every backend here):
+- **dtype**: bf16 on CUDA, fp32 on the CPU, unless the spec asks (`hf:ID@fp32`, `@bf16`,
+  `@fp16`). A non-fp32 dtype is part of the backend's spec, so its results never share cache
+  entries or provenance with fp32 ones. fp32 on CUDA runs its matmuls in TF32.
+- **loading**: on CUDA, straight to the GPU(s) with `device_map="auto"` (a model larger than
+  one GPU is split across them), never assembled in host memory first.
+- **batches**: items are sorted by token length and cut into batches of at most
+  `token_budget` padded tokens (padding to a multiple of 8), so short items are not padded to
+  long ones. The budget comes from the device's free memory, or `token_budget=` /
+  KALMA_TOKEN_BUDGET.
+- **LM scoring**: sequences are left-padded, so every scored token sits at the end of its row,
+  and logits are computed only for those last positions (`logits_to_keep`), not for the
+  knowledge context before them.
+"""
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from .base import Entailment, GenParams, Generation, LLM, LMScorer, Message, TokenLogprob
+
+DTYPES = ("fp32", "bf16", "fp16")
+PAD_MULTIPLE = 8
 
 
 @contextmanager
@@ -36,23 +53,120 @@ def model_ref(path: str) -> str:
     return path
 
 
-def device() -> str:
+def split_dtype(ref: str) -> tuple[str, str | None]:
+    """`ID@bf16` -> (`ID`, `bf16`); a ref without a known suffix has none.
+
+    >>> split_dtype("google/t5_xxl_true_nli_mixture@bf16"), split_dtype("/models/x")
+    (('google/t5_xxl_true_nli_mixture', 'bf16'), ('/models/x', None))
+    """
+    head, sep, tail = ref.rpartition("@")
+    return (head, tail) if sep and tail in DTYPES else (ref, None)
+
+
+def cuda() -> bool:
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return bool(torch.cuda.is_available())
+
+
+def resolve_dtype(requested: str | None) -> str:
+    """The dtype to run in: as asked, else bf16 on CUDA and fp32 on the CPU."""
+    from ..errors import ConfigError
+
+    if requested is not None and requested not in DTYPES:
+        raise ConfigError(f"dtype {requested!r}: one of {', '.join(DTYPES)}")
+    return requested or ("bf16" if cuda() else "fp32")
 
 
 @functools.lru_cache(maxsize=4)
-def load_causal(path: str) -> tuple[Any, Any]:
+def load(kind: str, path: str, dtype: str) -> tuple[Any, Any]:
+    """(tokenizer, model) of `kind` (causal, seq2seq, classifier), loaded once per process."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import transformers
 
+    auto = {"causal": transformers.AutoModelForCausalLM, "seq2seq": transformers.AutoModelForSeq2SeqLM,
+            "classifier": transformers.AutoModelForSequenceClassification}[kind]
+    kwargs: dict[str, Any] = {"dtype": {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]}
+    if cuda():
+        kwargs["device_map"] = "auto"  # weights go straight to the GPU(s), split when one is not enough
+        if dtype == "fp32":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
     with loading(path):
-        tok = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device()).eval()
-    if tok.pad_token is None:
+        tok = transformers.AutoTokenizer.from_pretrained(path)
+        model = auto.from_pretrained(path, **kwargs).eval()
+    if kind == "causal" and tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return tok, model
+
+
+def default_token_budget(model: Any) -> int:
+    """Padded tokens per batch: KALMA_TOKEN_BUDGET, else from the device. On CUDA a share of
+    the free memory over what one token costs (activations across the layers, plus a row of
+    logits). On the CPU 1,024: a forward pass there is compute-bound (SmolLM2: 520 tokens/s for
+    one 400-token row, 601 for eight), so batches only pay while they stay small and even."""
+    if os.environ.get("KALMA_TOKEN_BUDGET"):
+        return max(PAD_MULTIPLE, int(os.environ["KALMA_TOKEN_BUDGET"]))
+    if not cuda():
+        return 1024
+    import torch
+
+    cfg = model.config
+    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "d_model", 1024)
+    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "num_layers", 24)
+    vocab = getattr(cfg, "vocab_size", 32000)
+    per_token = hidden * layers * 2 * 12 + vocab * 4  # activations (bf16, ~12 tensors a layer) + fp32 logits
+    free, _ = torch.cuda.mem_get_info()
+    return int(min(max(free * 0.4 / per_token, 512), 1 << 18))
+
+
+def token_batches(lengths: Sequence[int], budget: int, max_items: int = 1024) -> list[list[int]]:
+    """Indices grouped into batches, shortest first, each at most `budget` padded tokens
+    (rows x longest row rounded up to a multiple of 8) and `max_items` rows.
+
+    >>> token_batches([5, 100, 7, 6, 90], budget=256)
+    [[0, 3, 2], [4, 1]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        width = -(-max(lengths[i], 1) // PAD_MULTIPLE) * PAD_MULTIPLE
+        if cur and (width * (len(cur) + 1) > budget or len(cur) >= max_items):
+            batches.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+class HFBackend:
+    """What every transformers backend shares: model reference, dtype, batching policy."""
+
+    kind = "causal"
+    prefix = "hf"
+    budget_factor = 1  # generation decodes many steps per batch: it gets a larger share
+    def __init__(self, ref: str, spec: str | None = None, *, dtype: str | None = None, token_budget: int | None = None,
+                 batching: str = "tokens", batch_size: int = 16):
+        path, suffix = split_dtype(ref)
+        self.path = model_ref(path)
+        self.dtype = resolve_dtype(dtype or suffix)
+        # fp32 is the implicit identity; any other dtype is named, so results never mix
+        self.spec = (spec or f"{self.prefix}:{path}") + ("" if self.dtype == "fp32" else f"@{self.dtype}")
+        self.token_budget, self.batching, self.batch_size = token_budget, batching, batch_size
+
+    def model(self) -> tuple[Any, Any]:
+        return load(self.kind, self.path, self.dtype)
+
+    def plan(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Batches by token budget (sorted), or `batching="items"`: fixed-size, input order."""
+        if self.batching == "items":
+            return [list(range(i, min(i + self.batch_size, len(lengths)))) for i in range(0, len(lengths), self.batch_size)]
+        return token_batches(lengths, self.token_budget or default_token_budget(self.model()[1]) * self.budget_factor)
+
+    def planner(self, length: Callable[[Any], int]) -> Callable[[Sequence[Any]], list[list[int]]]:
+        return lambda items: self.plan([length(it) for it in items])
 
 
 def render_chat(tok: Any, messages: list[Message]) -> str:
@@ -63,21 +177,27 @@ def render_chat(tok: Any, messages: list[Message]) -> str:
     return "\n".join(lines) + "\nAssistant:"
 
 
-class HFCausalLM(LLM):
-    """`hf:<hub id or path>`: batched generation with left padding."""
+class HFCausalLM(HFBackend, LLM):
+    """`hf:<hub id or path>[@dtype]`: batched generation with left padding. Its batches may hold
+    8x the scoring budget of prompt tokens: decoding runs one step per new token for the whole
+    batch, so fewer, fuller batches pay where a single forward pass would not."""
 
-    def __init__(self, path: str, spec: str | None = None, batch_size: int = 8):
-        self.path = model_ref(path)
-        self.spec = spec or f"hf:{path}"
-        self.batch_size = batch_size
+    budget_factor = 8
+
+    def _length(self, chat: list[Message]) -> int:
+        tok, _ = self.model()
+        return len(tok(render_chat(tok, chat), add_special_tokens=False)["input_ids"])
+
+    def _plan(self, chats: Sequence[list[Message]]) -> list[list[int]]:
+        return self.planner(self._length)(chats)
 
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
         import torch
 
-        tok, model = load_causal(self.path)
+        tok, model = self.model()
         prompts = [render_chat(tok, m) for m in batch]
         tok.padding_side = "left"
-        enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+        enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
         if params.seed is not None:
             torch.manual_seed(params.seed)
         sample = params.temperature > 0
@@ -117,76 +237,94 @@ class HFCausalLM(LLM):
         return gens
 
 
-class HFCausalScorer(LMScorer):
-    """Token log-probs from a causal LM, batched with right padding."""
+class HFCausalScorer(HFBackend, LMScorer):
+    """`hf:<hub id or path>[@dtype]` as an LM scorer: token log-probs of a text given a context.
 
-    def __init__(self, path: str, spec: str | None = None, batch_size: int = 8):
-        self.path = model_ref(path)
-        self.spec = spec or f"hf:{path}"
-        self.batch_size = batch_size
+    `logits="scored"` (default) left-pads and computes logits only for the positions that
+    predict the text's tokens; `logits="all"` right-pads and computes them everywhere (the
+    reference the tests compare against, and the old path the benchmark measures)."""
 
-    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[tuple[float, int, int]]]:
-        import torch
+    def __init__(self, ref: str, spec: str | None = None, *, logits: str = "scored", **kw: Any):
+        super().__init__(ref, spec, **kw)
+        self.logits = logits
 
-        tok, model = load_causal(self.path)
+    def _encode(self, items: Sequence[tuple[str, str]]) -> list[tuple[list[int], int, list[tuple[int, int]]]]:
+        """Per item: (token ids with BOS, index of the first text token, character spans of the text tokens)."""
+        tok, _ = self.model()
         bos = [tok.bos_token_id] if tok.bos_token_id is not None else [tok.eos_token_id]
-        seqs, starts, spans = [], [], []
+        out = []
         for context, text in items:
             ctx = tok(context, add_special_tokens=False)["input_ids"] if context else []
             sep = " " if context and text and not context.endswith((" ", "\n")) else ""
             enc = tok(sep + text, add_special_tokens=False, return_offsets_mapping=True)
-            seqs.append(bos + ctx + enc["input_ids"])
-            starts.append(1 + len(ctx))
-            spans.append([(max(0, a - len(sep)), max(0, b - len(sep))) for a, b in enc["offset_mapping"]])
-        width = max(len(s) for s in seqs)
+            spans = [(max(0, a - len(sep)), max(0, b - len(sep))) for a, b in enc["offset_mapping"]]
+            out.append((bos + ctx + enc["input_ids"], 1 + len(ctx), spans))
+        return out
+
+    def _plan(self, items: Sequence[tuple[str, str]]) -> list[list[int]]:
+        return self.plan([len(ids) for ids, _, _ in self._encode(items)])
+
+    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[tuple[float, int, int]]]:
+        import torch
+
+        tok, model = self.model()
+        encoded = self._encode(items)
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=model.device)
-        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=model.device)
+        width = -(-max(len(ids) for ids, _, _ in encoded) // PAD_MULTIPLE) * PAD_MULTIPLE
+        left = self.logits == "scored"
+        rows, masks = [], []
+        for ids, _, _ in encoded:
+            fill = [pad] * (width - len(ids))
+            rows.append(fill + ids if left else ids + fill)
+            masks.append([0] * len(fill) + [1] * len(ids) if left else [1] * len(ids) + [0] * len(fill))
+        ids_t = torch.tensor(rows, device=model.device)
+        mask_t = torch.tensor(masks, device=model.device)
+        kwargs: dict[str, Any] = {"input_ids": ids_t, "attention_mask": mask_t}
+        if left:
+            kwargs["position_ids"] = (mask_t.cumsum(-1) - 1).clamp(min=0)
+            keep = max(len(ids) - start for ids, start, _ in encoded) + 1  # the text tokens, and the position before the first
+            kwargs["logits_to_keep"] = keep
         with torch.no_grad():
-            logits = model(input_ids=ids, attention_mask=mask).logits.float()
+            logits = model(**kwargs).logits.float()
         logp = torch.log_softmax(logits[:, :-1], dim=-1)
-        chosen = logp.gather(2, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-        return [
-            [(lp, a, b) for lp, (a, b) in zip(chosen[i, starts[i] - 1 : len(s) - 1].tolist(), spans[i])]
-            for i, s in enumerate(seqs)
-        ]
+        targets = ids_t[:, width - logits.shape[1] + 1 :]
+        chosen = logp.gather(2, targets.unsqueeze(-1)).squeeze(-1)
+        out = []
+        for i, (ids, start, spans) in enumerate(encoded):
+            n_text = len(ids) - start
+            offset = width - logits.shape[1] + 1  # absolute position of chosen[:, 0]'s target
+            first = (width - n_text if left else start) - offset
+            out.append([(lp, a, b) for lp, (a, b) in zip(chosen[i, first : first + n_text].tolist(), spans)])
+        return out
 
 
-@functools.lru_cache(maxsize=4)
-def _load_seq2seq(path: str) -> tuple[Any, Any]:
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    with loading(path):
-        return AutoTokenizer.from_pretrained(path), AutoModelForSeq2SeqLM.from_pretrained(path).to(device()).eval()
-
-
-class HFSeq2SeqEntailment(Entailment):
-    """`hf-seq2seq:<id>`: TRUE-style models (e.g. google/t5_xxl_true_nli_mixture) read
+class HFSeq2SeqEntailment(HFBackend, Entailment):
+    """`hf-seq2seq:<id>[@dtype]`: TRUE-style models (e.g. google/t5_xxl_true_nli_mixture) read
     `premise: … hypothesis: …` and answer "1" or "0"; P(entail) = softmax over those two
     tokens at the first decoding step."""
 
-    def __init__(self, path: str, batch_size: int = 16):
-        self.path, self.spec, self.batch_size = model_ref(path), f"hf-seq2seq:{path}", batch_size
+    kind, prefix = "seq2seq", "hf-seq2seq"
+
+    @staticmethod
+    def _text(pair: tuple[str, str]) -> str:
+        return f"premise: {pair[0]} hypothesis: {pair[1]}"
+
+    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
+        tok, _ = self.model()
+        return self.plan([len(ids) for ids in tok([self._text(p) for p in pairs], truncation=True)["input_ids"]])
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         import torch
 
-        tok, model = _load_seq2seq(self.path)
+        tok, model = self.model()
         yes, no = (tok(t, add_special_tokens=False)["input_ids"][-1] for t in ("1", "0"))
-        enc = tok([f"premise: {p} hypothesis: {h}" for p, h in pairs], return_tensors="pt", padding=True, truncation=True).to(model.device)
+        enc = tok([self._text(p) for p in pairs], return_tensors="pt", padding=True, truncation=True,
+                  pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
         start = torch.full((len(pairs), 1), model.config.decoder_start_token_id, device=model.device)
         with torch.no_grad():
             logits = model(**enc, decoder_input_ids=start).logits[:, 0, :].float()
         two = torch.softmax(logits[:, [yes, no]], dim=-1)
         return two[:, 0].tolist()
-
-
-@functools.lru_cache(maxsize=4)
-def _load_classifier(path: str) -> tuple[Any, Any]:
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    with loading(path):
-        return AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path).to(device()).eval()
 
 
 def nli_label_indices(id2label: dict[int, str]) -> dict[str, int]:
@@ -206,25 +344,29 @@ def nli_label_indices(id2label: dict[int, str]) -> dict[str, int]:
     return found
 
 
-class HFNLIEntailment(Entailment):
-    """`hf-nli:<id>`: MNLI-style sequence classifiers over (premise, hypothesis)."""
+class HFNLIEntailment(HFBackend, Entailment):
+    """`hf-nli:<id>[@dtype]`: MNLI-style sequence classifiers over (premise, hypothesis)."""
 
-    def __init__(self, path: str, batch_size: int = 16):
-        self.path, self.spec, self.batch_size = model_ref(path), f"hf-nli:{path}", batch_size
+    kind, prefix = "classifier", "hf-nli"
+
+    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
+        tok, _ = self.model()
+        enc = tok([p for p, _ in pairs], [h for _, h in pairs], truncation=True)
+        return self.plan([len(ids) for ids in enc["input_ids"]])
 
     def _softmax(self, pairs: Sequence[tuple[str, str]]) -> tuple[Any, dict[str, int]]:
         import torch
 
-        tok, model = _load_classifier(self.path)
+        tok, model = self.model()
         idx = nli_label_indices(model.config.id2label)
-        enc = tok([p for p, _ in pairs], [h for _, h in pairs], return_tensors="pt", padding=True, truncation=True).to(model.device)
+        enc = tok([p for p, _ in pairs], [h for _, h in pairs], return_tensors="pt", padding=True, truncation=True,
+                  pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
         with torch.no_grad():
             return torch.softmax(model(**enc).logits.float(), dim=-1), idx
 
     @property
     def three_way(self) -> bool:  # type: ignore[override]
-        _, model = _load_classifier(self.path)
-        return len(nli_label_indices(model.config.id2label)) == 3
+        return len(nli_label_indices(self.model()[1].config.id2label)) == 3
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         probs, idx = self._softmax(pairs)

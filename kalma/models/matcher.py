@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .base import cached_batches
-from .hf import model_ref
+from .hf import load, model_ref, resolve_dtype, split_dtype
 from ..cache import make_key
 
 
@@ -72,15 +72,15 @@ class ClassifierScorer(Matcher):
     discourse-coherence model for CONNER's paragraph coherence. The positive class is the label
     named "coherent" (or "positive"), else the last class."""
 
-    def __init__(self, path: str):
-        self.path, self.spec = model_ref(path), f"hf-cls:{path}"
+    def __init__(self, ref: str):
+        path, suffix = split_dtype(ref)
+        self.path, self.dtype = model_ref(path), resolve_dtype(suffix)
+        self.spec = f"hf-cls:{path}" + ("" if self.dtype == "fp32" else f"@{self.dtype}")
 
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         import torch
 
-        from .hf import _load_classifier
-
-        tok, model = _load_classifier(self.path)
+        tok, model = load("classifier", self.path, self.dtype)
         labels = {int(i): n.lower() for i, n in model.config.id2label.items()}
         pos = next((i for i, n in labels.items() if n in {"coherent", "positive"}), max(labels))
         enc = tok([t for _, t in pairs], return_tensors="pt", padding=True, truncation=True).to(model.device)

@@ -6,8 +6,9 @@ Keys come from the environment only and are never cached, logged or written:
 - `openai-compatible:` sends KALMA_COMPAT_API_KEY when it is set, and no Authorization header
   at all otherwise: a local or third-party server never sees the OpenAI key.
 A key that a server echoes back in an error message is masked before the error goes anywhere.
-The client retries 429 and 5xx answers itself, honouring Retry-After. Chats in a batch run on
-a small thread pool, and each answer is kept as it arrives.
+The client retries 429 and 5xx answers itself, honouring Retry-After. Up to `concurrency`
+requests are in flight at once (32 for a compatible server, 8 for OpenAI; KALMA_CONCURRENCY),
+answers come back in input order, and each is kept as it arrives.
 """
 
 from __future__ import annotations
@@ -45,11 +46,17 @@ def prices() -> dict[str, tuple[float, float]]:
 
 
 class OpenAIChat(LLM):
-    def __init__(self, model: str, base_url: str | None = None, workers: int = 4, max_retries: int = 5, timeout: float = 120.0):
+    def __init__(self, model: str, base_url: str | None = None, concurrency: int | None = None, max_retries: int = 5,
+                 timeout: float = 120.0):
         self.model, self.base_url = model, base_url
         self.spec = f"openai-compatible:{base_url}:{model}" if base_url else f"openai:{model}"
-        self.batch_size = workers * 4
-        self.workers, self.max_retries, self.timeout = workers, max_retries, timeout
+        # Requests in flight at once: a local vLLM/TGI server batches what it is sent, so it is
+        # given many; OpenAI's API fewer. KALMA_CONCURRENCY overrides both. 429s and Retry-After
+        # are honoured by the client's own retries.
+        default = int(os.environ.get("KALMA_CONCURRENCY") or (32 if base_url else 8))
+        self.concurrency = max(1, concurrency or default)
+        self.batch_size = self.concurrency * 4
+        self.max_retries, self.timeout = max_retries, timeout
         self._client: Any = None
         self._headers: dict[str, Any] = {}
         if base_url is None and not os.environ.get("OPENAI_API_KEY"):  # fail before any work, not at the first call
@@ -105,7 +112,8 @@ class OpenAIChat(LLM):
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
         done: dict[int, Generation] = {}
         error: BaseException | None = None
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+        self.client()  # one client (and connection pool) for all the threads
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = {pool.submit(self._one, m, params): i for i, m in enumerate(batch)}
             for fut in as_completed(futures):
                 try:

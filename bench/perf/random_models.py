@@ -1,5 +1,6 @@
-"""Tiny random transformers models saved to a folder, so the real loading, batching and
-label-mapping code runs without any download."""
+"""Random-weight transformers models built from a config and saved to a folder, so the real
+loading, batching and label-mapping code runs without any download: tiny ones for the tests,
+and any shape for the benchmarks (random weights give honest speed and memory, not quality)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ WORDS = (
 ).split()
 
 
-def _tokenizer(special: dict[str, str]):
+def _tokenizer(special: dict[str, str], vocab_size: int | None = None):
+    """A word-level tokenizer over WORDS, padded with made-up words up to `vocab_size`."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {tok: i for i, tok in enumerate(list(dict.fromkeys(special.values())) + WORDS)}
+    words = list(dict.fromkeys(special.values())) + WORDS
+    words += [f"w{i}" for i in range(max(0, (vocab_size or 0) - len(words)))]
+    vocab = {tok: i for i, tok in enumerate(words)}
     tk = Tokenizer(models.WordLevel(vocab, unk_token=special["unk_token"]))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()
     return PreTrainedTokenizerFast(tokenizer_object=tk, **special)
@@ -69,5 +73,36 @@ def build_bert_nli(folder: Path) -> Path:
     cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
                      max_position_embeddings=128, num_labels=3, id2label=NLI_LABELS, label2id={v: k for k, v in NLI_LABELS.items()})
     BertForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def build_llama(folder: Path, *, hidden: int, layers: int, heads: int, intermediate: int, vocab: int, positions: int = 4096) -> Path:
+    """A random Llama of the given shape (a Llama-7B shape: hidden 4096, 32 layers, 32 heads,
+    intermediate 11008, vocabulary 32000)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "bos_token": "<s>", "unk_token": "<unk>"}, vocab)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=layers,
+                      num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=positions,
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    LlamaForCausalLM(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def build_t5_shape(folder: Path, *, d_model: int, d_ff: int, d_kv: int, heads: int, layers: int, vocab: int) -> Path:
+    """A random T5 of the given shape (TRUE's T5-11B: d_model 1024, d_ff 65536, d_kv 128, 128
+    heads, 24 layers, vocabulary 32128)."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(0)
+    tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}, vocab)
+    cfg = T5Config(vocab_size=len(tok), d_model=d_model, d_kv=d_kv, d_ff=d_ff, num_layers=layers, num_heads=heads,
+                   decoder_start_token_id=tok.pad_token_id, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+    T5ForConditionalGeneration(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
