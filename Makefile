@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kalma-installed
 
-.PHONY: demo test install clean-venv
+.PHONY: demo test test-fast install clean-venv
 
 install: $(STAMP)
 
@@ -20,6 +20,10 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The inner loop: everything but the tests that load SmolLM2 or other packaged models.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
 
 demo: $(STAMP)
 	$(BIN)/kalma demo -o runs/demo
