@@ -6,6 +6,8 @@ import json
 
 import click
 
+from evaluation.base import DEFAULT_METRICS
+
 
 @click.group("bench")
 def bench() -> None:
@@ -38,7 +40,7 @@ def run(config: str, output: str, overwrite: bool) -> None:
 @click.option("--leaderboard", "board", required=True, type=click.Path(file_okay=False))
 @click.option("--nli", default="lexical", show_default=True)
 @click.option("--judge", default=None)
-@click.option("--metrics", default="citation,alignment,na", show_default=True)
+@click.option("--metrics", default=",".join(DEFAULT_METRICS), show_default=True)
 def submit_cmd(submission: str, dataset: str, board: str, nli: str, judge: str | None, metrics: str) -> None:
     """Validate a submission (every problem, with its line), score it, and file it on the leaderboard."""
     from evaluation.base import EvalOptions

@@ -28,7 +28,7 @@ def demo(output: str, config: str | None) -> None:
     """Run dataset → builder → baseline → every metric → ablations → leaderboard, offline."""
     from dataset_builder.build import BuildConfig, build
     from dataset_builder.stats import dataset_stats
-    from evaluation.base import EvalOptions
+    from evaluation.base import DEFAULT_METRICS, EvalOptions
     from kalma.jsonl import read_jsonl
     from kalma.schema import DatasetEntry
 
@@ -62,7 +62,7 @@ def demo(output: str, config: str | None) -> None:
                             {"name": f"baseline-{row['llm']}", "model": row["llm"], "seed": row["seed"],
                              "settings": {"temperature": cfg.temperature, "setting": row["setting"], "retrieval": "gold"}})
         rec = submit(sub, bench.dataset_path, board, EvalOptions(nli=cfg.nli, judge=cfg.judge or None, seed=row["seed"]),
-                     ["citation", "alignment", "na", "geval"] if cfg.judge else ["citation", "alignment", "na"])
+                     [*DEFAULT_METRICS, "geval"] if cfg.judge else list(DEFAULT_METRICS))
         f1 = rec["summary"]["metrics"].get("f1_micro")
         shown = "n/a" if f1 is None else f"{100 * f1:.1f}"
         click.echo(f"[4] submission baseline-{row['llm']}: {rec['malformed_citations']} malformed citations, F1 {shown}")

@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from baselines.pipeline import BaselineConfig, answer_dataset
-from evaluation.base import EvalOptions, f1
+from evaluation.base import DEFAULT_METRICS, EvalOptions, f1
 from evaluation.runner import evaluate
 from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl, write_jsonl
@@ -80,7 +80,7 @@ class BenchConfig(BaseModel):
     nli: str = "lexical"
     judge: str = ""
     lm: str = ""
-    metrics: list[str] = Field(default=["citation", "alignment", "na"], min_length=1)
+    metrics: list[str] = Field(default=list(DEFAULT_METRICS), min_length=1)
     max_tokens: Annotated[int, Field(gt=0)] = 160
     experiments: dict[Literal["main", "knowledge_removal", "retrieval", "settings"], ExperimentConfig] = Field(min_length=1)
 

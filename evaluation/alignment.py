@@ -6,8 +6,9 @@ Card
 - Range: 0 to 1. Micro over all pairs; macro averages each answer's share.
 - Reference: KaLMA (Li et al.) §4.2, which used TRUE (T5-11B); any backend can be chosen, and
   the rule-based `lexical` stand-in is reported as an approximation.
-- Options: the hypothesis is `relation: value`, or the verbalised sentence; the authors'
-  substring shortcut (value verbatim in the sentence counts as aligned) is off by default.
+- Options (`alignment:verbalized=true,substring_shortcut=true`): the hypothesis is
+  `relation: value`, or the verbalised sentence; the authors' substring shortcut (value
+  verbatim in the sentence counts as aligned) is off by default.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from kalma.models import get_entailment
 from kalma.schema import AnswerScores, normalize_text
 from kalma.verbalize import hypothesis
 
-from .base import Card, EvalItem, Metric, Scored, macro, micro, ratio
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, macro, micro, ratio
 
 
 def entailment_label(spec: str) -> str:
@@ -31,6 +32,10 @@ class Alignment(Metric):
     card = Card("sentence-citation entailment", "0-1", "KaLMA (Li et al.), §4.2")
     needs = ("nli",)
 
+    def __init__(self, options: EvalOptions, *, verbalized: bool = False, substring_shortcut: bool = False):
+        super().__init__(options)
+        self.verbalized, self.substring_shortcut = verbalized, substring_shortcut
+
     def models(self) -> dict[str, str]:
         return {"alignment": entailment_label(self.options.nli)}
 
@@ -42,9 +47,9 @@ class Alignment(Metric):
         for i, it in enumerate(items):
             for s in it.parsed.sentences:
                 for c in s.citations:
-                    pairs.append((s.clean, hypothesis(c, self.options.verbalized_hypothesis)))
+                    pairs.append((s.clean, hypothesis(c, self.verbalized)))
                     owner.append(i)
-                    shortcut.append(self.options.substring_shortcut and normalize_text(c.value).lower() in s.clean.lower())
+                    shortcut.append(self.substring_shortcut and normalize_text(c.value).lower() in s.clean.lower())
         judged = ent.probs([p for p, s in zip(pairs, shortcut) if not s]) if pairs else []
         it_judged = iter(judged)
         ok = [True if s else next(it_judged) >= self.options.threshold for s in shortcut]

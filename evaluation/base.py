@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import statistics
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kalma.citations import KINDS, ParsedAnswer, parse_answer
 from kalma.properties import Vocabulary
+from kalma.registry import Registry
 from kalma.schema import Answer, AnswerScores, DatasetEntry, KnowledgeGraph, Triple
 
 
@@ -65,19 +66,15 @@ class EvalItem:
 
 @dataclass
 class EvalOptions:
-    """Run configuration shared by all metrics (recorded verbatim in the summary)."""
+    """Run configuration shared by all metrics (recorded verbatim in the summary). What only one
+    metric uses is that metric's own typed option, set by its spec: `conner:agg=mean,l=3`."""
 
     compat: str = "default"  # "default" | "original" (the authors' code formulas)
     nli: str = "lexical"
     judge: str | None = None
     lm: str | None = None
-    verbalized_hypothesis: bool = False
-    substring_shortcut: bool = False
     threshold: float = 0.5
-    samples: int = 1
     seed: int = 0
-    na_irrelevant_correct: bool = True  # §4.5: an [NA] sentence that does not address the question counts as correct
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -155,34 +152,20 @@ def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
 # ---------------------------------------------------------------- registry
 
 
-def _lazy(path: str) -> Callable[[], type[Metric]]:
-    def load() -> type[Metric]:
-        module, _, cls = path.partition(":")
-        return getattr(__import__(module, fromlist=[cls]), cls)  # type: ignore[no-any-return]
-
-    return load
-
-
-METRICS: dict[str, Callable[[], type[Metric]]] = {
-    "citation": _lazy("evaluation.citation_quality:CitationQuality"),
-    "alignment": _lazy("evaluation.alignment:Alignment"),
-    "na": _lazy("evaluation.conscious_incompetence:ConsciousIncompetence"),
-    "geval": _lazy("evaluation.text_quality:TextQuality"),
-    "kprec": _lazy("evaluation.instruct_qa:InstructQA"),
-    "consens": _lazy("evaluation.consens:ConSens"),
-    "conner": _lazy("evaluation.conner:ConnerIntrinsic"),
-    "conner-extrinsic": _lazy("evaluation.conner:ConnerExtrinsic"),
-}
+METRICS: Registry[Metric] = Registry("metric", "kalma.metrics")
+METRICS.add("citation", "evaluation.citation_quality:CitationQuality", argument="none")
+METRICS.add("alignment", "evaluation.alignment:Alignment", argument="none")
+METRICS.add("na", "evaluation.conscious_incompetence:ConsciousIncompetence", argument="none")
+METRICS.add("geval", "evaluation.text_quality:TextQuality", argument="none")
+METRICS.add("kprec", "evaluation.instruct_qa:InstructQA", argument="none")
+METRICS.add("consens", "evaluation.consens:ConSens", argument="none")
+METRICS.add("conner", "evaluation.conner:ConnerIntrinsic", argument="none")
+METRICS.add("conner-extrinsic", "evaluation.conner:ConnerExtrinsic", argument="none")
 DEFAULT_METRICS = ("citation", "alignment", "na")
 
 
 def get_metric(name: str, options: EvalOptions) -> Metric:
-    if name not in METRICS:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(METRICS), n=1)
-        raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS)}." + (f" Did you mean {close[0]!r}?" if close else ""))
-    return METRICS[name]()(options)
+    return METRICS.build(name, options=options)
 
 
 def knowledge_prose(kg: KnowledgeGraph) -> str:

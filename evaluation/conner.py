@@ -4,21 +4,21 @@ Card
 - Intrinsic (`conner`), applied to the generated answer as the "knowledge":
   - factuality: each answer sentence not marked [NA] is checked against the l most word-overlapping KG
     triples (verbalised) as evidence; a sentence's score is its best-supporting evidence, and
-    sentences are aggregated by min (default), mean or max (`extra["conner_agg"]`). With a
+    sentences are aggregated by min (default), mean or max (`conner:agg=mean`). With a
     three-class entailment backend it reports the consistent / unverified / inconsistent split;
     with a two-class one, consistency only.
-  - relevance: a query-answer matcher (`extra["matcher"]`): a cross-encoder by hub id, or the
+  - relevance: a query-answer matcher (`conner:matcher=cross-encoder:ID`), or the
     `minilm` embedding fallback, which is labelled as such.
   - coherence: sentence level, the mean over sentences of 1/PPL under the LM scorer; paragraph
     level, P(coherent) from a discourse-coherence classifier when one is configured
-    (`extra["coherence_model"]`, e.g. `hf-cls:<id>`), else the labelled fallback 1/PPL of the
+    (`conner:coherence_model=hf-cls:<id>`), else the labelled fallback 1/PPL of the
     whole answer.
   - informativeness: 1 - exp(mean token log-prob of the answer given the question).
 - Extrinsic (`conner-extrinsic`), applied to the KG given as the "knowledge", with the
   reference paragraph of the entry as the downstream answer a:
   - helpfulness: max(0, 1 - L(q, k, a) / mean_i L(q, k_i^-, a)), L the mean token
     cross-entropy under the LM scorer, k_i^- the KGs of u other entries drawn with a seed
-    recorded per entry (`extra["conner_u"]`, default 3);
+    recorded per entry (`conner-extrinsic:u=5`, default 3);
   - validity: entailment of the answer (citations stripped) by the reference.
 - Range: 0 to 1 each. Entries without a reference make the extrinsic metrics unavailable.
 - Reference: Chen et al., "Beyond Factuality: A Comprehensive Evaluation of Large Language
@@ -31,6 +31,7 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
+from typing import Literal
 
 from kalma.citations import strip_citations
 from kalma.models import get_entailment, get_matcher, get_scorer
@@ -38,7 +39,7 @@ from kalma.schema import AnswerScores, DatasetEntry, KnowledgeGraph
 from kalma.verbalize import verbalize
 
 from .alignment import entailment_label
-from .base import Card, EvalItem, Metric, Scored, knowledge_prose, lm_context, macro
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, knowledge_prose, lm_context, macro
 from .instruct_qa import tokens
 
 AGGREGATE = {"min": min, "mean": statistics.fmean, "max": max}
@@ -56,13 +57,18 @@ class ConnerIntrinsic(Metric):
     card = Card("factuality, relevance, coherence, informativeness of the answer", "0-1", "Chen et al. 2023 (CONNER) §3.1")
     needs = ("nli", "lm")
 
+    def __init__(self, options: EvalOptions, *, agg: Literal["min", "mean", "max"] = "min", l: int = 5,
+                 matcher: str = "minilm", coherence_model: str | None = None):
+        super().__init__(options)
+        self.agg, self.l, self.matcher, self.coherence_model = agg, l, matcher, coherence_model
+
     def _matcher_spec(self) -> str:
-        return str(self.options.extra.get("matcher", "minilm"))
+        return self.matcher
 
     def models(self) -> dict[str, str]:
         m = self._matcher_spec()
         note = " (embedding fallback, not a relevance ranker)" if m == "minilm" else ""
-        para = self.options.extra.get("coherence_model") or f"fallback 1/PPL of the whole answer under {self.options.lm}"
+        para = self.coherence_model or f"fallback 1/PPL of the whole answer under {self.options.lm}"
         return {"conner_factuality": entailment_label(self.options.nli), "conner_relevance": m + note,
                 "conner_coherence": f"sentences: {self.options.lm}; paragraph: {para}",
                 "conner_informativeness": str(self.options.lm)}
@@ -71,8 +77,7 @@ class ConnerIntrinsic(Metric):
         if not self.options.lm:
             return [Scored(notes={"conner": "no LM scorer given (--lm)"}) for _ in items]
         ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.options.lm), get_matcher(self._matcher_spec())
-        agg = AGGREGATE[str(self.options.extra.get("conner_agg", "min"))]
-        l = int(self.options.extra.get("conner_l", 5))
+        agg, l = AGGREGATE[self.agg], self.l
         answers = [strip_citations(it.answer.text) for it in items]
         # [NA]-marked sentences declare themselves unsupported by the KG: not checked for factuality.
         sentences = [[s.clean for s in it.parsed.sentences if s.clean and not s.na] for it in items]
@@ -93,7 +98,7 @@ class ConnerIntrinsic(Metric):
         # LM scores: sentences alone, whole answers alone, answers given the question
         sent_texts = [s for ss in sentences for s in ss]
         sent_ppl = scorer.perplexity(sent_texts) if sent_texts else []
-        coherence_model = self.options.extra.get("coherence_model")
+        coherence_model = self.coherence_model
         if coherence_model:
             para = get_matcher(str(coherence_model)).scores([("", a or " ") for a in answers])
         else:
@@ -136,8 +141,9 @@ class ConnerExtrinsic(Metric):
     card = Card("helpfulness and validity of the KG given, against the reference paragraph", "0-1", "Chen et al. 2023 (CONNER) §3.2")
     needs = ("nli", "lm", "reference")
 
-    def __init__(self, options):  # type: ignore[no-untyped-def]
+    def __init__(self, options: EvalOptions, *, u: int = 3):
         super().__init__(options)
+        self.u = u
         self.pools: dict[str, KnowledgeGraph] = {}
 
     def models(self) -> dict[str, str]:
@@ -149,8 +155,7 @@ class ConnerExtrinsic(Metric):
     def negatives(self, entry_id: str) -> list[str]:
         """u other entries, drawn with a seed derived from the run seed and the entry id."""
         others = sorted(k for k in self.pools if k != entry_id)
-        u = int(self.options.extra.get("conner_u", 3))
-        return random.Random(f"{self.options.seed}:{entry_id}").sample(others, min(u, len(others)))
+        return random.Random(f"{self.options.seed}:{entry_id}").sample(others, min(self.u, len(others)))
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         if not self.options.lm:

@@ -6,7 +6,7 @@ Card
   sentence / all absent triples; F1 from both. Sentences and triples are counted, never
   (sentence, triple) pairs, so precision cannot exceed 1 (the authors' code counted pairs).
 - Range: 0 to 1. Micro pools sentences and triples; macro averages per answer.
-- The §4.5 edge case (on by default, `na_irrelevant_correct`): an [NA]-marked sentence that
+- The §4.5 edge case (on by default; `na:relevance=false` turns it off): an [NA]-marked sentence that
   does not address the question at all counts as correct in [NA] precision: it rightly flags
   a claim that needs checking. Relevance is judged by the entailment backend (sentence vs
   question, `Entailment.relevance`), only for [NA] sentences that entail no absent triple;
@@ -25,7 +25,7 @@ from kalma.schema import AnswerScores
 from kalma.verbalize import hypothesis
 
 from .alignment import entailment_label
-from .base import Card, EvalItem, Metric, Scored, f1, macro, micro, ratio
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro, ratio
 
 
 class ConsciousIncompetence(Metric):
@@ -33,8 +33,12 @@ class ConsciousIncompetence(Metric):
     card = Card("[NA] precision and recall against the absent knowledge", "0-1", "KaLMA (Li et al.), §4.3, Figure 3")
     needs = ("absent", "nli")
 
+    def __init__(self, options: EvalOptions, *, relevance: bool = True, verbalized: bool = False):
+        super().__init__(options)
+        self.relevance, self.verbalized = relevance, verbalized
+
     def models(self) -> dict[str, str]:
-        rule = "on" if self.options.na_irrelevant_correct else "off"
+        rule = "on" if self.relevance else "off"
         return {"na": f"{entailment_label(self.options.nli)}; irrelevant-[NA]-counts-correct rule (§4.5) {rule}"}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
@@ -43,7 +47,7 @@ class ConsciousIncompetence(Metric):
         for i, it in enumerate(items):
             for si, s in enumerate(s for s in it.parsed.sentences if s.na):
                 for ti, t in enumerate(it.absent or []):
-                    pairs.append((s.clean, hypothesis(t, self.options.verbalized_hypothesis)))
+                    pairs.append((s.clean, hypothesis(t, self.verbalized)))
                     index.append((i, si, ti))
         probs = ent.probs(pairs) if pairs else []
         hits = {key for key, p in zip(index, probs) if p >= self.options.threshold}
@@ -66,7 +70,7 @@ class ConsciousIncompetence(Metric):
 
     def _irrelevant(self, ent: Entailment, items: Sequence[EvalItem], entailing: set[tuple[int, int]]) -> set[tuple[int, int]]:
         """The [NA] sentences that entail no absent triple and do not address the question."""
-        if not self.options.na_irrelevant_correct:
+        if not self.relevance:
             return set()
         asked = [(i, si, s.clean, it.question) for i, it in enumerate(items) if it.absent is not None and it.question
                  for si, s in enumerate(s for s in it.parsed.sentences if s.na) if (i, si) not in entailing]

@@ -21,7 +21,7 @@ from kalma.models import GenParams, get_llm
 from kalma.schema import AnswerScores
 from kalma.verbalize import kg_to_text
 
-from .base import Card, EvalItem, Metric, Scored, mean_std
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, mean_std
 
 ASPECTS: dict[str, tuple[str, str]] = {
     "coherence": (
@@ -106,6 +106,10 @@ class TextQuality(Metric):
     card = Card("G-Eval style 1-5 ratings of coherence, consistency, fluency, relevance", "1-5", "Liu et al. 2023; KaLMA §4.4")
     needs = ("judge",)
 
+    def __init__(self, options: EvalOptions, *, samples: int = 1):
+        super().__init__(options)
+        self.samples = samples
+
     def models(self) -> dict[str, str]:
         return {"geval": self.options.judge or "none"}
 
@@ -113,7 +117,7 @@ class TextQuality(Metric):
         if not self.options.judge:
             return [Scored(notes={"geval": "no judge model given (--judge)"}) for _ in items]
         llm = get_llm(self.options.judge)
-        n = max(1, self.options.samples)
+        n = max(1, self.samples)
         chats, owner = [], []
         for i, it in enumerate(items):
             answer = strip_citations(it.answer.text)

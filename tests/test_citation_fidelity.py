@@ -102,7 +102,7 @@ def test_paper_style_alignment_and_na(gentileschi):
     # to Venice" addresses the question (its career) but entails nothing; "Critics admired her
     # bold style" does not address the question at all, which §4.5 counts as correct.
     on = ConsciousIncompetence(EvalOptions()).score([it])[0]
-    off = ConsciousIncompetence(EvalOptions(na_irrelevant_correct=False)).score([it])[0]
+    off = ConsciousIncompetence(EvalOptions(), relevance=False).score([it])[0]
     assert on.values["na_precision"] == pytest.approx(2 / 3) and off.values["na_precision"] == pytest.approx(1 / 3)
     assert on.counts["na_sentences_irrelevant"] == 1 and on.values["na_recall"] == off.values["na_recall"] == 1.0
 

@@ -69,9 +69,9 @@ def test_original_mode_counts_incorrect_recall_hits():
     assert default["precision"] == pytest.approx(1 / 2) and original["precision"] == pytest.approx(2 / 2)
 
 
-def na_values(sentences: list[str], absent: list[Triple], compat: str = "default", **options):
+def na_values(sentences: list[str], absent: list[Triple], compat: str = "default", **metric_options):
     a = Answer(entry_id="fig", text=" ".join(sentences), model="m", absent=absent)
-    return ConsciousIncompetence(EvalOptions(compat=compat, **options)).score([EvalItem.build(a, entry())])[0]
+    return ConsciousIncompetence(EvalOptions(compat=compat), **metric_options).score([EvalItem.build(a, entry())])[0]
 
 
 ABSENT = [K[1], K[3], K[4]]  # {k2, k4, k5}: Naples, Orazio Gentileschi, Caravaggisti
@@ -85,7 +85,7 @@ ABSENT = [K[1], K[3], K[4]]  # {k2, k4, k5}: Naples, Orazio Gentileschi, Caravag
 ])
 def test_figure3(compat, s1, s2, p, r):
     # Figure 3 scores entailment only: the §4.5 rule for irrelevant [NA] sentences is off here
-    s = na_values([s1, s2, f"She was born in Rome {k(1)}."], ABSENT, compat, na_irrelevant_correct=False)
+    s = na_values([s1, s2, f"She was born in Rome {k(1)}."], ABSENT, compat, relevance=False)
     assert s.counts["na_sentences"] == 2
     assert s.values["na_precision"] == pytest.approx(p) and s.values["na_recall"] == pytest.approx(r)
 
@@ -95,7 +95,7 @@ def test_irrelevant_na_sentence_counts_as_correct_by_default(compat):
     """§4.5: "She liked music" does not address "Who was Artemisia Gentileschi?" at all, so
     flagging it [NA] is right; "Artemisia Gentileschi loved Rome" addresses it and entails nothing."""
     absent = ABSENT
-    off = na_values(["She died in Naples [NA].", "She liked music [NA]."], absent, compat, na_irrelevant_correct=False)
+    off = na_values(["She died in Naples [NA].", "She liked music [NA]."], absent, compat, relevance=False)
     on = na_values(["She died in Naples [NA].", "She liked music [NA]."], absent, compat)
     assert off.values["na_precision"] == pytest.approx(1 / 2) and on.values["na_precision"] == 1.0
     assert on.counts["na_sentences_irrelevant"] == 1 and off.counts["na_sentences_irrelevant"] == 0
@@ -178,8 +178,8 @@ def test_geval_against_a_local_judge_server(tmp_path, monkeypatch):
     replies = [reply(200, _completion("4", logprobs=True), {"Content-Type": "application/json"})] * 4 + \
               [reply(200, _completion("great"), {"Content-Type": "application/json"})] * 4
     with scripted_server(replies) as (url, log):
-        s = _run(tmp_path, [entry()], [Answer(entry_id="fig", text=FIG2, model="m")], metrics=["geval"],
-                 options=EvalOptions(judge=f"openai-compatible:{url}/v1:judge", samples=2, seed=1))
+        s = _run(tmp_path, [entry()], [Answer(entry_id="fig", text=FIG2, model="m")], metrics=["geval:samples=2"],
+                 options=EvalOptions(judge=f"openai-compatible:{url}/v1:judge", seed=1))
     assert len(log) == 8  # 4 aspects × 2 samples
     assert s.metrics["coherence_mean"] == 4.0 and s.metrics["coherence_invalid"] == 1.0
     assert s.metrics["coherence_std"] == 0.0  # over the one valid sample; the invalid one is not a 3

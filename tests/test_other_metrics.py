@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dataset_builder.demo import demo_entries
-from evaluation.base import EvalItem, EvalOptions, knowledge_prose, lm_context
+from evaluation.base import get_metric, EvalItem, EvalOptions, knowledge_prose, lm_context
 from evaluation.conner import ConnerExtrinsic, ConnerIntrinsic
 from evaluation.consens import ConSens, content_spans
 from evaluation.instruct_qa import InstructQA
@@ -136,8 +136,8 @@ def test_conner_paragraph_coherence_from_a_configured_classifier(tmp_path):
     model.save_pretrained(path)
     lm = "hf:" + str(build_causal(tmp_path / "lm"))
     answer = "she was born in rome ."
-    opts = EvalOptions(lm=lm, extra={"matcher": "minilm", "coherence_model": f"hf-cls:{path}"})
-    metric = ConnerIntrinsic(opts)
+    metric = get_metric(f"conner:matcher=minilm,coherence_model=hf-cls:{path}", EvalOptions(lm=lm))  # typed options from the spec
+    assert isinstance(metric, ConnerIntrinsic) and metric.coherence_model == f"hf-cls:{path}"
     v = metric.score([EvalItem.build(Answer(entry_id="e", text=answer, model="m"), _entry())])[0].values
     tok = AutoTokenizer.from_pretrained(path)
     with torch.no_grad():

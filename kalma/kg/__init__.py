@@ -10,16 +10,16 @@ Open one with a spec string:
 | `wikidata` | Wikidata's query service |
 | `demo` | the bundled demo snapshot |
 
-A new source is one class plus one entry in `SOURCES`.
+A new source is one class plus one `SOURCES.add` line (or a `kalma.kg` entry point in another
+package). Remote sources take retry options: `sparql:URL,attempts=3,timeout=30`.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from ..registry import Registry
 from .base import KnowledgeSource, SparqlSource
 
 DEMO_SNAPSHOT = "demo_kg.ttl"
@@ -29,55 +29,22 @@ def demo_snapshot_path() -> Path:
     return Path(str(resources.files("kalma") / "data" / DEMO_SNAPSHOT))
 
 
-def _rdflib(arg: str) -> SparqlSource:
-    from .local import RdflibSource
-
-    return RdflibSource(arg)
-
-
-def _oxigraph(arg: str) -> SparqlSource:
-    from .local import OxigraphSource
-
-    return OxigraphSource(arg)
-
-
-def _sparql(arg: str) -> SparqlSource:
-    from .remote import EndpointSource
-
-    return EndpointSource(arg)
-
-
-def _wikidata(arg: str) -> SparqlSource:
-    from .remote import WIKIDATA_ENDPOINT, EndpointSource
-
-    return EndpointSource(WIKIDATA_ENDPOINT)
-
-
-def _demo(arg: str) -> SparqlSource:
-    from .local import RdflibSource
-
-    return RdflibSource(demo_snapshot_path())
-
-
-SOURCES: dict[str, Callable[[str], SparqlSource]] = {
-    "rdflib": _rdflib,
-    "oxigraph": _oxigraph,
-    "sparql": _sparql,
-    "wikidata": _wikidata,
-    "demo": _demo,
-}
+SOURCES: Registry[SparqlSource] = Registry("knowledge source", "kalma.kg")
+SOURCES.add("rdflib", "kalma.kg.local:RdflibSource")
+SOURCES.add("oxigraph", "kalma.kg.local:OxigraphSource")
+SOURCES.add("sparql", "kalma.kg.remote:endpoint")
+SOURCES.add("wikidata", "kalma.kg.remote:wikidata", argument="none")
+SOURCES.add("demo", "kalma.kg.local:demo", argument="none")
+_SNAPSHOT_SUFFIXES = {".ttl", ".nt", ".turtle", ".ntriples"}
 
 
 def open_source(spec: str) -> SparqlSource:
-    """Open a knowledge source from its spec string (see the module docstring)."""
-    kind, sep, arg = spec.partition(":")
-    if kind in SOURCES and (sep or kind in {"wikidata", "demo"}):
-        return SOURCES[kind](arg)
-    if (not sep or Path(spec).exists()) and Path(spec).suffix.lower() in {".ttl", ".nt", ".turtle", ".ntriples"}:
-        return _rdflib(spec)
-    close = difflib.get_close_matches(kind, SOURCES, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"unknown knowledge source {spec!r}: use one of {sorted(SOURCES)} or a .ttl/.nt path.{hint}")
+    """Open a knowledge source from its spec string (see the module docstring); a bare
+    `.ttl`/`.nt` path is an rdflib snapshot."""
+    name = spec.partition(":")[0].partition(",")[0]
+    if name not in SOURCES.names() and Path(spec).suffix.lower() in _SNAPSHOT_SUFFIXES and (":" not in spec or Path(spec).exists()):
+        return SOURCES.build(f"rdflib:{spec}")
+    return SOURCES.build(spec)
 
 
 __all__ = ["KnowledgeSource", "SparqlSource", "open_source", "SOURCES", "demo_snapshot_path"]

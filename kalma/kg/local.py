@@ -83,6 +83,13 @@ class RdflibSource(SparqlSource):
         return self.graph.query(query).graph.serialize(format="nt")
 
 
+def demo() -> RdflibSource:
+    """`demo`: the bundled snapshot of the paper's people."""
+    from . import demo_snapshot_path
+
+    return RdflibSource(demo_snapshot_path())
+
+
 class OxigraphSource(SparqlSource):
     """A snapshot in a pyoxigraph store: a file bulk-loaded into memory, or an on-disk store
     directory (created by `oxigraph load` or an earlier run) opened as is."""

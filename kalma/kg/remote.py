@@ -220,3 +220,19 @@ def _transient(exc: BaseException) -> str | None:
         reason = getattr(seen, "reason", None)
         seen = reason if isinstance(reason, BaseException) else (seen.__cause__ or seen.__context__)
     return None
+
+
+def endpoint(url: str, *, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None,
+             max_wait: float | None = None, batch_size: int = 50) -> EndpointSource:
+    """`sparql:URL[,attempts=N,timeout=S,backoff=S,max_wait=S]`; unset options come from the
+    environment (KALMA_SPARQL_*), then the defaults."""
+    base = RetryPolicy.from_env()
+    given = {"attempts": attempts, "timeout": timeout, "backoff": backoff, "max_wait": max_wait}
+    policy = RetryPolicy(**{k: (v if v is not None else getattr(base, k)) for k, v in given.items()})  # type: ignore[arg-type]
+    return EndpointSource(url, policy=policy, batch_size=batch_size)
+
+
+def wikidata(*, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None,
+             max_wait: float | None = None) -> EndpointSource:
+    """`wikidata`: Wikidata's query service, with the same options as `sparql:`."""
+    return endpoint(WIKIDATA_ENDPOINT, attempts=attempts, timeout=timeout, backoff=backoff, max_wait=max_wait)

@@ -16,157 +16,68 @@
 Text scorers for CONNER: relevance by `cross-encoder:<id>` or the `minilm` embedding fallback;
 paragraph coherence by a sequence classifier `hf-cls:<id>`.
 
-A new backend is one class plus one entry below; heavy libraries import only when a backend
-is built.
+A new backend is one class plus one `add` line below (or an entry point in another package);
+heavy libraries import only when a backend is built. Options follow the spec:
+`openai-compatible:http://host:8000/v1:model,concurrency=64`, `hf:ID,dtype=bf16,token_budget=8192`.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable
+from typing import Any
 
 from .base import Entailment, GenParams, Generation, LLM, LMScorer
+from ..registry import Registry
 
+LLMS: Registry[LLM] = Registry("LLM backend", "kalma.llms")
+LLMS.add("openai", "kalma.models.openai_backend:OpenAIChat")
+LLMS.add("openai-compatible", "kalma.models.openai_backend:compatible")
+LLMS.add("hf", "kalma.models.hf:HFCausalLM")
+LLMS.add("smollm2", "kalma.models.smollm2:llm", argument="none")
+LLMS.add("template", "kalma.models.template:TemplateLLM", argument="none")
 
-def _hf_llm(arg: str) -> LLM:
-    from .hf import HFCausalLM
+ENTAILMENT: Registry[Entailment] = Registry("entailment backend", "kalma.entailment")
+ENTAILMENT.add("hf-seq2seq", "kalma.models.hf:HFSeq2SeqEntailment")
+ENTAILMENT.add("hf-nli", "kalma.models.hf:HFNLIEntailment")
+ENTAILMENT.add("llm", "kalma.models.judge:from_spec", raw=True)
+ENTAILMENT.add("lexical", "kalma.models.lexical:LexicalEntailment", argument="none")
+ENTAILMENT.add("table", "kalma.models.table:TableEntailment")
 
-    return HFCausalLM(arg)
+SCORERS: Registry[LMScorer] = Registry("LM scorer", "kalma.scorers")
+SCORERS.add("hf", "kalma.models.hf:HFCausalScorer")
+SCORERS.add("smollm2", "kalma.models.smollm2:scorer", argument="none")
 
-
-def _smollm2_llm(arg: str) -> LLM:
-    from .hf import HFCausalLM
-    from .smollm2 import SPEC, converted_dir
-
-    return HFCausalLM(str(converted_dir()), spec=SPEC)
-
-
-def _openai(arg: str) -> LLM:
-    from .openai_backend import OpenAIChat
-
-    return OpenAIChat(arg)
-
-
-def _openai_compatible(arg: str) -> LLM:
-    from .openai_backend import OpenAIChat, parse_compatible
-
-    base, model = parse_compatible(arg)
-    return OpenAIChat(model, base_url=base)
-
-
-def _template(arg: str) -> LLM:
-    from .template import TemplateLLM
-
-    return TemplateLLM()
-
-
-def _hf_seq2seq(arg: str) -> Entailment:
-    from .hf import HFSeq2SeqEntailment
-
-    return HFSeq2SeqEntailment(arg)
-
-
-def _hf_nli(arg: str) -> Entailment:
-    from .hf import HFNLIEntailment
-
-    return HFNLIEntailment(arg)
-
-
-def _llm_judge(arg: str) -> Entailment:
-    from .judge import LLMJudgeEntailment
-
-    return LLMJudgeEntailment(get_llm(arg))
-
-
-def _table(arg: str) -> Entailment:
-    from .table import TableEntailment
-
-    return TableEntailment(arg)
-
-
-def _lexical(arg: str) -> Entailment:
-    from .lexical import LexicalEntailment
-
-    return LexicalEntailment()
-
-
-def _hf_scorer(arg: str) -> LMScorer:
-    from .hf import HFCausalScorer
-
-    return HFCausalScorer(arg)
-
-
-def _smollm2_scorer(arg: str) -> LMScorer:
-    from .hf import HFCausalScorer
-    from .smollm2 import SPEC, converted_dir
-
-    return HFCausalScorer(str(converted_dir()), spec=SPEC)
-
-
-def _cross_encoder(arg: str) -> object:
-    from .matcher import CrossEncoderMatcher
-
-    return CrossEncoderMatcher(arg)
-
-
-def _minilm(arg: str) -> object:
-    from .matcher import MiniLMMatcher
-
-    return MiniLMMatcher()
-
-
-LLMS: dict[str, Callable[[str], LLM]] = {
-    "openai": _openai, "openai-compatible": _openai_compatible, "hf": _hf_llm, "smollm2": _smollm2_llm, "template": _template,
-}
-ENTAILMENT: dict[str, Callable[[str], Entailment]] = {
-    "hf-seq2seq": _hf_seq2seq, "hf-nli": _hf_nli, "llm": _llm_judge, "lexical": _lexical, "table": _table,
-}
-SCORERS: dict[str, Callable[[str], LMScorer]] = {"hf": _hf_scorer, "smollm2": _smollm2_scorer}
-def _classifier(arg: str) -> object:
-    from .matcher import ClassifierScorer
-
-    return ClassifierScorer(arg)
-
-
-MATCHERS: dict[str, Callable[[str], object]] = {"cross-encoder": _cross_encoder, "minilm": _minilm, "hf-cls": _classifier}
-NO_ARGUMENT = {"smollm2", "template", "lexical", "minilm"}
-
-
-def _build(kind: str, table: dict[str, Callable[[str], object]], spec: str) -> object:
-    name, sep, arg = spec.partition(":")
-    if name in table and (sep or name in NO_ARGUMENT):
-        return table[name](arg)
-    close = difflib.get_close_matches(name, list(table), n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    forms = ", ".join(n if n in NO_ARGUMENT else f"{n}:…" for n in table)
-    raise ValueError(f"unknown {kind} backend {spec!r}; known: {forms}.{hint}")
-
+MATCHERS: Registry[object] = Registry("text scorer", "kalma.matchers")
+MATCHERS.add("cross-encoder", "kalma.models.matcher:CrossEncoderMatcher")
+MATCHERS.add("minilm", "kalma.models.matcher:MiniLMMatcher", argument="none")
+MATCHERS.add("hf-cls", "kalma.models.matcher:ClassifierScorer")
 
 _instances: dict[tuple[str, str], object] = {}
 
 
-def _get(kind: str, table: dict[str, Callable[[str], object]], spec: str) -> object:
-    key = (kind, spec)
+def _get(registry: Registry[Any], spec: str) -> Any:
+    """One instance per spec and process: a model loads once however many metrics use it."""
+    key = (registry.group, spec)
     if key not in _instances:
-        _instances[key] = _build(kind, table, spec)
+        _instances[key] = registry.build(spec)
     return _instances[key]
 
 
 def get_llm(spec: str) -> LLM:
-    return _get("LLM", LLMS, spec)  # type: ignore[return-value]
+    return _get(LLMS, spec)  # type: ignore[no-any-return]
 
 
 def get_entailment(spec: str) -> Entailment:
-    return _get("entailment", ENTAILMENT, spec)  # type: ignore[return-value]
+    return _get(ENTAILMENT, spec)  # type: ignore[no-any-return]
 
 
 def get_scorer(spec: str) -> LMScorer:
-    return _get("LM scorer", SCORERS, spec)  # type: ignore[return-value]
+    return _get(SCORERS, spec)  # type: ignore[no-any-return]
 
 
-def get_matcher(spec: str):  # type: ignore[no-untyped-def]
-    """A query-text relevance matcher: `cross-encoder:<id>` or the `minilm` fallback."""
-    return _get("matcher", MATCHERS, spec)
+def get_matcher(spec: str) -> Any:
+    """A query-text relevance matcher: `cross-encoder:<id>`, `hf-cls:<id>` or the `minilm` fallback."""
+    return _get(MATCHERS, spec)
 
 
-__all__ = ["get_matcher", "LLM", "Entailment", "LMScorer", "GenParams", "Generation", "get_llm", "get_entailment", "get_scorer", "LLMS", "ENTAILMENT", "SCORERS"]
+__all__ = ["get_matcher", "LLM", "Entailment", "LMScorer", "GenParams", "Generation", "get_llm", "get_entailment", "get_scorer",
+           "LLMS", "ENTAILMENT", "SCORERS", "MATCHERS"]

@@ -22,7 +22,7 @@ import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from .base import Entailment, GenParams, Generation, LLM, LMScorer, Message, TokenLogprob
 
@@ -148,7 +148,7 @@ class HFBackend:
     prefix = "hf"
     budget_factor = 1  # generation decodes many steps per batch: it gets a larger share
     def __init__(self, ref: str, spec: str | None = None, *, dtype: str | None = None, token_budget: int | None = None,
-                 batching: str = "tokens", batch_size: int = 16):
+                 batching: Literal["tokens", "items"] = "tokens", batch_size: int = 16):
         path, suffix = split_dtype(ref)
         self.path = model_ref(path)
         self.dtype = resolve_dtype(dtype or suffix)
@@ -244,8 +244,9 @@ class HFCausalScorer(HFBackend, LMScorer):
     predict the text's tokens; `logits="all"` right-pads and computes them everywhere (the
     reference the tests compare against, and the old path the benchmark measures)."""
 
-    def __init__(self, ref: str, spec: str | None = None, *, logits: str = "scored", **kw: Any):
-        super().__init__(ref, spec, **kw)
+    def __init__(self, ref: str, spec: str | None = None, *, dtype: str | None = None, token_budget: int | None = None,
+                 batching: Literal["tokens", "items"] = "tokens", batch_size: int = 16, logits: Literal["scored", "all"] = "scored"):
+        super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size)
         self.logits = logits
 
     def _encode(self, items: Sequence[tuple[str, str]]) -> list[tuple[list[int], int, list[tuple[int, int]]]]:

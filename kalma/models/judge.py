@@ -19,6 +19,13 @@ RELEVANCE_PROMPT = (
 )
 
 
+def from_spec(argument: str) -> LLMJudgeEntailment:
+    """`llm:<LLM spec>`: the judge is any LLM the registry can build, options included."""
+    from . import get_llm
+
+    return LLMJudgeEntailment(get_llm(argument))
+
+
 class LLMJudgeEntailment(Entailment):
     def __init__(self, llm: LLM):
         self.llm = llm

