@@ -1,12 +1,21 @@
-"""The builder's prompts, in this project's wording. Each starts with a `Task:` line naming the
-step, which also lets the offline `template` backend answer them deterministically."""
+"""The builder's prompts, in this project's wording, and the offline `template` backend's
+answers to them (registered here, beside the wording they depend on).
+
+Each prompt is one user turn that starts with a `Task: <step>` line naming the step.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kalma.citations import Citation, format_sentence, parse_answer
+from kalma.models.template import TemplateTask, register_task
 from kalma.schema import KnowledgeGraph, Triple
-from kalma.verbalize import KNOWLEDGE_HEADER, SEP, TASK_HEADER, kg_to_text
+from kalma.verbalize import KNOWLEDGE_HEADER, SEP, kg_to_text, knowledge_from_prompt, section
+
+from .selection import TRIVIAL_RELATIONS
+
+TASK, PARAGRAPH, NEW_FACT, PEOPLE, FACTS = "Task:", "Paragraph:", "New fact:", "People:", "Facts:"
 
 
 def _line(t: Triple) -> str:
@@ -15,7 +24,7 @@ def _line(t: Triple) -> str:
 
 def _task(task: str, body: str) -> list[dict[str, str]]:
     """One user turn that starts with the `Task:` line."""
-    return [{"role": "user", "content": f"{TASK_HEADER} {task}\n{body}"}]
+    return [{"role": "user", "content": f"{TASK} {task}\n{body}"}]
 
 
 def annotate(paragraph: str, pool: KnowledgeGraph) -> list[dict[str, str]]:
@@ -23,7 +32,7 @@ def annotate(paragraph: str, pool: KnowledgeGraph) -> list[dict[str, str]]:
         "Below is a paragraph and a list of facts (QID | entity | relation | value). After each sentence of the "
         "paragraph, add in square brackets the listed facts that the sentence states, written as "
         "[QID, relation: value]. Leave the words of the paragraph unchanged and add no fact that is not listed.\n\n"
-        f"{KNOWLEDGE_HEADER}\n{kg_to_text(pool)}\n\nParagraph: {paragraph}\n\nAnnotated paragraph:"))
+        f"{KNOWLEDGE_HEADER}\n{kg_to_text(pool)}\n\n{PARAGRAPH} {paragraph}\n\nAnnotated paragraph:"))
 
 
 def extend(paragraph: str, fact: Triple) -> list[dict[str, str]]:
@@ -31,19 +40,57 @@ def extend(paragraph: str, fact: Triple) -> list[dict[str, str]]:
         "Continue the paragraph with exactly one new sentence that states the new fact and fits what came before. "
         "End that sentence with the fact's citation in square brackets, [QID, relation: value]. "
         "Reply with the new sentence only.\n\n"
-        f"Paragraph: {paragraph}\n\nNew fact: {_line(fact)}\n\nNew sentence:"))
+        f"{PARAGRAPH} {paragraph}\n\n{NEW_FACT} {_line(fact)}\n\nNew sentence:"))
 
 
 def general_question(paragraph: str, people: Sequence[str]) -> list[dict[str, str]]:
     return _task("general-question", (
         "Write one short, natural question that the paragraph answers, as a curious reader would ask it. "
         "Reply with the question only.\n\n"
-        f"People: {'; '.join(people)}\n\nParagraph: {paragraph}\n\nQuestion:"))
+        f"{PEOPLE} {'; '.join(people)}\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"))
 
 
 def specific_question(paragraph: str, people: Sequence[str], facts: Sequence[Triple]) -> list[dict[str, str]]:
     return _task("specific-question", (
         "Write one detailed question that can only be answered completely with every fact listed, as the "
-        "paragraph states them. Reply with the question only.\n\n"
-        f"People: {'; '.join(people)}\n\nFacts:\n" + "\n".join(_line(t) for t in facts) +
-        f"\n\nParagraph: {paragraph}\n\nQuestion:"))
+        f"paragraph states them. Reply with the question only.\n\n{PEOPLE} {'; '.join(people)}\n\n{FACTS}\n"
+        + "\n".join(_line(t) for t in facts) + f"\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"))
+
+
+# ---------------------------------------------------------------- the template backend's answers
+
+
+def _template_annotate(prompt: str) -> str:
+    """Cite, after each sentence, the listed facts whose value the sentence mentions."""
+    facts = knowledge_from_prompt(prompt)
+    out = []
+    for s in parse_answer(section(prompt, PARAGRAPH)).sentences:
+        cits = [c for c in facts if c.relation not in TRIVIAL_RELATIONS and c.value.lower() in s.clean.lower()
+                and c.value.lower() != c.entity_name.lower()]
+        out.append(format_sentence(s.clean, cits))
+    return " ".join(out)
+
+
+def _template_extend(prompt: str) -> str:
+    parts = section(prompt, NEW_FACT).split(SEP)
+    if len(parts) != 4:
+        return ""
+    c = Citation(parts[0], parts[2], parts[3], parts[1])
+    return format_sentence(f"{c.entity_name}'s {c.relation} is {c.value}.", [c])
+
+
+def _template_general_question(prompt: str) -> str:
+    people = [p.strip() for p in section(prompt, PEOPLE).split(";") if p.strip()]
+    return f"Who were {' and '.join(people)}?" if len(people) > 1 else f"Who was {people[0] if people else 'this person'}?"
+
+
+def _template_specific_question(prompt: str) -> str:
+    asked = list(dict.fromkeys(f"{c.entity_name}'s {c.relation}" for c in knowledge_from_prompt(prompt, FACTS)))
+    if not asked:
+        return _template_general_question(prompt)
+    return f"What were {', '.join(asked[:-1])} and {asked[-1]}?" if len(asked) > 1 else f"What was {asked[0]}?"
+
+
+for _name, _respond in (("annotate", _template_annotate), ("extend", _template_extend),
+                        ("general-question", _template_general_question), ("specific-question", _template_specific_question)):
+    register_task(TemplateTask(f"builder:{_name}", lambda p, n=_name: p.lstrip().startswith(f"{TASK} {n}\n"), _respond))

@@ -12,7 +12,6 @@ from __future__ import annotations
 from .citations import Citation
 from .schema import QID_RE, KnowledgeGraph, Triple
 
-TASK_HEADER = "Task:"  # first line of stage prompts; names the step for offline backends
 KNOWLEDGE_HEADER = "Knowledge:"
 QUESTION_HEADER = "Question:"
 ANSWER_HEADER = "Answer:"
@@ -31,17 +30,13 @@ def kg_to_text(kg: KnowledgeGraph) -> str:
 
 
 def knowledge_from_prompt(prompt: str, header: str = KNOWLEDGE_HEADER) -> list[Citation]:
-    """The triples listed in the last `header` block of a prompt (for offline backends)."""
-    head = prompt.rfind(header)
-    if head < 0:
-        return []
+    """The triples `kg_to_text` listed in the last `header` block of a prompt (the block ends
+    at a blank line), as citations: the inverse of `kg_to_text`, for offline backends."""
     out = []
-    for line in prompt[head + len(header) :].splitlines():
+    for line in section(prompt, header).splitlines():
         parts = line.strip().split(SEP, 3)
         if len(parts) == 4 and QID_RE.match(parts[0]):
             out.append(Citation(parts[0], parts[2], parts[3], parts[1]))
-        elif line.strip().startswith((QUESTION_HEADER, "Paragraph:")):
-            break
     return out
 
 
