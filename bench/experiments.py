@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from baselines.pipeline import BaselineConfig, answer_dataset
-from evaluation.base import DEFAULT_METRICS, EvalOptions, f1
+from evaluation.base import DEFAULT_METRICS, EvalOptions, check_outputs, f1
 from evaluation.runner import evaluate
 from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl, write_jsonl
@@ -208,6 +208,7 @@ def seed_stats(runs: list[dict[str, float | None]]) -> dict[str, dict[str, float
 
 def tables(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Per experiment and condition (and model): the headline metrics over seeds (`seed_stats`)."""
+    check_outputs(HEADLINE, "bench HEADLINE")
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["experiment"], r["condition"], r["llm"]), []).append(r)

@@ -111,6 +111,9 @@ def _cell(v: Any) -> str:
 
 
 def render(board: str | Path, site: str | Path) -> Path:
+    from evaluation.base import check_outputs
+
+    check_outputs([k for k, _ in COLUMNS] + [k for p in PAPER_ROWS for k in p if k != "name"], "leaderboard columns")
     board, site = Path(board), Path(site)
     site.mkdir(parents=True, exist_ok=True)
     rows = collect(board)

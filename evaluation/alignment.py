@@ -31,6 +31,7 @@ class Alignment(Metric):
     name = "alignment"
     card = Card("sentence-citation entailment", "0-1", "KaLMA (Li et al.), §4.2")
     needs = ("nli",)
+    outputs = ("alignment_micro", "alignment_macro")
 
     def __init__(self, options: EvalOptions, *, verbalized: bool = False, substring_shortcut: bool = False):
         super().__init__(options)

@@ -94,9 +94,14 @@ class Card:
 
 
 class Metric(ABC):
+    """A metric declares its card, the models it `needs` (the runner marks it unavailable,
+    with a note, when the run lacks one) and the summary keys it `outputs` (the runner fails
+    loudly when `aggregate` returns others, and when two metrics claim one key)."""
+
     name: str
     card: Card
-    needs: tuple[str, ...] = ()  # "minimum_set", "absent", "nli", "judge", "lm", "reference"
+    needs: tuple[str, ...] = ()  # run models: "nli", "judge", "lm"; per-item data is in the card
+    outputs: tuple[str, ...] = ()
 
     def __init__(self, options: EvalOptions):
         self.options = options
@@ -166,6 +171,19 @@ DEFAULT_METRICS = ("citation", "alignment", "na")
 
 def get_metric(name: str, options: EvalOptions) -> Metric:
     return METRICS.build(name, options=options)
+
+
+def declared_outputs() -> dict[str, str]:
+    """{summary key: metric name} over every registered metric: what tables may refer to."""
+    return {key: name for name in METRICS.names() for key in METRICS.factory(name).outputs}  # type: ignore[attr-defined]
+
+
+def check_outputs(keys: Sequence[str], where: str) -> None:
+    """A table that names a key no metric declares fails here, not with an empty column."""
+    known = declared_outputs()
+    unknown = [k for k in keys if k not in known]
+    if unknown:
+        raise ValueError(f"{where}: {', '.join(unknown)} is not an output any metric declares")
 
 
 def knowledge_prose(kg: KnowledgeGraph) -> str:

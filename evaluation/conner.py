@@ -56,6 +56,8 @@ class ConnerIntrinsic(Metric):
     name = "conner"
     card = Card("factuality, relevance, coherence, informativeness of the answer", "0-1", "Chen et al. 2023 (CONNER) §3.1")
     needs = ("nli", "lm")
+    outputs = ("conner_fact_consistent", "conner_fact_unverified", "conner_fact_inconsistent", "conner_relevance",
+               "conner_coherence_sent", "conner_coherence_para", "conner_informativeness")
 
     def __init__(self, options: EvalOptions, *, agg: Literal["min", "mean", "max"] = "min", l: int = 5,
                  matcher: str = "minilm", coherence_model: str | None = None):
@@ -74,8 +76,6 @@ class ConnerIntrinsic(Metric):
                 "conner_informativeness": str(self.options.lm)}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
-        if not self.options.lm:
-            return [Scored(notes={"conner": "no LM scorer given (--lm)"}) for _ in items]
         ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.options.lm), get_matcher(self._matcher_spec())
         agg, l = AGGREGATE[self.agg], self.l
         answers = [strip_citations(it.answer.text) for it in items]
@@ -128,10 +128,8 @@ class ConnerIntrinsic(Metric):
         return out
 
     def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
-        keys = ["conner_fact_consistent", "conner_fact_unverified", "conner_fact_inconsistent", "conner_relevance",
-                "conner_coherence_sent", "conner_coherence_para", "conner_informativeness"]
         values, dropped = {}, {}
-        for key in keys:
+        for key in self.outputs:
             values[key], dropped[key] = macro(rows, key)
         return values, dropped
 
@@ -139,7 +137,8 @@ class ConnerIntrinsic(Metric):
 class ConnerExtrinsic(Metric):
     name = "conner-extrinsic"
     card = Card("helpfulness and validity of the KG given, against the reference paragraph", "0-1", "Chen et al. 2023 (CONNER) §3.2")
-    needs = ("nli", "lm", "reference")
+    needs = ("nli", "lm")
+    outputs = ("conner_helpfulness", "conner_validity")
 
     def __init__(self, options: EvalOptions, *, u: int = 3):
         super().__init__(options)
@@ -158,8 +157,6 @@ class ConnerExtrinsic(Metric):
         return random.Random(f"{self.options.seed}:{entry_id}").sample(others, min(self.u, len(others)))
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
-        if not self.options.lm:
-            return [Scored(notes={"conner-extrinsic": "no LM scorer given (--lm)"}) for _ in items]
         scorer, ent = get_scorer(self.options.lm), get_entailment(self.options.nli)
         jobs: list[tuple[int, str]] = []
         texts, contexts = [], []

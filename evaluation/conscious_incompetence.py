@@ -31,7 +31,8 @@ from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro,
 class ConsciousIncompetence(Metric):
     name = "na"
     card = Card("[NA] precision and recall against the absent knowledge", "0-1", "KaLMA (Li et al.), §4.3, Figure 3")
-    needs = ("absent", "nli")
+    needs = ("nli",)
+    outputs = ("na_precision_micro", "na_recall_micro", "na_f1_micro", "na_precision_macro", "na_recall_macro", "na_f1_macro")
 
     def __init__(self, options: EvalOptions, *, relevance: bool = True, verbalized: bool = False):
         super().__init__(options)

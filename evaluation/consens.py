@@ -56,13 +56,12 @@ class ConSens(Metric):
     name = "consens"
     card = Card("dependence of the answer on the given knowledge", "-1 to 1", "Vankov et al., ConSens")
     needs = ("lm",)
+    outputs = ("consens_mean",)
 
     def models(self) -> dict[str, str]:
         return {"consens": self.options.lm or "none"}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
-        if not self.options.lm:
-            return [Scored(notes={"consens": "no LM scorer given (--lm)"}) for _ in items]
         scorer = get_scorer(self.options.lm)
         jobs: list[tuple[int, str, str]] = []  # (item, condition, context)
         answers = [strip_citations(it.answer.text) for it in items]

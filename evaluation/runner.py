@@ -72,6 +72,13 @@ def evaluate(
 
     names = list(dict.fromkeys(metrics))
     active: list[Metric] = [get_metric(n, options) for n in names]
+    claimed: dict[str, str] = {}
+    for m in active:
+        for key in m.outputs:
+            if key in claimed:
+                raise ValueError(f"metrics {claimed[key]!r} and {m.name!r} both output {key!r}: run one of them")
+            claimed[key] = m.name
+    unavailable = {m.name: need for m in active for need in m.needs if need in {"judge", "lm"} and not getattr(options, need)}
     for m in active:
         m.prepare(entry_list)
     config = {"metrics": names, "options": asdict(options), "kg_source": kg_source,
@@ -96,6 +103,10 @@ def evaluate(
             items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
             rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, counts=it.markup_counts()) for a, it in zip(chunk, items)]
             for m in active:
+                if m.name in unavailable:  # declared needs, enforced once here
+                    for row in rows:
+                        row.notes[m.name] = f"{m.name} unavailable: it needs --{unavailable[m.name]}"
+                    continue
                 for row, s in zip(rows, m.score(items)):
                     row.values.update(s.values)
                     row.counts.update(s.counts)
@@ -137,6 +148,8 @@ def summarize(rows: Sequence[AnswerScores], metrics: Sequence[Metric], config: d
     dropped: dict[str, int] = {}
     for m in metrics:
         v, d = m.aggregate(rows)
+        if set(v) != set(m.outputs):  # a renamed key must fail here, not blank a table column downstream
+            raise RuntimeError(f"metric {m.name!r} returned {sorted(set(v) ^ set(m.outputs))} against its declared outputs")
         values.update(v)
         dropped.update(d)
     notes = sorted({n for r in rows for n in r.notes.values()})

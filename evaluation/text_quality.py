@@ -105,6 +105,7 @@ class TextQuality(Metric):
     name = "geval"
     card = Card("G-Eval style 1-5 ratings of coherence, consistency, fluency, relevance", "1-5", "Liu et al. 2023; KaLMA §4.4")
     needs = ("judge",)
+    outputs = tuple(f"{a}_{k}" for a in ASPECTS for k in ("mean", "std_across_answers", "std", "weighted_mean", "invalid"))
 
     def __init__(self, options: EvalOptions, *, samples: int = 1):
         super().__init__(options)
@@ -114,8 +115,6 @@ class TextQuality(Metric):
         return {"geval": self.options.judge or "none"}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
-        if not self.options.judge:
-            return [Scored(notes={"geval": "no judge model given (--judge)"}) for _ in items]
         llm = get_llm(self.options.judge)
         n = max(1, self.samples)
         chats, owner = [], []

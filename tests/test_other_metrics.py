@@ -67,10 +67,14 @@ def test_consens_exact_with_a_tiny_lm(tmp_path):
     assert got == pytest.approx(2 / (1 + math.exp(-r)) - 1, abs=1e-6)
 
 
-def test_metrics_without_an_lm_say_so():
-    item = EvalItem.build(Answer(entry_id="e", text="x", model="m"), _entry())
-    assert "no LM scorer" in ConSens(EvalOptions()).score([item])[0].notes["consens"]
-    assert "no LM scorer" in ConnerIntrinsic(EvalOptions()).score([item])[0].notes["conner"]
+def test_metrics_without_an_lm_say_so(tmp_path):
+    from evaluation.runner import evaluate
+
+    s = evaluate([_entry()], [Answer(entry_id="e", text="x", model="m")], tmp_path / "o",
+                 metrics=["consens", "conner", "conner-extrinsic"], progress=False)
+    assert {"consens unavailable: it needs --lm", "conner unavailable: it needs --lm",
+            "conner-extrinsic unavailable: it needs --lm"} <= set(s.notes)
+    assert s.metrics["consens_mean"] is None and s.metrics["conner_relevance"] is None
 
 
 def test_conner_extrinsic_needs_a_reference():

@@ -68,6 +68,7 @@ def demo_copy(path: str = ""):
 class Length(Metric):
     name = "length"
     card = Card("answer length in characters", "0-", "none")
+    outputs = ("length_mean",)
 
     def score(self, items):
         return [Scored({"length": float(len(it.answer.text))}) for it in items]
@@ -98,3 +99,46 @@ def test_a_plugin_package_adds_components_through_entry_points(tmp_path, monkeyp
     metric = get_metric("length", EvalOptions())
     assert metric.score([EvalItem.build(Answer(entry_id="e", text="abcd", model="m"), None)])[0].values == {"length": 4.0}
     sys.modules.pop("kalma_plugin", None)
+
+
+def test_declared_outputs_make_a_renamed_key_fail_loudly(tmp_path):
+    from evaluation.base import check_outputs
+    from evaluation.citation_quality import CitationQuality
+    from evaluation.runner import summarize
+
+    check_outputs(["f1_micro", "na_recall_micro", "fluency_mean"], "a table")  # declared: fine
+    with pytest.raises(ValueError, match="f1_mikro is not an output any metric declares"):
+        check_outputs(["f1_mikro"], "a table")
+
+    class Renamed(CitationQuality):
+        def aggregate(self, rows):
+            values, dropped = super().aggregate(rows)
+            values["f1_mikro"] = values.pop("f1_micro")
+            return values, dropped
+
+    with pytest.raises(RuntimeError, match=r"'citation' returned \['f1_micro', 'f1_mikro'\] against its declared outputs"):
+        summarize([], [Renamed(EvalOptions())], {}, {}, [], [], 0)
+
+
+def test_a_metric_missing_its_model_is_marked_unavailable(tmp_path):
+    from evaluation.runner import evaluate
+    from kalma.jsonl import write_jsonl
+    from kalma.schema import Answer, DatasetEntry
+
+    write_jsonl(tmp_path / "d.jsonl", [DatasetEntry(id="e", general_question="q", specific_question="q")], "dataset")
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id="e", text="x [NA].", model="m")], "answers")
+    s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "o", metrics=["citation", "geval", "consens"], progress=False)
+    assert s.metrics["coherence_mean"] is None and s.metrics["consens_mean"] is None
+    assert "geval unavailable: it needs --judge" in s.notes and "consens unavailable: it needs --lm" in s.notes
+
+
+def test_two_metrics_claiming_one_output_are_refused(tmp_path):
+    from evaluation.base import METRICS
+    from evaluation.runner import evaluate
+
+    METRICS.add("citation-copy", "evaluation.citation_quality:CitationQuality", argument="none")
+    try:
+        with pytest.raises(ValueError, match="both output 'correctness_micro'"):
+            evaluate([], [], tmp_path / "o", metrics=["citation", "citation-copy"], progress=False)
+    finally:
+        METRICS._entries.pop("citation-copy")
