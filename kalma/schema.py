@@ -106,9 +106,6 @@ class KnowledgeGraph(Record):
     def keys(self) -> set[tuple[str, str, str]]:
         return {t.key() for t in self.triples()}
 
-    def relation_labels(self) -> set[str]:
-        return {t.relation_label for t in self.triples()}
-
     def qids(self) -> list[str]:
         return [e.qid for e in self.entities]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -165,9 +165,6 @@ class HFBackend:
             return [list(range(i, min(i + self.batch_size, len(lengths)))) for i in range(0, len(lengths), self.batch_size)]
         return token_batches(lengths, self.token_budget or default_token_budget(self.model()[1]) * self.budget_factor)
 
-    def planner(self, length: Callable[[Any], int]) -> Callable[[Sequence[Any]], list[list[int]]]:
-        return lambda items: self.plan([length(it) for it in items])
-
 
 def render_chat(tok: Any, messages: list[Message]) -> str:
     """The model's own chat template when it has one, else a plain transcript."""
@@ -189,7 +186,7 @@ class HFCausalLM(HFBackend, LLM):
         return len(tok(render_chat(tok, chat), add_special_tokens=False)["input_ids"])
 
     def _plan(self, chats: Sequence[list[Message]]) -> list[list[int]]:
-        return self.planner(self._length)(chats)
+        return self.plan([self._length(c) for c in chats])
 
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
         import torch
