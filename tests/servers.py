@@ -57,6 +57,10 @@ def oxigraph_server(data: Path, workdir: Path) -> Iterator[str]:
 Handler = Callable[[BaseHTTPRequestHandler, bytes], None]
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # many clients at once (concurrency tests) must not wait on the listen backlog
+
+
 @contextmanager
 def scripted_server(script: list[Handler]) -> Iterator[tuple[str, list[dict]]]:
     """An HTTP server on 127.0.0.1 whose n-th request is answered by script[n] (the last entry
@@ -77,7 +81,7 @@ def scripted_server(script: list[Handler]) -> Iterator[tuple[str, list[dict]]]:
         def log_message(self, *args: object) -> None:
             pass
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    srv = _Server(("127.0.0.1", 0), H)
     srv.daemon_threads = True
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()

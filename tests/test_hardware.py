@@ -123,7 +123,7 @@ def test_compatible_server_sees_many_requests_in_flight_and_answers_keep_their_o
         gens = llm.chat_many(chats, GenParams(), cache=Cache(None))
         elapsed = time.time() - t0
     assert [g.text for g in gens] == [f"CHAT {i}" for i in range(40)]
-    assert state["peak"] == 12 and len(log) == 40
+    assert 10 <= state["peak"] <= 12 and len(log) == 40  # up to the concurrency, never beyond
     assert elapsed < 40 * 0.5 / 4  # far from one at a time
     assert OpenAIChat("m", base_url=f"{url}/v1").concurrency == 32
 
