@@ -245,6 +245,7 @@ class HFCausalScorer(HFBackend, LMScorer):
                  batching: Literal["tokens", "items"] = "tokens", batch_size: int = 16, logits: Literal["scored", "all"] = "scored"):
         super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size)
         self.logits = logits
+        self._planned: dict[tuple[str, str], tuple[list[int], int, list[tuple[int, int]]]] = {}
 
     def _encode(self, items: Sequence[tuple[str, str]]) -> list[tuple[list[int], int, list[tuple[int, int]]]]:
         """Per item: (token ids with BOS, index of the first text token, character spans of the text tokens)."""
@@ -260,13 +261,15 @@ class HFCausalScorer(HFBackend, LMScorer):
         return out
 
     def _plan(self, items: Sequence[tuple[str, str]]) -> list[list[int]]:
-        return self.plan([len(ids) for ids, _, _ in self._encode(items)])
+        encoded = self._encode(items)
+        self._planned = dict(zip(items, encoded))  # the batches that follow reuse these, not tokenize again
+        return self.plan([len(ids) for ids, _, _ in encoded])
 
     def _score(self, items: Sequence[tuple[str, str]]) -> list[list[tuple[float, int, int]]]:
         import torch
 
         tok, model = self.model()
-        encoded = self._encode(items)
+        encoded = [self._planned.pop(it) if it in self._planned else self._encode([it])[0] for it in items]
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
         width = -(-max(len(ids) for ids, _, _ in encoded) // PAD_MULTIPLE) * PAD_MULTIPLE
         left = self.logits == "scored"
