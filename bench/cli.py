@@ -20,17 +20,13 @@ def bench() -> None:
 @click.option("--overwrite", is_flag=True, help="Start every condition over instead of resuming it.")
 def run(config: str, output: str, overwrite: bool) -> None:
     """Run every experiment a TOML configuration names (see bench/experiments.py)."""
-    from .experiments import Bench, BenchConfig
+    from .experiments import TABLE_NOTE, Bench, BenchConfig, table_line
 
     out = Bench(BenchConfig.load(config), output, overwrite=overwrite).run()
-    from .experiments import TABLE_NOTE
-
     click.echo(f"micro ×100: {TABLE_NOTE}")
     for exp, rows in out["tables"].items():
         for r in rows:
-            vals = " ".join(f"{k.replace('_micro', '')}={100 * v['mean']:.1f}" + (f"±{100 * v['std']:.1f}" if v["std"] is not None else "")
-                            for k, v in r.items() if k.endswith("_micro") and v)
-            click.echo(f"{exp:<18} {r['condition']:<8} {r['llm']:<10} {vals}")
+            click.echo(f"{exp:<18} {r['condition']:<8} {r['llm']:<10} {table_line(r, std=True)}")
     click.echo(f"wrote {output}/results.json")
 
 
@@ -53,9 +49,8 @@ def submit_cmd(submission: str, dataset: str, board: str, nli: str, judge: str |
         for p in exc.problems:
             click.echo(p, err=True)
         raise click.ClickException(f"{submission}: {len(exc.problems)} problem(s), listed above; nothing was filed") from None
-    m = rec["summary"]["metrics"]
     click.echo(json.dumps({"name": rec["submission"]["name"], "malformed_citations": rec["malformed_citations"],
-                           **{k: m.get(k) for k in ("correctness_micro", "precision_micro", "recall_micro", "f1_micro")}}, indent=2))
+                           "metrics": rec["summary"]["metrics"]}, indent=2))
 
 
 @click.command("leaderboard")

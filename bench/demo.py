@@ -24,26 +24,27 @@ import click
 @click.command("demo")
 @click.option("-o", "--output", default="runs/demo", show_default=True, type=click.Path(file_okay=False))
 @click.option("--config", default=None, type=click.Path(exists=True, dir_okay=False), help="Bench configuration (default: bench/configs/demo.toml).")
-def demo(output: str, config: str | None) -> None:
+@click.option("--overwrite", is_flag=True, help="Start over instead of resuming OUTPUT (e.g. after an upgrade changed a file format).")
+def demo(output: str, config: str | None, overwrite: bool) -> None:
     """Run dataset → builder → baseline → every metric → ablations → leaderboard, offline."""
     from dataset_builder.build import BuildConfig, build
     from dataset_builder.stats import dataset_stats
     from evaluation.base import DEFAULT_METRICS, EvalOptions
     from kalma.jsonl import read_jsonl
-    from kalma.schema import DatasetEntry
+    from kalma.schema import DatasetEntry, metric_value
 
-    from .experiments import Bench, BenchConfig
+    from .experiments import Bench, BenchConfig, table_line
     from .leaderboard import render
     from .submissions import as_submission, submit
 
     t0 = time.time()
     out = Path(output)
     cfg = BenchConfig.load(config or str(resources.files("bench") / "configs" / "demo.toml"))
-    bench = Bench(cfg, out / "board" / "runs" / cfg.name)
+    bench = Bench(cfg, out / "board" / "runs" / cfg.name, overwrite=overwrite)
     click.echo(f"[1] dataset: {len(bench.entries)} hand-written questions -> {bench.dataset_path}")
 
     records = Path(str(resources.files("dataset_builder") / "data" / "demo_records.jsonl"))
-    report = build(records, out / "built.jsonl", BuildConfig(llm="template", lm=cfg.lm or "smollm2"))
+    report = build(records, out / "built.jsonl", BuildConfig(llm="template", lm=cfg.lm or "smollm2"), overwrite=overwrite)
     stats = dataset_stats(list(read_jsonl(out / "built.jsonl", DatasetEntry)))
     click.echo(f"[2] builder: {report['disambiguation']} from {records.name}; {stats['entries']} entries, "
                f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {out / 'built.jsonl'}")
@@ -53,8 +54,7 @@ def demo(output: str, config: str | None) -> None:
                f"{cfg.judge}; LM metrics by {cfg.lm})")
     for exp, rows in results["tables"].items():
         for r in rows:
-            vals = " ".join(f"{k.replace('_micro', '')}={100 * v['mean']:.1f}" for k, v in r.items() if k.endswith("_micro") and v)
-            click.echo(f"    {exp:<18} {r['condition']:<8} {r['llm']:<9} {vals}")
+            click.echo(f"    {exp:<18} {r['condition']:<8} {r['llm']:<9} {table_line(r)}")
 
     board = out / "board"
     for row in [r for r in results["results"] if r["experiment"] == "main"]:
@@ -63,7 +63,7 @@ def demo(output: str, config: str | None) -> None:
                              "settings": {"temperature": cfg.temperature, "setting": row["setting"], "retrieval": "gold"}})
         rec = submit(sub, bench.dataset_path, board, EvalOptions(nli=cfg.nli, judge=cfg.judge or None, seed=row["seed"]),
                      [*DEFAULT_METRICS, "geval"] if cfg.judge else list(DEFAULT_METRICS))
-        f1 = rec["summary"]["metrics"].get("f1_micro")
+        f1 = metric_value(rec["summary"]["metrics"], "citation.f1_micro")
         shown = "n/a" if f1 is None else f"{100 * f1:.1f}"
         click.echo(f"[4] submission baseline-{row['llm']}: {rec['malformed_citations']} malformed citations, F1 {shown}")
     page = render(board, out / "site")

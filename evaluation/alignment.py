@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kalma.models import get_entailment
-from kalma.schema import AnswerScores, normalize_text
+from kalma.schema import normalize_text
 from kalma.verbalize import hypothesis
 
 from .base import Card, EvalItem, EvalOptions, Metric, Scored, macro, micro, ratio
@@ -60,6 +60,6 @@ class Alignment(Metric):
             out.append(Scored({"alignment": ratio(sum(mine), len(mine))}, {"align_pairs": len(mine), "aligned": sum(mine)}))
         return out
 
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         m, dropped = macro(rows, "alignment")
         return {"alignment_micro": micro(rows, "aligned", "align_pairs"), "alignment_macro": m}, {"alignment_macro": dropped}

@@ -1,9 +1,11 @@
 """What a metric sees and how it reports, plus the registry of metrics.
 
-A metric is a small class that declares what it needs (`needs`), scores a batch of answers
-into per-answer values and raw counts, and aggregates rows (from a fresh run or a resumed
-per-answer file) into summary numbers. Aggregation uses only the stored rows, so a resumed
-run and an uninterrupted one give the same summary.
+A metric is a small class that declares what it needs (`needs`) and what it reports
+(`outputs`), scores a batch of answers into per-answer values and raw counts, and aggregates
+its own rows (from a fresh run or a resumed per-answer file) into summary numbers. The runner
+keeps every metric's values under the metric's name, so two metrics never share a key; tables
+refer to a number by its qualified name, `citation.f1_micro`. Aggregation uses only the
+stored rows, so a resumed run and an uninterrupted one give the same summary.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from kalma.citations import KINDS, ParsedAnswer, parse_answer
 from kalma.properties import Vocabulary
 from kalma.registry import Registry
-from kalma.schema import Answer, AnswerScores, DatasetEntry, KnowledgeGraph, Triple
+from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Triple
 
 
 @dataclass
@@ -79,6 +81,8 @@ class EvalOptions:
 
 @dataclass
 class Scored:
+    """One metric's findings on one answer; `notes` are keyed by the metric's name."""
+
     values: dict[str, float | None] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
@@ -95,8 +99,8 @@ class Card:
 
 class Metric(ABC):
     """A metric declares its card, the models it `needs` (the runner marks it unavailable,
-    with a note, when the run lacks one) and the summary keys it `outputs` (the runner fails
-    loudly when `aggregate` returns others, and when two metrics claim one key)."""
+    with a note, when the run lacks one) and the summary keys it `outputs`, which the runner
+    files under the metric's name (it fails loudly when `aggregate` returns other keys)."""
 
     name: str
     card: Card
@@ -117,8 +121,8 @@ class Metric(ABC):
     def score(self, items: Sequence[EvalItem]) -> list[Scored]: ...
 
     @abstractmethod
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
-        """Summary values and, per value, how many answers dropped out of it."""
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
+        """Summary values from this metric's own rows and, per value, how many answers dropped out of it."""
 
 
 # ---------------------------------------------------------------- shared arithmetic
@@ -134,11 +138,11 @@ def f1(p: float | None, r: float | None) -> float | None:
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
-def micro(rows: Sequence[AnswerScores], num: str, den: str) -> float | None:
+def micro(rows: Sequence[Scored], num: str, den: str) -> float | None:
     return ratio(sum(r.counts.get(num, 0) for r in rows), sum(r.counts.get(den, 0) for r in rows))
 
 
-def macro(rows: Sequence[AnswerScores], key: str) -> tuple[float | None, int]:
+def macro(rows: Sequence[Scored], key: str) -> tuple[float | None, int]:
     """Mean of a per-answer value over the answers that have it, and how many dropped out."""
     vals = [r.values[key] for r in rows if r.values.get(key) is not None]
     return (statistics.fmean(vals) if vals else None), len(rows) - len(vals)
@@ -173,9 +177,10 @@ def get_metric(name: str, options: EvalOptions) -> Metric:
     return METRICS.build(name, options=options)
 
 
-def declared_outputs() -> dict[str, str]:
-    """{summary key: metric name} over every registered metric: what tables may refer to."""
-    return {key: name for name in METRICS.names() for key in METRICS.factory(name).outputs}  # type: ignore[attr-defined]
+def declared_outputs() -> set[str]:
+    """Every qualified output ("citation.f1_micro") of every registered metric: what tables may name."""
+    classes = [METRICS.factory(name) for name in METRICS.names()]
+    return {f"{cls.name}.{key}" for cls in classes for key in getattr(cls, "outputs", ())}
 
 
 def check_outputs(keys: Sequence[str], where: str) -> None:
@@ -183,7 +188,7 @@ def check_outputs(keys: Sequence[str], where: str) -> None:
     known = declared_outputs()
     unknown = [k for k in keys if k not in known]
     if unknown:
-        raise ValueError(f"{where}: {', '.join(unknown)} is not an output any metric declares")
+        raise ValueError(f"{where}: {', '.join(unknown)} is not an output any metric declares (metric.key)")
 
 
 def knowledge_prose(kg: KnowledgeGraph) -> str:

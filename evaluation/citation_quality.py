@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kalma.schema import AnswerScores
 
 from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro, ratio  # noqa: F401 (EvalOptions: doctest)
 
@@ -70,7 +69,7 @@ class CitationQuality(Metric):
             out.append(Scored(values, counts, notes))
         return out
 
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         with_set = [r for r in rows if "minimum" in r.counts]
         p_micro, r_micro = micro(with_set, "precise", "citations"), micro(with_set, "recalled", "minimum")
         values: dict[str, float | None] = {

@@ -35,7 +35,7 @@ from typing import Literal
 
 from kalma.citations import strip_citations
 from kalma.models import get_entailment, get_matcher, get_scorer
-from kalma.schema import AnswerScores, DatasetEntry, KnowledgeGraph
+from kalma.schema import DatasetEntry, KnowledgeGraph
 from kalma.verbalize import verbalize
 
 from .alignment import entailment_label
@@ -127,7 +127,7 @@ class ConnerIntrinsic(Metric):
             out.append(Scored(values, {"conner_sentences": n}))
         return out
 
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         values, dropped = {}, {}
         for key in self.outputs:
             values[key], dropped[key] = macro(rows, key)
@@ -188,7 +188,7 @@ class ConnerExtrinsic(Metric):
                                        "conner_loss_given": losses_i["__given__"], "conner_loss_negatives": neg}))
         return out
 
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         h, dh = macro(rows, "conner_helpfulness")
         v, dv = macro(rows, "conner_validity")
         return {"conner_helpfulness": h, "conner_validity": v}, {"conner_helpfulness": dh, "conner_validity": dv}

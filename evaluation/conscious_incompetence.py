@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kalma.models import Entailment, get_entailment
-from kalma.schema import AnswerScores
 from kalma.verbalize import hypothesis
 
 from .alignment import entailment_label
@@ -78,7 +77,7 @@ class ConsciousIncompetence(Metric):
         probs = ent.relevance([(sentence, question) for _, _, sentence, question in asked]) if asked else []
         return {(i, si) for (i, si, _, _), p in zip(asked, probs) if p < self.options.threshold}
 
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         scored = [r for r in rows if "absent" in r.counts]
         p, r = micro(scored, "na_sentences_correct", "na_sentences"), micro(scored, "absent_entailed", "absent")
         dropped: dict[str, int] = {}

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from kalma.citations import strip_citations
 from kalma.models import get_scorer
 from kalma.nlp import load_spacy
-from kalma.schema import AnswerScores, KnowledgeGraph
+from kalma.schema import KnowledgeGraph
 
 from .base import Card, EvalItem, Metric, Scored, knowledge_prose, lm_context, macro
 
@@ -94,6 +94,6 @@ class ConSens(Metric):
             out.append(Scored(values, {"consens_words": len(spans[i])}, details=details))
         return out
 
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         m, d = macro(rows, "consens")
         return {"consens_mean": m}, {"consens_mean": d}

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from kalma.citations import strip_citations
-from kalma.schema import AnswerScores, KnowledgeGraph
+from kalma.schema import KnowledgeGraph
 
 from .base import Card, EvalItem, Metric, Scored, macro
 
@@ -94,7 +94,7 @@ class InstructQA(Metric):
             out.append(Scored({f"iqa_{k}": v for k, v in values.items()}, {"answer_tokens": len(ans)}, notes))
         return out
 
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         values, dropped = {}, {}
         for key in ("k_precision", "k_precision_pp", "k_recall", "k_f1", "recall", "recall_strict", "em", "f1"):
             values[f"iqa_{key}"], dropped[f"iqa_{key}"] = macro(rows, f"iqa_{key}")

@@ -19,12 +19,13 @@ from typing import Any
 from tqdm import tqdm
 
 from kalma.answers_file import AnswersFile, Problem, load_answers
+from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl
 from kalma.resume import ResumableOutput, fingerprint
 from kalma.provenance import provenance
 from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary
 
-from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, EvalItem, EvalOptions, Metric, get_metric
+from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, EvalItem, EvalOptions, Metric, Scored, get_metric
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE = "scores.jsonl", "summary.json", "summary.md"
 
@@ -72,12 +73,11 @@ def evaluate(
 
     names = list(dict.fromkeys(metrics))
     active: list[Metric] = [get_metric(n, options) for n in names]
-    claimed: dict[str, str] = {}
-    for m in active:
-        for key in m.outputs:
-            if key in claimed:
-                raise ValueError(f"metrics {claimed[key]!r} and {m.name!r} both output {key!r}: run one of them")
-            claimed[key] = m.name
+    given: dict[str, str] = {}
+    for m, spec in zip(active, names):  # one namespace per metric: two option sets of one metric are two runs
+        if m.name in given:
+            raise ConfigError(f"metric {m.name!r} is given twice ({given[m.name]!r} and {spec!r}); evaluate each into its own output")
+        given[m.name] = spec
     unavailable = {m.name: need for m in active for need in m.needs if need in {"judge", "lm"} and not getattr(options, need)}
     for m in active:
         m.prepare(entry_list)
@@ -101,17 +101,17 @@ def evaluate(
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start : start + chunk_size]
             items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
-            rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, counts=it.markup_counts()) for a, it in zip(chunk, items)]
+            rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, markup=it.markup_counts()) for a, it in zip(chunk, items)]
             for m in active:
                 if m.name in unavailable:  # declared needs, enforced once here
                     for row in rows:
                         row.notes[m.name] = f"{m.name} unavailable: it needs --{unavailable[m.name]}"
                     continue
                 for row, s in zip(rows, m.score(items)):
-                    row.values.update(s.values)
-                    row.counts.update(s.counts)
+                    row.values[m.name], row.counts[m.name] = s.values, s.counts
                     row.notes.update(s.notes)
-                    row.details.update(s.details)
+                    if s.details:
+                        row.details[m.name] = s.details
             for a, row in zip(chunk, rows):
                 if a.meta.get("missing"):
                     row.notes["missing"] = "no answer for this entry: scored as empty"
@@ -144,14 +144,16 @@ def _attach_kg(answers: list[Answer], entries: dict[str, DatasetEntry], spec: st
 
 def summarize(rows: Sequence[AnswerScores], metrics: Sequence[Metric], config: dict[str, Any], models: dict[str, str],
               answer_models: list[str], problems: list[Problem], n_missing: int, complete: bool = True) -> Summary:
-    values: dict[str, float | None] = {}
-    dropped: dict[str, int] = {}
+    values: dict[str, dict[str, float | None]] = {}
+    dropped: dict[str, dict[str, int]] = {}
     for m in metrics:
-        v, d = m.aggregate(rows)
+        own = [Scored(r.values.get(m.name, {}), r.counts.get(m.name, {})) for r in rows]
+        v, d = m.aggregate(own)
         if set(v) != set(m.outputs):  # a renamed key must fail here, not blank a table column downstream
             raise RuntimeError(f"metric {m.name!r} returned {sorted(set(v) ^ set(m.outputs))} against its declared outputs")
-        values.update(v)
-        dropped.update(d)
+        values[m.name] = v
+        if d:
+            dropped[m.name] = d
     notes = sorted({n for r in rows for n in r.notes.values()})
     if any("approximation" in v for v in models.values()):
         notes.insert(0, "Entailment by the rule-based `lexical` backend: an APPROXIMATION of an NLI model.")
@@ -159,10 +161,10 @@ def summarize(rows: Sequence[AnswerScores], metrics: Sequence[Metric], config: d
         notes.insert(0, "Answers from the `template` backend: fixed patterns, not a language model.")
     if not complete:
         notes.insert(0, "INCOMPLETE: not every answer has been scored yet; rerun to resume.")
-    total = {k: sum(r.counts.get(k, 0) for r in rows) for k in MARKUP_TOTALS}
-    if any("correct" in r.counts for r in rows):
-        total["correct_citations"] = sum(r.counts.get("correct", 0) for r in rows)
-    malformed = {k: n for k in MALFORMED_REASONS if (n := sum(r.counts.get(f"malformed_{k}", 0) for r in rows))}
+    total = {k: sum(r.markup.get(k, 0) for r in rows) for k in MARKUP_TOTALS}
+    if any("correct" in r.counts.get("citation", {}) for r in rows):
+        total["correct_citations"] = sum(r.counts.get("citation", {}).get("correct", 0) for r in rows)
+    malformed = {k: n for k in MALFORMED_REASONS if (n := sum(r.markup.get(f"malformed_{k}", 0) for r in rows))}
     return Summary(
         metrics=values,
         counts={"answers": len(rows), **total, "missing_answers_scored_empty": n_missing, "problems": len(problems),
@@ -185,8 +187,9 @@ def markdown_table(s: Summary) -> str:
     if s.malformed:
         lines += ["Malformed markup: " + ", ".join(f"{k} {v}" for k, v in s.malformed.items()), ""]
     lines += ["| metric | value | dropped |", "|---|---|---|"]
-    for k, v in s.metrics.items():
-        lines.append(f"| {k} | {_fmt(v)} | {s.dropped.get(k, '')} |")
+    for name, values in s.metrics.items():
+        for k, v in values.items():
+            lines.append(f"| {name}.{k} | {_fmt(v)} | {s.dropped.get(name, {}).get(k, '')} |")
     lines += ["", "Values in 0-1 are shown ×100. Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
     if s.notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in s.notes]

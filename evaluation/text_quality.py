@@ -18,7 +18,6 @@ from collections.abc import Sequence
 
 from kalma.citations import strip_citations
 from kalma.models import GenParams, get_llm
-from kalma.schema import AnswerScores
 from kalma.verbalize import kg_to_text
 
 from .base import Card, EvalItem, EvalOptions, Metric, Scored, mean_std
@@ -146,7 +145,7 @@ class TextQuality(Metric):
             out.append(Scored(values, counts))
         return out
 
-    def aggregate(self, rows: Sequence[AnswerScores]) -> tuple[dict[str, float | None], dict[str, int]]:
+    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         values: dict[str, float | None] = {}
         dropped: dict[str, int] = {}
         for aspect in ASPECTS:

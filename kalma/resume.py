@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from .errors import ResumeMismatch
 from .jsonl import JsonlWriter, read_header, read_jsonl
 from .locks import OutputLock
+from .schema import FORMAT_VERSION
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -103,7 +104,11 @@ class ResumableOutput(Generic[R]):
             return False
         if self.overwrite:
             return False
-        stored = read_header(self.path).get("provenance", {}).get("run")
+        header = read_header(self.path)
+        if header.get("format_version") != FORMAT_VERSION:  # rows of an older layout must not be appended to
+            raise ResumeMismatch(f"{self.path} was written in format version {header.get('format_version')!r} and this kalma "
+                                 f"writes {FORMAT_VERSION}; resuming would mix two layouts. Use --overwrite to start over")
+        stored = header.get("provenance", {}).get("run")
         if stored == self.run:
             return True
         why = "it has no fingerprint (written by an older kalma)" if stored is None else \

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-FORMAT_VERSION = 2  # 2: EntityGraph.property_aliases; version 1 files still read
+FORMAT_VERSION = 3  # 2: EntityGraph.property_aliases; 3: scores and summaries per metric
+# (a version 1 or 2 dataset, answers or KG file still reads; scores of version 2 are re-evaluated)
 
 QID_RE = re.compile(r"^Q\d+$")
 PID_RE = re.compile(r"^P\d+$")
@@ -191,32 +192,48 @@ class Answer(Record):
 
 
 class AnswerScores(Record):
-    """All metric values for one answer; a None value means the metric could not apply."""
+    """One answer's scores, per metric: `values["citation"]["precision"]`. A None value means
+    the metric could not apply. `markup` is what the parser read, whatever the metrics."""
 
     answer_id: str
     entry_id: str
-    values: dict[str, float | None] = Field(default_factory=dict)
-    counts: dict[str, int] = Field(default_factory=dict)
-    notes: dict[str, str] = Field(default_factory=dict)
-    details: dict[str, Any] = Field(default_factory=dict, description="per-answer findings, e.g. the graph an answer leaned on")
+    markup: dict[str, int] = Field(default_factory=dict, description="sentences, citations, [NA] marks, malformed by reason")
+    values: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+    notes: dict[str, str] = Field(default_factory=dict, description="per metric name, and 'missing'")
+    details: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per-answer findings, e.g. the graph an answer leaned on")
 
     @field_validator("values")
     @classmethod
-    def _finite(cls, v: dict[str, float | None]) -> dict[str, float | None]:
+    def _finite(cls, v: dict[str, dict[str, float | None]]) -> dict[str, dict[str, float | None]]:
         """NaN or infinity is no score: stored as None ("could not apply"), never as invalid JSON."""
-        return {k: (None if x is not None and not math.isfinite(x) else x) for k, x in v.items()}
+        return {m: {k: (None if x is not None and not math.isfinite(x) else x) for k, x in vals.items()} for m, vals in v.items()}
+
+
+def metric_value(metrics: dict[str, dict[str, float | None]], key: str) -> float | None:
+    """`metrics["citation"]["f1_micro"]` from the qualified key "citation.f1_micro"; None when absent.
+
+    >>> metric_value({"citation": {"f1_micro": 0.5}}, "citation.f1_micro"), metric_value({}, "na.na_recall_micro")
+    (0.5, None)
+    """
+    metric, _, name = key.partition(".")
+    return metrics.get(metric, {}).get(name)
 
 
 class Summary(Record):
-    """Aggregated scores plus everything needed to say what produced them."""
+    """Aggregated scores per metric (`metrics["citation"]["f1_micro"]`) plus everything needed
+    to say what produced them."""
 
-    metrics: dict[str, float | None]
+    metrics: dict[str, dict[str, float | None]]
     counts: dict[str, int] = Field(default_factory=dict, description="answers, sentences, citations, correct citations, [NA] marks, malformed, problems")
     malformed: dict[str, int] = Field(default_factory=dict, description="malformed markup by reason (kalma.citations.KINDS)")
-    dropped: dict[str, int] = Field(default_factory=dict)
+    dropped: dict[str, dict[str, int]] = Field(default_factory=dict, description="per metric and value: answers that dropped out of it")
     models: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     provenance: dict[str, Any] = Field(default_factory=dict)
+
+    def value(self, key: str) -> float | None:
+        return metric_value(self.metrics, key)
 
 
 RECORD_KINDS: dict[str, type[Record]] = {

@@ -100,7 +100,7 @@ def test_end_to_end_on_the_demo(demo, tmp_path, llm):
     s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", progress=False)
     assert s.counts["answers"] == len(entries) and s.models["answers"] == llm
     if llm == "template":
-        assert s.metrics["correctness_micro"] == 1.0 and s.metrics["recall_micro"] > 0.5
+        assert s.value("citation.correctness_micro") == 1.0 and s.value("citation.recall_micro") > 0.5
         assert any("template" in n for n in s.notes)
 
 

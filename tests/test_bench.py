@@ -106,8 +106,8 @@ def test_bench_run_is_traceable_and_resumes(board):
     for r in results["results"]:
         assert (d / "runs" / "t" / r["answers_file"]).exists() and (d / "runs" / "t" / r["eval_dir"] / "summary.json").exists()
     main = results["tables"]["main"][0]
-    assert main["seeds"] == [0, 1] and main["f1_micro"]["std"] == 0.0  # template is deterministic
-    removal = {r["condition"]: r["recall_micro"]["mean"] for r in results["tables"]["knowledge_removal"]}
+    assert main["seeds"] == [0, 1] and main["citation.f1_micro"]["std"] == 0.0  # template is deterministic
+    removal = {r["condition"]: r["citation.recall_micro"]["mean"] for r in results["tables"]["knowledge_removal"]}
     assert removal["k=0"] > removal["k=1"] > removal["k=2"] > removal["k=3"]
     files = sorted((d / "runs" / "t" / "answers").glob("*.jsonl"))
     before = {f: f.read_text() for f in files}

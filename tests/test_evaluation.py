@@ -118,7 +118,7 @@ def test_micro_and_macro_differ(tmp_path):
         Answer(entry_id="e1", text=f"A {k(1)}{k(7)}.", model="m"),  # 2 cited, 2 correct, 1 precise; recall 1/2
         Answer(entry_id="e2", text=f"B {k(8)}{bad}{bad}{bad}.", model="m"),  # 4 cited, 1 correct, 0 precise; recall 0/4
     ]
-    m = _run(tmp_path, [e1, e2], answers, metrics=["citation"]).metrics
+    m = _run(tmp_path, [e1, e2], answers, metrics=["citation"]).metrics["citation"]
     # by hand: micro pools citations (6) and minimum triples (6); macro averages the two answers
     assert m["correctness_micro"] == pytest.approx(3 / 6) and m["correctness_macro"] == pytest.approx((2 / 2 + 1 / 4) / 2)
     assert m["precision_micro"] == pytest.approx(1 / 6) and m["precision_macro"] == pytest.approx((1 / 2 + 0) / 2)
@@ -143,18 +143,18 @@ def test_bad_answers_file(tmp_path):
     assert s.counts["answers"] == 3 and s.counts["missing_answers_scored_empty"] == 1  # e2 had only a corrupt line
     assert (s.counts["problems_corrupt_line"], s.counts["problems_unknown_id"], s.counts["problems_duplicate"]) == (1, 1, 1)
     rows = {json.loads(l)["answer_id"]: json.loads(l) for l in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()[1:]}
-    assert rows["e3"]["values"]["recall"] == 0.0 and rows["e3"]["counts"]["citations"] == 0  # empty answer: recall 0
-    assert rows["e1"]["values"]["recall"] == pytest.approx(1 / 5)
-    assert s.dropped["precision_macro"] == 2  # e2 (missing) and e3 (empty) have no citation
+    assert rows["e3"]["values"]["citation"]["recall"] == 0.0 and rows["e3"]["markup"]["citations"] == 0  # empty answer: recall 0
+    assert rows["e1"]["values"]["citation"]["recall"] == pytest.approx(1 / 5)
+    assert s.dropped["citation"]["precision_macro"] == 2  # e2 (missing) and e3 (empty) have no citation
 
 
 def test_entries_without_minimum_set_say_unavailable(tmp_path):
     e = entry(minimum=None)
     s = _run(tmp_path, [e], [Answer(entry_id="fig", text=FIG2, model="m")], metrics=["citation", "alignment", "na"])
-    assert s.metrics["correctness_micro"] == 1.0 and s.metrics["precision_micro"] is None and s.metrics["recall_micro"] is None
+    assert s.value("citation.correctness_micro") == 1.0 and s.value("citation.precision_micro") is None and s.value("citation.recall_micro") is None
     assert any("precision and recall unavailable" in n for n in s.notes)
     assert any("[NA] precision/recall unavailable" in n for n in s.notes)
-    assert s.metrics["alignment_micro"] is not None
+    assert s.value("alignment.alignment_micro") is not None
     assert "approximation" in s.models["alignment"]
     assert "APPROXIMATION" in (tmp_path / "out" / "summary.md").read_text()
 
@@ -163,7 +163,7 @@ def test_alignment_with_lexical_and_options(tmp_path):
     e = entry()
     text = f"She was born in Rome {k(1)}{k(2)}. Her work {k(6)}."
     s = _run(tmp_path, [e], [Answer(entry_id="fig", text=text, model="m")], metrics=["alignment"])
-    assert s.metrics["alignment_micro"] == pytest.approx(1 / 3)
+    assert s.value("alignment.alignment_micro") == pytest.approx(1 / 3)
 
 
 def test_geval_strict_parsing():
@@ -181,10 +181,10 @@ def test_geval_against_a_local_judge_server(tmp_path, monkeypatch):
         s = _run(tmp_path, [entry()], [Answer(entry_id="fig", text=FIG2, model="m")], metrics=["geval:samples=2"],
                  options=EvalOptions(judge=f"openai-compatible:{url}/v1:judge", seed=1))
     assert len(log) == 8  # 4 aspects × 2 samples
-    assert s.metrics["coherence_mean"] == 4.0 and s.metrics["coherence_invalid"] == 1.0
-    assert s.metrics["coherence_std"] == 0.0  # over the one valid sample; the invalid one is not a 3
+    assert s.value("geval.coherence_mean") == 4.0 and s.value("geval.coherence_invalid") == 1.0
+    assert s.value("geval.coherence_std") == 0.0  # over the one valid sample; the invalid one is not a 3
     w = (4 * 2.718281828 ** -0.2 + 5 * 2.718281828 ** -1.8) / (2.718281828 ** -0.2 + 2.718281828 ** -1.8)
-    assert s.metrics["fluency_weighted_mean"] == pytest.approx(w, rel=1e-6)
+    assert s.value("geval.fluency_weighted_mean") == pytest.approx(w, rel=1e-6)
     assert s.models["geval"].startswith("openai-compatible:")
 
 
@@ -196,4 +196,4 @@ def test_cli_end_to_end(tmp_path):
     res = CliRunner().invoke(main, ["evaluate", "--dataset", str(tmp_path / "d.jsonl"), "--answers", str(tmp_path / "a.jsonl"),
                                     "-o", str(tmp_path / "out"), "--compat", "original"])
     assert res.exit_code == 0, res.output
-    assert "| precision_micro | 33.3 |" in res.output and "template" in res.output
+    assert "| citation.precision_micro | 33.3 |" in res.output and "template" in res.output

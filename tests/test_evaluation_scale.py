@@ -53,7 +53,7 @@ def test_kill_and_resume_gives_the_same_summary(files, tmp_path):
     assert a["metrics"] == b["metrics"] and a["counts"] == b["counts"] and a["dropped"] == b["dropped"]
     ids = [json.loads(l)["answer_id"] for l in scores.read_text().splitlines()[1:]]
     assert len(ids) == len(set(ids)) == 1085  # no row lost or doubled
-    assert b["metrics"]["precision_micro"] is None and 0 < b["metrics"]["correctness_micro"] < 1
+    assert b["metrics"]["citation"]["precision_micro"] is None and 0 < b["metrics"]["citation"]["correctness_micro"] < 1
 
 
 def test_paper_style_answers_over_the_release_are_scored_exactly(biokalma_dir, tmp_path):
@@ -89,6 +89,6 @@ def test_paper_style_answers_over_the_release_are_scored_exactly(biokalma_dir, t
         minimum += len(mins)
     assert s.counts["malformed"] == 0 and s.counts["citations"] == n
     assert s.counts["correct_citations"] == correct
-    assert s.metrics["correctness_micro"] == pytest.approx(correct / n, abs=1e-12)
-    assert s.metrics["precision_micro"] == pytest.approx(precise / n, abs=1e-12)
-    assert s.metrics["recall_micro"] == pytest.approx(recalled / minimum, abs=1e-12)
+    assert s.value("citation.correctness_micro") == pytest.approx(correct / n, abs=1e-12)
+    assert s.value("citation.precision_micro") == pytest.approx(precise / n, abs=1e-12)
+    assert s.value("citation.recall_micro") == pytest.approx(recalled / minimum, abs=1e-12)

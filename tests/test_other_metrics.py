@@ -74,7 +74,7 @@ def test_metrics_without_an_lm_say_so(tmp_path):
                  metrics=["consens", "conner", "conner-extrinsic"], progress=False)
     assert {"consens unavailable: it needs --lm", "conner unavailable: it needs --lm",
             "conner-extrinsic unavailable: it needs --lm"} <= set(s.notes)
-    assert s.metrics["consens_mean"] is None and s.metrics["conner_relevance"] is None
+    assert s.value("consens.consens_mean") is None and s.value("conner.conner_relevance") is None
 
 
 def test_conner_extrinsic_needs_a_reference():

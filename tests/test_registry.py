@@ -14,6 +14,7 @@ from kalma.kg import SOURCES, open_source
 from kalma.models import ENTAILMENT, LLMS, SCORERS, get_llm
 from kalma.registry import parse_spec
 from evaluation.base import METRICS, EvalOptions, get_metric
+from evaluation.citation_quality import CitationQuality
 
 
 def test_spec_options_are_typed_and_named():
@@ -106,9 +107,11 @@ def test_declared_outputs_make_a_renamed_key_fail_loudly(tmp_path):
     from evaluation.citation_quality import CitationQuality
     from evaluation.runner import summarize
 
-    check_outputs(["f1_micro", "na_recall_micro", "fluency_mean"], "a table")  # declared: fine
-    with pytest.raises(ValueError, match="f1_mikro is not an output any metric declares"):
-        check_outputs(["f1_mikro"], "a table")
+    check_outputs(["citation.f1_micro", "na.na_recall_micro", "geval.fluency_mean"], "a table")  # declared: fine
+    with pytest.raises(ValueError, match="citation.f1_mikro is not an output any metric declares"):
+        check_outputs(["citation.f1_mikro"], "a table")
+    with pytest.raises(ValueError, match="f1_micro is not an output"):  # a bare key names no metric
+        check_outputs(["f1_micro"], "a table")
 
     class Renamed(CitationQuality):
         def aggregate(self, rows):
@@ -128,17 +131,43 @@ def test_a_metric_missing_its_model_is_marked_unavailable(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", [DatasetEntry(id="e", general_question="q", specific_question="q")], "dataset")
     write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id="e", text="x [NA].", model="m")], "answers")
     s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "o", metrics=["citation", "geval", "consens"], progress=False)
-    assert s.metrics["coherence_mean"] is None and s.metrics["consens_mean"] is None
+    assert s.value("geval.coherence_mean") is None and s.value("consens.consens_mean") is None
     assert "geval unavailable: it needs --judge" in s.notes and "consens unavailable: it needs --lm" in s.notes
 
 
-def test_two_metrics_claiming_one_output_are_refused(tmp_path):
+class CitationCopy(CitationQuality):
+    """A second metric with the very keys of `citation`: namespaces keep both."""
+
+    name = "citation-copy"
+
+    def aggregate(self, rows):
+        values, dropped = super().aggregate(rows)
+        return {k: (0.0 if v is not None else None) for k, v in values.items()}, dropped
+
+
+def test_two_metrics_with_one_key_keep_their_own_values(tmp_path):
     from evaluation.base import METRICS
     from evaluation.runner import evaluate
+    from kalma.jsonl import read_jsonl, write_jsonl
+    from kalma.schema import Answer, AnswerScores, DatasetEntry
 
-    METRICS.add("citation-copy", "evaluation.citation_quality:CitationQuality", argument="none")
+    write_jsonl(tmp_path / "d.jsonl", [DatasetEntry(id="e", general_question="q", specific_question="q")], "dataset")
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id="e", text="Anna [NA].", model="m")], "answers")
+    METRICS.add("citation-copy", f"{__name__}:CitationCopy", argument="none")
     try:
-        with pytest.raises(ValueError, match="both output 'correctness_micro'"):
-            evaluate([], [], tmp_path / "o", metrics=["citation", "citation-copy"], progress=False)
+        s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "o", metrics=["citation", "citation-copy"], progress=False)
     finally:
         METRICS._entries.pop("citation-copy")
+    assert s.value("citation.malformed_per_answer") == 0.0 and s.value("citation-copy.malformed_per_answer") == 0.0
+    assert s.metrics["citation"].keys() == s.metrics["citation-copy"].keys()
+    row = next(iter(read_jsonl(tmp_path / "o" / "scores.jsonl", AnswerScores)))
+    assert row.values["citation"] == row.values["citation-copy"] and row.markup["na_marks"] == 1
+    assert "| citation-copy.correctness_micro |" in (tmp_path / "o" / "summary.md").read_text()
+
+
+def test_one_metric_twice_is_refused(tmp_path):
+    from evaluation.runner import evaluate
+    from kalma.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="metric 'conner' is given twice \\('conner:agg=mean' and 'conner:agg=min'\\)"):
+        evaluate([], [], tmp_path / "o", metrics=["conner:agg=mean", "conner:agg=min"], progress=False)

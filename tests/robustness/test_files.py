@@ -90,12 +90,12 @@ def test_evaluate_refuses_to_resume_over_changed_answers(tmp_path, entries):
              for e in entries for t in (e.minimum_set or [])[:1]]
     write_jsonl(tmp_path / "a.jsonl", cited, "answers")
     first = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
-    assert first.metrics["recall_micro"] > 0
+    assert first.value("citation.recall_micro") > 0
     write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers")
     with pytest.raises(ResumeMismatch, match="input answers"):
         evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
     fresh = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False, overwrite=True)
-    assert fresh.metrics["recall_micro"] == 0.0
+    assert fresh.value("citation.recall_micro") == 0.0
     # the same inputs resume: nothing is redone and the figures stand
     again = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
     assert again.metrics == fresh.metrics
@@ -126,14 +126,14 @@ def test_a_resubmission_replaces_its_entry_and_the_board_says_so(tmp_path, entri
              for e in entries]
     write_jsonl(tmp_path / "s.jsonl", cited, "answers", header=meta)
     first = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
-    assert first["summary"]["metrics"]["recall_micro"] == 1.0 and first["replaces"] is None
+    assert first["summary"]["metrics"]["citation"]["recall_micro"] == 1.0 and first["replaces"] is None
     write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers", header=meta)
     time.sleep(1.1)
     second = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
-    assert second["summary"]["metrics"]["recall_micro"] == 0.0  # the new answers' scores, not the old ones
+    assert second["summary"]["metrics"]["citation"]["recall_micro"] == 0.0  # the new answers' scores, not the old ones
     assert second["replaces"]["filed"] == first["filed"] and second["filed"] > first["filed"]
     row = next(r for r in collect(tmp_path / "board") if r["name"] == "mine")
-    assert row["recall_micro"] == 0.0 and "replaces the entry of" in row["filed"]
+    assert row["citation.recall_micro"] == 0.0 and "replaces the entry of" in row["filed"]
 
 
 # ---------------------------------------------------------------- concurrent writers
