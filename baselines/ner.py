@@ -18,7 +18,7 @@ from kalma.kg.base import KnowledgeSource
 from kalma.nlp import DEFAULT_SPACY, load_spacy
 
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
-_STRAY = "\"“”‘`.,;:!?()[]{}"
+_STRAY = '"“”‘`.,;:!?()[]{}'
 _CONNECTORS = {"di", "de", "da", "del", "della", "von", "van", "der", "den", "le", "la", "du", "bin", "ibn", "al"}
 # "Oscar and Richard Hertwig": the first given name borrows the shared family name.
 _COORDINATED = re.compile(r"\b([A-Z][\w-]+) and ([A-Z][\w-]+) ([A-Z][\w-]+(?:\s[A-Z][\w-]+)?)\b")

@@ -16,11 +16,10 @@ from tqdm import tqdm
 
 from kalma.kg import open_source
 from kalma.models import GenParams, get_llm
+from kalma.nlp import DEFAULT_SPACY
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint, value_digest
 from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Triple
-
-from kalma.nlp import DEFAULT_SPACY
 
 from .ner import NER
 from .prompt import PROMPT_VERSION, build_messages
@@ -48,8 +47,14 @@ def run_retrieval(entries: Sequence[DatasetEntry], cfg: BaselineConfig) -> list[
     return retrieve(questions, NER(source, cfg.spacy_model)(questions), source)
 
 
-def answer_dataset(entries: Sequence[DatasetEntry], out: str | Path, cfg: BaselineConfig, progress: bool = True,
-                   given: Mapping[str, tuple[KnowledgeGraph, list[Triple]]] | None = None, overwrite: bool = False) -> dict[str, object]:
+def answer_dataset(
+    entries: Sequence[DatasetEntry],
+    out: str | Path,
+    cfg: BaselineConfig,
+    progress: bool = True,
+    given: Mapping[str, tuple[KnowledgeGraph, list[Triple]]] | None = None,
+    overwrite: bool = False,
+) -> dict[str, object]:
     """Generate every missing answer into `out`; returns the retrieval report and counts.
 
     `given` overrides retrieval with an explicit (KG, absent set) per entry id, for ablations;
@@ -69,19 +74,35 @@ def answer_dataset(entries: Sequence[DatasetEntry], out: str | Path, cfg: Baseli
         kgs = [r.kg for r in rets]
         report = dict(retrieval_report([r.kg.qids() for r in rets], [e.people for e in entries]))
         traces = [{"mentions": [[m.text, m.label] for m in r.mentions], "candidates": r.candidates, "chosen": r.chosen} for r in rets]
-    config = {"baseline": PROMPT_VERSION, "llm": cfg.llm, "kg": cfg.kg, "retrieval": cfg.retrieval, "setting": cfg.setting,
-              "seeds": list(cfg.seeds), "temperatures": list(cfg.temperatures), "top_p": cfg.top_p, "max_tokens": cfg.max_tokens,
-              "spacy_model": cfg.spacy_model}
+    config = {
+        "baseline": PROMPT_VERSION,
+        "llm": cfg.llm,
+        "kg": cfg.kg,
+        "retrieval": cfg.retrieval,
+        "setting": cfg.setting,
+        "seeds": list(cfg.seeds),
+        "temperatures": list(cfg.temperatures),
+        "top_p": cfg.top_p,
+        "max_tokens": cfg.max_tokens,
+        "spacy_model": cfg.spacy_model,
+    }
     if llm.label_note:
         config["llm_note"] = llm.label_note
-    given_digest = value_digest({k: (kg.model_dump(mode="json"), [t.model_dump(mode="json") for t in absent])
-                                 for k, (kg, absent) in sorted(given.items())}) if given is not None else None
+    given_digest = (
+        value_digest({k: (kg.model_dump(mode="json"), [t.model_dump(mode="json") for t in absent]) for k, (kg, absent) in sorted(given.items())})
+        if given is not None
+        else None
+    )
     run = fingerprint({"dataset": entries}, {**config, "llm_identity": llm.spec, "given": given_digest})
     with ResumableOutput(out, "answers", Answer, Answer.answer_id, run, provenance(config=config), overwrite=overwrite) as output:
         done = set(output.done)
-        jobs = [(e, kg, trace, seed, temp, f"{cfg.setting}-t{temp}-s{seed}")
-                for seed in cfg.seeds for temp in cfg.temperatures for e, kg, trace in zip(entries, kgs, traces)
-                if f"{e.id}#{cfg.setting}-t{temp}-s{seed}" not in done]
+        jobs = [
+            (e, kg, trace, seed, temp, f"{cfg.setting}-t{temp}-s{seed}")
+            for seed in cfg.seeds
+            for temp in cfg.temperatures
+            for e, kg, trace in zip(entries, kgs, traces)
+            if f"{e.id}#{cfg.setting}-t{temp}-s{seed}" not in done
+        ]
         bar = tqdm(total=len(jobs), desc=f"answer ({cfg.llm})", unit="answer", disable=not progress)
         for start in range(0, len(jobs), cfg.batch):
             chunk = jobs[start : start + cfg.batch]
@@ -91,13 +112,24 @@ def answer_dataset(entries: Sequence[DatasetEntry], out: str | Path, cfg: Baseli
                 params = GenParams(temperature=key[1], top_p=cfg.top_p, max_tokens=cfg.max_tokens, seed=key[0])
                 gens = llm.chat_many([build_messages(e.question(cfg.setting), kg) for e, kg, *_ in group], params)
                 for (e, kg, trace, seed, temp, run_label), gen in zip(group, gens):
-                    output.write(Answer(
-                        entry_id=e.id, text=gen.text, model=llm.spec, setting=cfg.setting, seed=seed, kg=kg, run=run_label,
-                        absent=given[e.id][1] if given is not None else None,
-                        settings={"temperature": temp, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION, "kg_source": cfg.kg},
-                        meta={"retrieval": trace, **({"note": llm.label_note} if llm.label_note else {}),
-                              "usage": {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens, "cost_usd": gen.cost_usd}},
-                    ))
+                    output.write(
+                        Answer(
+                            entry_id=e.id,
+                            text=gen.text,
+                            model=llm.spec,
+                            setting=cfg.setting,
+                            seed=seed,
+                            kg=kg,
+                            run=run_label,
+                            absent=given[e.id][1] if given is not None else None,
+                            settings={"temperature": temp, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION, "kg_source": cfg.kg},
+                            meta={
+                                "retrieval": trace,
+                                **({"note": llm.label_note} if llm.label_note else {}),
+                                "usage": {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens, "cost_usd": gen.cost_usd},
+                            },
+                        )
+                    )
             bar.update(len(chunk))
         bar.close()
     return {**report, "written": len(jobs), "skipped_existing": len(done)}

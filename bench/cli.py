@@ -49,8 +49,9 @@ def submit_cmd(submission: str, dataset: str, board: str, nli: str, judge: str |
         for p in exc.problems:
             click.echo(p, err=True)
         raise click.ClickException(f"{submission}: {len(exc.problems)} problem(s), listed above; nothing was filed") from None
-    click.echo(json.dumps({"name": rec["submission"]["name"], "malformed_citations": rec["malformed_citations"],
-                           "metrics": rec["summary"]["metrics"]}, indent=2))
+    click.echo(
+        json.dumps({"name": rec["submission"]["name"], "malformed_citations": rec["malformed_citations"], "metrics": rec["summary"]["metrics"]}, indent=2)
+    )
 
 
 @click.command("leaderboard")

@@ -46,28 +46,43 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
     records = Path(str(resources.files("dataset_builder") / "data" / "demo_records.jsonl"))
     report = build(records, out / "built.jsonl", BuildConfig(llm="template", lm=cfg.lm or "smollm2"), overwrite=overwrite)
     stats = dataset_stats(list(read_jsonl(out / "built.jsonl", DatasetEntry)))
-    click.echo(f"[2] builder: {report['disambiguation']} from {records.name}; {stats['entries']} entries, "
-               f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {out / 'built.jsonl'}")
+    click.echo(
+        f"[2] builder: {report['disambiguation']} from {records.name}; {stats['entries']} entries, "
+        f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {out / 'built.jsonl'}"
+    )
 
     results = bench.run()
-    click.echo("[3] experiments (micro ×100; alignment/[NA] by lexical = rule-based APPROXIMATION; G-Eval judge "
-               f"{cfg.judge}; LM metrics by {cfg.lm})")
+    click.echo(f"[3] experiments (micro ×100; alignment/[NA] by lexical = rule-based APPROXIMATION; G-Eval judge {cfg.judge}; LM metrics by {cfg.lm})")
     for exp, rows in results["tables"].items():
         for r in rows:
             click.echo(f"    {exp:<18} {r['condition']:<8} {r['llm']:<9} {table_line(r)}")
 
     board = out / "board"
     for row in [r for r in results["results"] if r["experiment"] == "main"]:
-        sub = as_submission(bench.rundir / row["answers_file"], out / f"submission-{row['llm']}.jsonl",
-                            {"name": f"baseline-{row['llm']}", "model": row["llm"], "seed": row["seed"],
-                             "settings": {"temperature": cfg.temperature, "setting": row["setting"], "retrieval": "gold"}})
-        rec = submit(sub, bench.dataset_path, board, EvalOptions(nli=cfg.nli, judge=cfg.judge or None, seed=row["seed"]),
-                     [*DEFAULT_METRICS, "geval"] if cfg.judge else list(DEFAULT_METRICS))
+        sub = as_submission(
+            bench.rundir / row["answers_file"],
+            out / f"submission-{row['llm']}.jsonl",
+            {
+                "name": f"baseline-{row['llm']}",
+                "model": row["llm"],
+                "seed": row["seed"],
+                "settings": {"temperature": cfg.temperature, "setting": row["setting"], "retrieval": "gold"},
+            },
+        )
+        rec = submit(
+            sub,
+            bench.dataset_path,
+            board,
+            EvalOptions(nli=cfg.nli, judge=cfg.judge or None, seed=row["seed"]),
+            [*DEFAULT_METRICS, "geval"] if cfg.judge else list(DEFAULT_METRICS),
+        )
         f1 = metric_value(rec["summary"]["metrics"], "citation.f1_micro")
         shown = "n/a" if f1 is None else f"{100 * f1:.1f}"
         click.echo(f"[4] submission baseline-{row['llm']}: {rec['malformed_citations']} malformed citations, F1 {shown}")
     page = render(board, out / "site")
     (out / "demo.json").write_text(json.dumps({"tables": results["tables"], "builder": report}, indent=2, default=str))
     click.echo(f"[5] leaderboard: {page.resolve()}")
-    click.echo(f"done in {time.time() - t0:.0f} s. Notes: `template` answers are fixed patterns, not a model; "
-               "`lexical` entailment is an approximation; SmolLM2-135M is a real but very small model.")
+    click.echo(
+        f"done in {time.time() - t0:.0f} s. Notes: `template` answers are fixed patterns, not a model; "
+        "`lexical` entailment is an approximation; SmolLM2-135M is a real but very small model."
+    )

@@ -46,8 +46,16 @@ from kalma.schema import DatasetEntry, metric_value
 
 from .ablations import Condition, remove_knowledge, retrieval_accuracy
 
-HEADLINE = ["alignment.alignment_micro", "citation.correctness_micro", "citation.precision_micro", "citation.recall_micro",
-            "citation.f1_micro", "na.na_precision_micro", "na.na_recall_micro", "na.na_f1_micro"]
+HEADLINE = [
+    "alignment.alignment_micro",
+    "citation.correctness_micro",
+    "citation.precision_micro",
+    "citation.recall_micro",
+    "citation.f1_micro",
+    "na.na_precision_micro",
+    "na.na_recall_micro",
+    "na.na_f1_micro",
+]
 
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -98,8 +106,7 @@ class BenchConfig(BaseModel):
             key = ".".join(str(p) for p in first["loc"])
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
             if first["loc"] == ("experiments",):
-                raise ConfigError(f"{path}: no [experiments.*] table: nothing to run "
-                                  f"(main, knowledge_removal, retrieval, settings){more}") from None
+                raise ConfigError(f"{path}: no [experiments.*] table: nothing to run (main, knowledge_removal, retrieval, settings){more}") from None
             if first["type"] == "extra_forbidden":
                 raise ConfigError(f"{path}: unknown key '{key}'{more}") from None
             raise ConfigError(f"{path}: key '{key}': {first['msg']}{more}") from None
@@ -130,25 +137,52 @@ class Bench:
         self.entries, self.dataset_path = load_dataset(cfg, self.rundir)
         self.results: list[dict[str, Any]] = []
 
-    def condition(self, experiment: str, label: str, llm: str, seed: int, setting: str,
-                  given: dict[str, Condition] | None = None) -> dict[str, Any]:
+    def condition(self, experiment: str, label: str, llm: str, seed: int, setting: str, given: dict[str, Condition] | None = None) -> dict[str, Any]:
         """Answer and evaluate one condition; returns its row with provenance."""
         tag = _slug(f"{experiment}-{label}-{llm}-s{seed}-{setting}")
         answers = self.rundir / "answers" / f"{tag}.jsonl"
         answers.parent.mkdir(exist_ok=True)
-        bcfg = BaselineConfig(llm=llm, kg=self.cfg.kg, retrieval="gold", setting=setting, seeds=[seed],  # type: ignore[arg-type]
-                              temperatures=[self.cfg.temperature], max_tokens=self.cfg.max_tokens)
-        report = answer_dataset(self.entries, answers, bcfg, progress=self.progress, overwrite=self.overwrite,
-                                given={k: (c.kg, c.absent) for k, c in given.items()} if given is not None else None)
+        bcfg = BaselineConfig(
+            llm=llm,
+            kg=self.cfg.kg,
+            retrieval="gold",
+            setting=setting,
+            seeds=[seed],  # type: ignore[arg-type]
+            temperatures=[self.cfg.temperature],
+            max_tokens=self.cfg.max_tokens,
+        )
+        report = answer_dataset(
+            self.entries,
+            answers,
+            bcfg,
+            progress=self.progress,
+            overwrite=self.overwrite,
+            given={k: (c.kg, c.absent) for k, c in given.items()} if given is not None else None,
+        )
         opts = EvalOptions(nli=self.cfg.nli, judge=self.cfg.judge or None, lm=self.cfg.lm or None, seed=seed)
         metrics = self.cfg.experiment(experiment).metrics or self.cfg.metrics
         # Scores are derived from the answers: when new answers were written, score them afresh.
-        summary = evaluate(self.dataset_path, answers, self.rundir / "eval" / tag, metrics=metrics, options=opts,
-                           progress=self.progress, overwrite=self.overwrite or bool(report["written"]))
-        row = {"experiment": experiment, "condition": label, "llm": llm, "seed": seed, "setting": setting,
-               "metrics": summary.metrics, "models": summary.models, "answers_file": str(answers.relative_to(self.rundir)),
-               "eval_dir": str((self.rundir / "eval" / tag).relative_to(self.rundir)),
-               "notes": [c.note for c in (given or {}).values() if c.note]}
+        summary = evaluate(
+            self.dataset_path,
+            answers,
+            self.rundir / "eval" / tag,
+            metrics=metrics,
+            options=opts,
+            progress=self.progress,
+            overwrite=self.overwrite or bool(report["written"]),
+        )
+        row = {
+            "experiment": experiment,
+            "condition": label,
+            "llm": llm,
+            "seed": seed,
+            "setting": setting,
+            "metrics": summary.metrics,
+            "models": summary.models,
+            "answers_file": str(answers.relative_to(self.rundir)),
+            "eval_dir": str((self.rundir / "eval" / tag).relative_to(self.rundir)),
+            "notes": [c.note for c in (given or {}).values() if c.note],
+        }
         self.results.append(row)
         return row
 
@@ -173,17 +207,21 @@ class Bench:
             for setting in ("general", "specific"):
                 for seed in self.cfg.seeds:
                     self.condition("settings", setting, llm, seed, setting)
-        out = {"config": self.cfg.model_dump(mode="json"), "dataset": str(self.dataset_path), "provenance": provenance(),
-               "results": self.results, "tables": tables(self.results), "tables_note": TABLE_NOTE}
+        out = {
+            "config": self.cfg.model_dump(mode="json"),
+            "dataset": str(self.dataset_path),
+            "provenance": provenance(),
+            "results": self.results,
+            "tables": tables(self.results),
+            "tables_note": TABLE_NOTE,
+        }
         (self.rundir / "results.json").write_text(json.dumps(out, indent=2, default=str))
         return out
 
 
 # F1 in a table is the paper's: computed from the seed means of precision and recall.
-F1_OF = {"citation.f1_micro": ("citation.precision_micro", "citation.recall_micro"),
-         "na.na_f1_micro": ("na.na_precision_micro", "na.na_recall_micro")}
-TABLE_NOTE = ("mean over seeds ± sample standard deviation (n-1); F1 = 2PR/(P+R) of the mean P and R, "
-              "its ± the sample standard deviation of the per-seed F1")
+F1_OF = {"citation.f1_micro": ("citation.precision_micro", "citation.recall_micro"), "na.na_f1_micro": ("na.na_precision_micro", "na.na_recall_micro")}
+TABLE_NOTE = "mean over seeds ± sample standard deviation (n-1); F1 = 2PR/(P+R) of the mean P and R, its ± the sample standard deviation of the per-seed F1"
 
 
 def seed_stats(runs: list[dict[str, dict[str, float | None]]]) -> dict[str, dict[str, float | None] | None]:
@@ -225,6 +263,8 @@ def tables(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 def table_line(row: dict[str, Any], std: bool = False) -> str:
     """The micro figures of one table row, ×100: `precision=62.9 recall=78.6 …` (± std with `std`)."""
+
     def cell(v: dict[str, Any]) -> str:
         return f"{100 * v['mean']:.1f}" + (f"±{100 * v['std']:.1f}" if std and v["std"] is not None else "")
+
     return " ".join(f"{k.split('.')[-1].replace('_micro', '')}={cell(v)}" for k, v in row.items() if k.endswith("_micro") and v)

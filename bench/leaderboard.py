@@ -16,17 +16,26 @@ from typing import Any
 from kalma.schema import metric_value
 
 # (qualified output, heading): the board reads each declared output by name, so a renamed one fails `render`.
-COLUMNS = [("alignment.alignment_micro", "Align."), ("citation.correctness_micro", "Corr."), ("citation.precision_micro", "Prec."),
-           ("citation.recall_micro", "Rec."), ("citation.f1_micro", "F1"), ("na.na_precision_micro", "[NA] P"),
-           ("na.na_recall_micro", "[NA] R"), ("geval.fluency_mean", "Fluency")]
+COLUMNS = [
+    ("alignment.alignment_micro", "Align."),
+    ("citation.correctness_micro", "Corr."),
+    ("citation.precision_micro", "Prec."),
+    ("citation.recall_micro", "Rec."),
+    ("citation.f1_micro", "F1"),
+    ("na.na_precision_micro", "[NA] P"),
+    ("na.na_recall_micro", "[NA] R"),
+    ("geval.fluency_mean", "Fluency"),
+]
 UNSCALED = {"geval.fluency_mean"}  # a 1-5 score, shown as is
 # KaLMA paper, Table 3 (micro, specific questions) and Table 5 / Figure 5 (ChatGPT, temperature 0.5).
 PAPER_COLUMNS = ["alignment.alignment_micro", "citation.correctness_micro", "citation.precision_micro", "citation.recall_micro", "citation.f1_micro"]
 PAPER_ROWS = [
     {"name": name, **dict(zip(PAPER_COLUMNS, values))}
-    for name, values in (("GPT-4 (0.5)", (92.0, 97.6, 36.0, 43.6, 39.4)),
-                         ("ChatGPT (0.5)", (84.5, 94.8, 29.9, 49.0, 37.2)),
-                         ("LLaMA-7B", (47.8, 70.2, 7.7, 41.1, 13.0)))
+    for name, values in (
+        ("GPT-4 (0.5)", (92.0, 97.6, 36.0, 43.6, 39.4)),
+        ("ChatGPT (0.5)", (84.5, 94.8, 29.9, 49.0, 37.2)),
+        ("LLaMA-7B", (47.8, 70.2, 7.7, 41.1, 13.0)),
+    )
 ]
 PAPER_REMOVAL = {"k": [0, 1, 2, 3], "precision": [30.1, 26.1, 21.0, 16.3], "recall": [57.1, 42.5, 31.4, 20.4], "f1": [39.4, 32.3, 25.2, 18.1]}
 PAPER_RETRIEVAL = {"accuracy": [100, 80], "recall": [57.1, 42.5]}
@@ -49,16 +58,32 @@ def collect(board: Path) -> list[dict[str, Any]]:
         rec = json.loads(f.read_text())
         s, meta = rec["summary"], rec["submission"]
         model = str(meta.get("model", ""))
-        row = {"name": meta["name"], "model": model + (" (fixed patterns, not a model)" if model == "template" else ""), "seed": meta.get("seed", ""), "reference": False,
-               "backends": "; ".join(f"{k}: {v}" for k, v in s["models"].items() if k != "answers"),
-               "malformed": rec.get("malformed_citations", 0), "filed": _filed(rec)}
+        row = {
+            "name": meta["name"],
+            "model": model + (" (fixed patterns, not a model)" if model == "template" else ""),
+            "seed": meta.get("seed", ""),
+            "reference": False,
+            "backends": "; ".join(f"{k}: {v}" for k, v in s["models"].items() if k != "answers"),
+            "malformed": rec.get("malformed_citations", 0),
+            "filed": _filed(rec),
+        }
         for key, _ in COLUMNS:
             v = metric_value(s["metrics"], key)
             row[key] = v if key in UNSCALED else _pct(v)
         rows.append(row)
     for p in PAPER_ROWS:
-        rows.append({**{k: None for k, _ in COLUMNS}, **p, "model": p["name"], "seed": "", "reference": True, "malformed": "", "filed": "",
-                     "backends": "paper's setting: alignment by TRUE (T5-11B); reference values, not rerun here"})
+        rows.append(
+            {
+                **{k: None for k, _ in COLUMNS},
+                **p,
+                "model": p["name"],
+                "seed": "",
+                "reference": True,
+                "malformed": "",
+                "filed": "",
+                "backends": "paper's setting: alignment by TRUE (T5-11B); reference values, not rerun here",
+            }
+        )
     return rows
 
 
@@ -83,12 +108,20 @@ def plots(board: Path, site: Path) -> list[str]:
             for llm in sorted({r["llm"] for r in rows}):
                 mine = sorted((r for r in rows if r["llm"] == llm), key=lambda r: float(r["condition"].split("=")[-1]))
                 xs = [float(r["condition"].split("=")[-1]) for r in mine]
-                for metric, style in (("citation.precision_micro", "o-"), ("citation.recall_micro", "s-"),
-                                      ("citation.f1_micro", "^-"), ("na.na_recall_micro", "x:")):
+                for metric, style in (
+                    ("citation.precision_micro", "o-"),
+                    ("citation.recall_micro", "s-"),
+                    ("citation.f1_micro", "^-"),
+                    ("na.na_recall_micro", "x:"),
+                ):
                     ys = [_pct(r[metric]["mean"]) if r.get(metric) else None for r in mine]
                     if any(y is not None for y in ys):
-                        ax.plot([x for x, y in zip(xs, ys) if y is not None], [y for y in ys if y is not None], style,
-                                label=f"{llm}: {metric.split('.')[-1].replace('_micro', '')}")
+                        ax.plot(
+                            [x for x, y in zip(xs, ys) if y is not None],
+                            [y for y in ys if y is not None],
+                            style,
+                            label=f"{llm}: {metric.split('.')[-1].replace('_micro', '')}",
+                        )
             ref = PAPER_REMOVAL if exp == "knowledge_removal" else PAPER_RETRIEVAL
             xs = ref["k"] if exp == "knowledge_removal" else ref["accuracy"]
             for metric in ("precision", "recall", "f1"):
@@ -138,11 +171,20 @@ def render(board: str | Path, site: str | Path) -> Path:
     (site / "leaderboard.md").write_text("\n".join(md) + "\n\nValues ×100 (fluency 1-5). Rows marked (paper) are the KaLMA paper's Table 3, for reference.\n")
     body = "\n".join(
         f'<tr class="{"reference" if r["reference"] else "submission"}">'
-        + "".join(f'<td data-v="{r.get(k) if isinstance(r.get(k), (int, float)) else ""}">{_cell(r.get(k))}'
-                  + (' <span class="tag">paper</span>' if k == "name" and r["reference"] else "") + "</td>" for k in keys)
-        + "</tr>" for r in rows)
-    figs = "\n".join(f'<figure><img src="{html.escape(i)}" alt="{html.escape(i)}" onload="loaded()" onerror="failed(this)">'
-                     f'<figcaption><a href="{html.escape(i[:-4])}.svg">SVG</a></figcaption></figure>' for i in images)
+        + "".join(
+            f'<td data-v="{r.get(k) if isinstance(r.get(k), (int, float)) else ""}">{_cell(r.get(k))}'
+            + (' <span class="tag">paper</span>' if k == "name" and r["reference"] else "")
+            + "</td>"
+            for k in keys
+        )
+        + "</tr>"
+        for r in rows
+    )
+    figs = "\n".join(
+        f'<figure><img src="{html.escape(i)}" alt="{html.escape(i)}" onload="loaded()" onerror="failed(this)">'
+        f'<figcaption><a href="{html.escape(i[:-4])}.svg">SVG</a></figcaption></figure>'
+        for i in images
+    )
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>KaLMA leaderboard</title>
 <style>

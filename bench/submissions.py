@@ -18,7 +18,7 @@ import json
 import re
 import shutil
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +92,14 @@ def submit(path: str | Path, dataset: str | Path, board: str | Path, options: Ev
         target.mkdir()
         shutil.copyfile(path, target / "answers.jsonl")
         summary = evaluate(dataset, target / "answers.jsonl", target / "eval", metrics=metrics, options=options, progress=False)
-        record = {"submission": checked.meta, "filed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                  "answers_sha256": file_digest(target / "answers.jsonl"),
-                  "replaces": {"filed": previous.get("filed"), "answers_sha256": previous.get("answers_sha256")} if previous else None,
-                  "malformed_citations": summary.counts.get("malformed", 0), "dataset": str(dataset), "summary": summary.model_dump()}
+        record = {
+            "submission": checked.meta,
+            "filed": datetime.now(UTC).isoformat(timespec="seconds"),
+            "answers_sha256": file_digest(target / "answers.jsonl"),
+            "replaces": {"filed": previous.get("filed"), "answers_sha256": previous.get("answers_sha256")} if previous else None,
+            "malformed_citations": summary.counts.get("malformed", 0),
+            "dataset": str(dataset),
+            "summary": summary.model_dump(),
+        }
         (target / "submission.json").write_text(json.dumps(record, indent=2, default=str))
     return record

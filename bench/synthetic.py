@@ -30,7 +30,9 @@ def synthetic_answers(entries: Sequence[DatasetEntry], seed: int = 0, model: str
     return out
 
 
-def paper_style_answers(entries: Sequence[DatasetEntry], seed: int = 0, model: str = "synthetic-paper-style") -> list[tuple[Answer, list[tuple[Citation, bool]]]]:
+def paper_style_answers(
+    entries: Sequence[DatasetEntry], seed: int = 0, model: str = "synthetic-paper-style"
+) -> list[tuple[Answer, list[tuple[Citation, bool]]]]:
     """Answers written the way the KaLMA paper's demonstration writes them, each with the truth
     of every citation it holds, in order: (citation as written, whether it is a fact of the KG).
 

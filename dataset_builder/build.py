@@ -40,8 +40,9 @@ def entry_seed(seed: int, entry_id: str) -> int:
     return int(hashlib.sha256(f"{seed}:{entry_id}".encode()).hexdigest()[:8], 16)
 
 
-def build(records: str | Path, out: str | Path, cfg: BuildConfig, progress: bool = True, stop_after: int | None = None,
-          overwrite: bool = False) -> dict[str, object]:
+def build(
+    records: str | Path, out: str | Path, cfg: BuildConfig, progress: bool = True, stop_after: int | None = None, overwrite: bool = False
+) -> dict[str, object]:
     table = load_relation_table(cfg.relation_table)
     selection = read_records(records, cfg.columns, set(table))
     source = open_source(cfg.kg)
@@ -52,8 +53,7 @@ def build(records: str | Path, out: str | Path, cfg: BuildConfig, progress: bool
     counts, n = relation_counts(pools)
     llm, scorer = get_llm(cfg.llm), get_scorer(cfg.lm)
     config = {"records": str(records), **{k: v for k, v in asdict(cfg).items()}, "llm_note": llm.label_note}
-    run = fingerprint({"records": records, "relation_table": cfg.relation_table},
-                      {**config, "llm_identity": llm.spec, "lm_identity": scorer.spec})
+    run = fingerprint({"records": records, "relation_table": cfg.relation_table}, {**config, "llm_identity": llm.spec, "lm_identity": scorer.spec})
     stem = Path(records).stem
     with ResumableOutput(out, "dataset", DatasetEntry, lambda e: e.id, run, provenance(config=config), overwrite=overwrite) as output:
         done = set(output.done)
@@ -63,8 +63,19 @@ def build(records: str | Path, out: str | Path, cfg: BuildConfig, progress: bool
         for r, pool in tqdm(todo, desc=f"build ({cfg.llm})", unit="entry", disable=not progress):
             eid = f"{stem}-{r.record.source_line}"
             output.write(evolve(eid, r.record, (r.qid_a, r.qid_b), pool, llm, scorer, counts, n, cfg.evolve, entry_seed(cfg.seed, eid)))  # type: ignore[arg-type]
-    return {"selection": selection.report(), "disambiguation": dict(status),
-            "unresolved": [{"line": x.record.source_line, "pair": [x.record.person_a, x.record.relation, x.record.person_b],
-                            "status": x.status, "candidates": [list(x.candidates_a), list(x.candidates_b)]}
-                           for x in resolutions if x.status != "resolved"],
-            "built": len(todo), "already_there": len(done)}
+    return {
+        "selection": selection.report(),
+        "disambiguation": dict(status),
+        "unresolved": [
+            {
+                "line": x.record.source_line,
+                "pair": [x.record.person_a, x.record.relation, x.record.person_b],
+                "status": x.status,
+                "candidates": [list(x.candidates_a), list(x.candidates_b)],
+            }
+            for x in resolutions
+            if x.status != "resolved"
+        ],
+        "built": len(todo),
+        "already_there": len(done),
+    }

@@ -66,8 +66,20 @@ def stats(dataset_file: str) -> None:
 @click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="dataset.jsonl (resumed if it exists)")
-def build_cmd(records: str, kg: str, llm: str, lm: str, rounds: int, alpha: float, attempts: int, seed: int,
-              relation_table: str | None, columns: str, overwrite: bool, output: str) -> None:
+def build_cmd(
+    records: str,
+    kg: str,
+    llm: str,
+    lm: str,
+    rounds: int,
+    alpha: float,
+    attempts: int,
+    seed: int,
+    relation_table: str | None,
+    columns: str,
+    overwrite: bool,
+    output: str,
+) -> None:
     """Build a BioKaLMA-style dataset from relation records (paper §2.2)."""
     import json
 
@@ -75,7 +87,8 @@ def build_cmd(records: str, kg: str, llm: str, lm: str, rounds: int, alpha: floa
     from .evolve import EvolveConfig
 
     cols = dict(kv.split("=", 1) for kv in columns.split(",") if "=" in kv)
-    cfg = BuildConfig(kg=kg, llm=llm, lm=lm, seed=seed, relation_table=relation_table, columns=cols,
-                      evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts))
+    cfg = BuildConfig(
+        kg=kg, llm=llm, lm=lm, seed=seed, relation_table=relation_table, columns=cols, evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts)
+    )
     report = build(records, output, cfg, overwrite=overwrite)
     click.echo(json.dumps(report, indent=2, ensure_ascii=False))

@@ -18,8 +18,13 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
         "general": "How did Orazio Gentileschi shape his daughter Artemisia's career?",
         "specific": "How did Orazio Gentileschi, her father and teacher, shape the career of the painter Artemisia Gentileschi, and where did each of them die?",
         "people": ["Q212657", "Q367360"],
-        "minimum": [("Q212657", "father", "Orazio Gentileschi"), ("Q212657", "student of", "Orazio Gentileschi"),
-                    ("Q212657", "occupation", "painter"), ("Q212657", "place of death", "Naples"), ("Q367360", "place of death", "London")],
+        "minimum": [
+            ("Q212657", "father", "Orazio Gentileschi"),
+            ("Q212657", "student of", "Orazio Gentileschi"),
+            ("Q212657", "occupation", "painter"),
+            ("Q212657", "place of death", "Naples"),
+            ("Q367360", "place of death", "London"),
+        ],
     },
     {
         "id": "demo-hertwig",
@@ -27,9 +32,13 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
         "general": "Who were Oscar and Richard Hertwig?",
         "specific": "Who were Oscar and Richard Hertwig, who were their mentors and students, and what prize was Oscar Hertwig nominated for?",
         "people": ["Q68753", "Q85907"],
-        "minimum": [("Q85907", "occupation", "biologist"), ("Q85907", "doctoral student", "Stanislaus von Prowazek"),
-                    ("Q68753", "doctoral advisor", "Ernst Haeckel"), ("Q68753", "student of", "Ernst Haeckel"),
-                    ("Q68753", "nominated for", "Nobel Prize in Physiology or Medicine")],
+        "minimum": [
+            ("Q85907", "occupation", "biologist"),
+            ("Q85907", "doctoral student", "Stanislaus von Prowazek"),
+            ("Q68753", "doctoral advisor", "Ernst Haeckel"),
+            ("Q68753", "student of", "Ernst Haeckel"),
+            ("Q68753", "nominated for", "Nobel Prize in Physiology or Medicine"),
+        ],
     },
     {
         "id": "demo-simeone",
@@ -37,10 +46,14 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
         "general": "How did Diego Simeone's career influence his son Giovanni's path in football?",
         "specific": "Which clubs and positions did Diego Simeone play, and how did the career of his son Giovanni Simeone, born in Madrid, differ?",
         "people": ["Q258115", "Q6439494"],
-        "minimum": [("Q6439494", "father", "Diego Simeone"), ("Q6439494", "place of birth", "Madrid"),
-                    ("Q258115", "member of sports team", "Atlético Madrid"), ("Q258115", "member of sports team", "S.S. Lazio"),
-                    ("Q258115", "position played on team / speciality", "midfielder"),
-                    ("Q6439494", "position played on team / speciality", "forward")],
+        "minimum": [
+            ("Q6439494", "father", "Diego Simeone"),
+            ("Q6439494", "place of birth", "Madrid"),
+            ("Q258115", "member of sports team", "Atlético Madrid"),
+            ("Q258115", "member of sports team", "S.S. Lazio"),
+            ("Q258115", "position played on team / speciality", "midfielder"),
+            ("Q6439494", "position played on team / speciality", "forward"),
+        ],
     },
     {
         "id": "demo-crane",
@@ -48,9 +61,13 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
         "general": "Who was Stephen Crane and what shaped his writing?",
         "specific": "What did the writer Stephen Crane publish, which movement did he belong to, where did he study, and what illness ended his life?",
         "people": ["Q206534"],
-        "minimum": [("Q206534", "notable work", "The Red Badge of Courage"), ("Q206534", "movement", "literary realism"),
-                    ("Q206534", "educated at", "Syracuse University"), ("Q206534", "cause of death", "tuberculosis"),
-                    ("Q206534", "occupation", "writer")],
+        "minimum": [
+            ("Q206534", "notable work", "The Red Badge of Courage"),
+            ("Q206534", "movement", "literary realism"),
+            ("Q206534", "educated at", "Syracuse University"),
+            ("Q206534", "cause of death", "tuberculosis"),
+            ("Q206534", "occupation", "writer"),
+        ],
     },
     {
         "id": "demo-crane-baseball",
@@ -58,8 +75,11 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
         "general": "Did the writer Stephen Crane play baseball?",
         "specific": "Which baseball team did the writer Stephen Crane play for while at Syracuse University?",
         "people": ["Q206534"],
-        "minimum": [("Q206534", "sport", "baseball"), ("Q206534", "member of sports team", "Syracuse Orange baseball"),
-                    ("Q206534", "educated at", "Syracuse University")],
+        "minimum": [
+            ("Q206534", "sport", "baseball"),
+            ("Q206534", "member of sports team", "Syracuse Orange baseball"),
+            ("Q206534", "educated at", "Syracuse University"),
+        ],
     },
     {
         "id": "demo-orazio-pisa",
@@ -67,8 +87,12 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
         "general": "Who was Orazio Gentileschi?",
         "specific": "Was Orazio Gentileschi, the painter born in Pisa, the father of Artemisia Gentileschi, and which movement did he follow?",
         "people": ["Q367360"],
-        "minimum": [("Q367360", "place of birth", "Pisa"), ("Q367360", "occupation", "painter"),
-                    ("Q367360", "child", "Artemisia Gentileschi"), ("Q367360", "movement", "mannerism")],
+        "minimum": [
+            ("Q367360", "place of birth", "Pisa"),
+            ("Q367360", "occupation", "painter"),
+            ("Q367360", "child", "Artemisia Gentileschi"),
+            ("Q367360", "movement", "mannerism"),
+        ],
     },
 ]
 
@@ -84,10 +108,16 @@ def demo_entries(source: KnowledgeSource) -> list[DatasetEntry]:
         if missing:
             raise ValueError(f"demo question {d['id']}: the snapshot lacks {missing}")
         minimum: list[Triple] = [index[tuple(f)] for f in d["minimum"]]  # type: ignore[attr-defined, misc]
-        entries.append(DatasetEntry(
-            id=str(d["id"]), general_question=str(d["general"]), specific_question=str(d["specific"]),
-            people=list(d["people"]), knowledge_pool=pool, minimum_set=minimum,  # type: ignore[call-overload]
-            reference=str(d["reference"]),
-            meta={"source": "kalma demo questions (hand-written)"},
-        ))
+        entries.append(
+            DatasetEntry(
+                id=str(d["id"]),
+                general_question=str(d["general"]),
+                specific_question=str(d["specific"]),
+                people=list(d["people"]),
+                knowledge_pool=pool,
+                minimum_set=minimum,  # type: ignore[call-overload]
+                reference=str(d["reference"]),
+                meta={"source": "kalma demo questions (hand-written)"},
+            )
+        )
     return entries

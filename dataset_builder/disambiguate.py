@@ -17,13 +17,23 @@ from kalma.schema import SeedRecord
 
 # Relation (as the records name it) → the Wikidata property that links the two people.
 RELATION_PROPERTIES: dict[str, str] = {
-    "spouse": "P26", "husband": "P26", "wife": "P26",
-    "father": "P22", "mother": "P25",
+    "spouse": "P26",
+    "husband": "P26",
+    "wife": "P26",
+    "father": "P22",
+    "mother": "P25",
     "parent": "P40",  # a parent is linked to the child by P40 (child), in either direction
-    "child": "P40", "son": "P40", "daughter": "P40",
-    "sibling": "P3373", "brother": "P3373", "sister": "P3373",
-    "student": "P802", "student of": "P1066", "teacher": "P1066",
-    "doctoral advisor": "P184", "doctoral student": "P185",
+    "child": "P40",
+    "son": "P40",
+    "daughter": "P40",
+    "sibling": "P3373",
+    "brother": "P3373",
+    "sister": "P3373",
+    "student": "P802",
+    "student of": "P1066",
+    "teacher": "P1066",
+    "doctoral advisor": "P184",
+    "doctoral student": "P185",
     "relative": "P1038",
 }
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kalma.biokalma import strip_question_prefix
 from kalma.citations import parse_answer, strip_citations
-from kalma.models import GenParams, LLM, LMScorer
+from kalma.models import LLM, GenParams, LMScorer
 from kalma.properties import Vocabulary
 from kalma.schema import Candidate, DatasetEntry, KnowledgeGraph, RoundTrace, SeedRecord, Triple
 
@@ -45,8 +45,18 @@ def cited_keys(text: str, vocab: Vocabulary) -> list[tuple[str, str, str]]:
     return [vocab.citation_key(c.qid, c.relation, c.value) for c in parse_answer(text, vocab).citations]
 
 
-def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: KnowledgeGraph, llm: LLM, scorer: LMScorer,
-           counts: Counter[str], n: int, cfg: EvolveConfig, seed: int) -> DatasetEntry:
+def evolve(
+    entry_id: str,
+    record: SeedRecord,
+    people: tuple[str, str],
+    pool: KnowledgeGraph,
+    llm: LLM,
+    scorer: LMScorer,
+    counts: Counter[str],
+    n: int,
+    cfg: EvolveConfig,
+    seed: int,
+) -> DatasetEntry:
     vocab = Vocabulary.of(pool)
     index = {vocab.triple_key(t): t for t in pool.triples()}
     trace: list[RoundTrace] = []
@@ -59,9 +69,16 @@ def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: Kno
     same_text = difflib.SequenceMatcher(None, strip_citations(out).lower(), record.paragraph.lower()).ratio() >= 0.8
     kept = list(dict.fromkeys(k for k in cited_keys(out, vocab) if k in index)) if same_text else []
     paragraph = out if same_text else record.paragraph
-    trace.append(RoundTrace(round=1, kind="annotate", kept=[index[k] for k in kept], paragraph=paragraph,
-                            status="ok" if same_text else "failed",
-                            note="" if same_text else "the annotated text no longer matched the seed paragraph; annotations dropped"))
+    trace.append(
+        RoundTrace(
+            round=1,
+            kind="annotate",
+            kept=[index[k] for k in kept],
+            paragraph=paragraph,
+            status="ok" if same_text else "failed",
+            note="" if same_text else "the annotated text no longer matched the seed paragraph; annotations dropped",
+        )
+    )
     used = set(kept)
     minimum: list[Triple] = [index[k] for k in kept]
 
@@ -77,8 +94,7 @@ def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: Kno
         best = max(range(len(cands)), key=lambda i: (scored[i][2], -i))
         chosen = cands[best]
         used.add(vocab.triple_key(chosen))
-        candidates = [Candidate(triple=t, specificity=s, coherence=c, perplexity=p, score=sc)
-                      for t, p, (s, c, sc) in zip(cands, ppls, scored)]
+        candidates = [Candidate(triple=t, specificity=s, coherence=c, perplexity=p, score=sc) for t, p, (s, c, sc) in zip(cands, ppls, scored)]
         added, attempts = "", 0
         for attempt in range(cfg.attempts):
             attempts += 1
@@ -90,23 +106,51 @@ def evolve(entry_id: str, record: SeedRecord, people: tuple[str, str], pool: Kno
         if added:
             paragraph = f"{paragraph.rstrip()} {added}"
             minimum.append(chosen)
-        trace.append(RoundTrace(round=rnd, kind="extend", candidates=candidates, chosen=chosen, attempts=attempts,
-                                status="ok" if added else "skipped", paragraph=paragraph,
-                                note="" if added else f"no new sentence cited the chosen triple in {attempts} attempts"))
+        trace.append(
+            RoundTrace(
+                round=rnd,
+                kind="extend",
+                candidates=candidates,
+                chosen=chosen,
+                attempts=attempts,
+                status="ok" if added else "skipped",
+                paragraph=paragraph,
+                note="" if added else f"no new sentence cited the chosen triple in {attempts} attempts",
+            )
+        )
 
     # Questions for the final paragraph, citations stripped.
     reference = strip_citations(paragraph)
     names = [record.person_a, record.person_b]
     general = clean_question(llm.chat(prompts.general_question(reference, names), params(100)).text)
     specific = clean_question(llm.chat(prompts.specific_question(reference, names, minimum), params(101)).text)
-    trace.append(RoundTrace(round=cfg.rounds + 1, kind="questions", paragraph=reference,
-                            note=f"general: {general!r}; specific: {specific!r}",
-                            status="ok" if general and specific else "failed"))
+    trace.append(
+        RoundTrace(
+            round=cfg.rounds + 1,
+            kind="questions",
+            paragraph=reference,
+            note=f"general: {general!r}; specific: {specific!r}",
+            status="ok" if general and specific else "failed",
+        )
+    )
     return DatasetEntry(
-        id=entry_id, general_question=general, specific_question=specific, seed=record, people=list(people),
-        knowledge_pool=pool, minimum_set=minimum, reference=reference, trace=trace,
-        meta={"seed": seed, "llm": llm.spec, "lm": scorer.spec, "alpha": cfg.alpha, "rounds": cfg.rounds,
-              **({"llm_note": llm.label_note} if llm.label_note else {})},
+        id=entry_id,
+        general_question=general,
+        specific_question=specific,
+        seed=record,
+        people=list(people),
+        knowledge_pool=pool,
+        minimum_set=minimum,
+        reference=reference,
+        trace=trace,
+        meta={
+            "seed": seed,
+            "llm": llm.spec,
+            "lm": scorer.spec,
+            "alpha": cfg.alpha,
+            "rounds": cfg.rounds,
+            **({"llm_note": llm.label_note} if llm.label_note else {}),
+        },
     )
 
 
@@ -115,7 +159,7 @@ def _carrying_sentence(reply: str, paragraph: str, fact: Triple, vocab: Vocabula
     text = reply.strip()
     old = strip_citations(paragraph)
     if strip_citations(text).startswith(old[: max(20, len(old) // 2)]):
-        text = text[len(paragraph):] if text.startswith(paragraph) else text
+        text = text[len(paragraph) :] if text.startswith(paragraph) else text
     for s in parse_answer(text, vocab).sentences:
         if vocab.triple_key(fact) in {vocab.citation_key(c.qid, c.relation, c.value) for c in s.citations}:
             return re.sub(r"\s+", " ", s.text).strip()

@@ -28,33 +28,50 @@ def _task(task: str, body: str) -> list[dict[str, str]]:
 
 
 def annotate(paragraph: str, pool: KnowledgeGraph) -> list[dict[str, str]]:
-    return _task("annotate", (
-        "Below is a paragraph and a list of facts (QID | entity | relation | value). After each sentence of the "
-        "paragraph, add in square brackets the listed facts that the sentence states, written as "
-        "[QID, relation: value]. Leave the words of the paragraph unchanged and add no fact that is not listed.\n\n"
-        f"{KNOWLEDGE_HEADER}\n{kg_to_text(pool)}\n\n{PARAGRAPH} {paragraph}\n\nAnnotated paragraph:"))
+    return _task(
+        "annotate",
+        (
+            "Below is a paragraph and a list of facts (QID | entity | relation | value). After each sentence of the "
+            "paragraph, add in square brackets the listed facts that the sentence states, written as "
+            "[QID, relation: value]. Leave the words of the paragraph unchanged and add no fact that is not listed.\n\n"
+            f"{KNOWLEDGE_HEADER}\n{kg_to_text(pool)}\n\n{PARAGRAPH} {paragraph}\n\nAnnotated paragraph:"
+        ),
+    )
 
 
 def extend(paragraph: str, fact: Triple) -> list[dict[str, str]]:
-    return _task("extend", (
-        "Continue the paragraph with exactly one new sentence that states the new fact and fits what came before. "
-        "End that sentence with the fact's citation in square brackets, [QID, relation: value]. "
-        "Reply with the new sentence only.\n\n"
-        f"{PARAGRAPH} {paragraph}\n\n{NEW_FACT} {_line(fact)}\n\nNew sentence:"))
+    return _task(
+        "extend",
+        (
+            "Continue the paragraph with exactly one new sentence that states the new fact and fits what came before. "
+            "End that sentence with the fact's citation in square brackets, [QID, relation: value]. "
+            "Reply with the new sentence only.\n\n"
+            f"{PARAGRAPH} {paragraph}\n\n{NEW_FACT} {_line(fact)}\n\nNew sentence:"
+        ),
+    )
 
 
 def general_question(paragraph: str, people: Sequence[str]) -> list[dict[str, str]]:
-    return _task("general-question", (
-        "Write one short, natural question that the paragraph answers, as a curious reader would ask it. "
-        "Reply with the question only.\n\n"
-        f"{PEOPLE} {'; '.join(people)}\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"))
+    return _task(
+        "general-question",
+        (
+            "Write one short, natural question that the paragraph answers, as a curious reader would ask it. "
+            "Reply with the question only.\n\n"
+            f"{PEOPLE} {'; '.join(people)}\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"
+        ),
+    )
 
 
 def specific_question(paragraph: str, people: Sequence[str], facts: Sequence[Triple]) -> list[dict[str, str]]:
-    return _task("specific-question", (
-        "Write one detailed question that can only be answered completely with every fact listed, as the "
-        f"paragraph states them. Reply with the question only.\n\n{PEOPLE} {'; '.join(people)}\n\n{FACTS}\n"
-        + "\n".join(_line(t) for t in facts) + f"\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"))
+    return _task(
+        "specific-question",
+        (
+            "Write one detailed question that can only be answered completely with every fact listed, as the "
+            f"paragraph states them. Reply with the question only.\n\n{PEOPLE} {'; '.join(people)}\n\n{FACTS}\n"
+            + "\n".join(_line(t) for t in facts)
+            + f"\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"
+        ),
+    )
 
 
 # ---------------------------------------------------------------- the template backend's answers
@@ -65,8 +82,7 @@ def _template_annotate(prompt: str) -> str:
     facts = knowledge_from_prompt(prompt)
     out = []
     for s in parse_answer(section(prompt, PARAGRAPH)).sentences:
-        cits = [c for c in facts if c.relation not in TRIVIAL_RELATIONS and c.value.lower() in s.clean.lower()
-                and c.value.lower() != c.entity_name.lower()]
+        cits = [c for c in facts if c.relation not in TRIVIAL_RELATIONS and c.value.lower() in s.clean.lower() and c.value.lower() != c.entity_name.lower()]
         out.append(format_sentence(s.clean, cits))
     return " ".join(out)
 
@@ -91,6 +107,10 @@ def _template_specific_question(prompt: str) -> str:
     return f"What were {', '.join(asked[:-1])} and {asked[-1]}?" if len(asked) > 1 else f"What was {asked[0]}?"
 
 
-for _name, _respond in (("annotate", _template_annotate), ("extend", _template_extend),
-                        ("general-question", _template_general_question), ("specific-question", _template_specific_question)):
+for _name, _respond in (
+    ("annotate", _template_annotate),
+    ("extend", _template_extend),
+    ("general-question", _template_general_question),
+    ("specific-question", _template_specific_question),
+):
     register_task(TemplateTask(f"builder:{_name}", lambda p, n=_name: p.lstrip().startswith(f"{TASK} {n}\n"), _respond))

@@ -92,6 +92,7 @@ def read_records(path: str | Path, columns: dict[str, str] | None = None, relati
             drop("duplicate", line, f"{a} {rel} {b}")
             continue
         seen.add((a, rel.lower(), b))
-        sel.records.append(SeedRecord(paragraph=str(row[cols["paragraph"]]).strip(), person_a=a, relation=rel.lower(),
-                                      person_b=b, source=str(path.name), source_line=line))
+        sel.records.append(
+            SeedRecord(paragraph=str(row[cols["paragraph"]]).strip(), person_a=a, relation=rel.lower(), person_b=b, source=str(path.name), source_line=line)
+        )
     return sel

@@ -21,8 +21,9 @@ from kalma.nlp import load_spacy
 from kalma.schema import KnowledgeGraph, Triple
 
 # Relations that say nothing specific about a person (the paper's list, plus identifiers of pages).
-TRIVIAL_RELATIONS = frozenset({"sex or gender", "given name", "family name", "instance of", "topic's main category",
-                               "described by source", "wikimedia category", "surname"})
+TRIVIAL_RELATIONS = frozenset(
+    {"sex or gender", "given name", "family name", "instance of", "topic's main category", "described by source", "wikimedia category", "surname"}
+)
 
 
 def softmax(xs: Sequence[float]) -> list[float]:
@@ -46,7 +47,9 @@ def specificity(relation: str, counts: Counter[str], n: int) -> float:
     return math.log(2 * n / max(1, counts.get(relation, 0)))
 
 
-def selection_scores(relations: Sequence[str], perplexities: Sequence[float], counts: Counter[str], n: int, alpha: float = 0.5) -> list[tuple[float, float, float]]:
+def selection_scores(
+    relations: Sequence[str], perplexities: Sequence[float], counts: Counter[str], n: int, alpha: float = 0.5
+) -> list[tuple[float, float, float]]:
     """(specificity, coherence, score) for each candidate of one round."""
     coh = softmax([1 / p for p in perplexities])
     spec = [specificity(r, counts, n) for r in relations]

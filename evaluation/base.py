@@ -59,8 +59,12 @@ class EvalItem:
     def markup_counts(self) -> dict[str, int]:
         """What the parser read, whatever the metrics: sentences, citations, [NA] marks and
         malformed markup by reason."""
-        counts = {"sentences": len(self.parsed.sentences), "citations": len(self.parsed.citations),
-                  "na_marks": self.parsed.na_count, "malformed": self.parsed.malformed}
+        counts = {
+            "sentences": len(self.parsed.sentences),
+            "citations": len(self.parsed.citations),
+            "na_marks": self.parsed.na_count,
+            "malformed": self.parsed.malformed,
+        }
         for e in self.parsed.errors:
             counts[f"malformed_{e.kind}"] = counts.get(f"malformed_{e.kind}", 0) + e.count
         return counts

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-
 from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro, ratio  # noqa: F401 (EvalOptions: doctest)
 
 
@@ -38,8 +37,17 @@ class CitationQuality(Metric):
         range="0-1",
         reference="KaLMA (Li et al.), §4.1 and Figure 2",
     )
-    outputs = ("correctness_micro", "precision_micro", "recall_micro", "f1_micro",
-               "correctness_macro", "precision_macro", "recall_macro", "f1_macro", "malformed_per_answer")
+    outputs = (
+        "correctness_micro",
+        "precision_micro",
+        "recall_micro",
+        "f1_micro",
+        "correctness_macro",
+        "precision_macro",
+        "recall_macro",
+        "f1_macro",
+        "malformed_per_answer",
+    )
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         original = self.options.compat == "original"

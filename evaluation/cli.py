@@ -14,29 +14,55 @@ from .base import DEFAULT_METRICS
 @click.option("--nli", default="lexical", show_default=True, help="Entailment backend: hf-seq2seq:ID, hf-nli:ID, llm:SPEC, lexical.")
 @click.option("--judge", default=None, help="LLM for G-Eval text quality, e.g. openai:gpt-4o-mini or smollm2.")
 @click.option("--lm", default=None, help="LM scorer for the metrics that need one (hf:ID, smollm2).")
-@click.option("--metrics", default=",".join(DEFAULT_METRICS), show_default=True,
-              help="Comma-separated metric names: citation, alignment, na, geval, kprec, consens, conner, conner-extrinsic.")
-@click.option("--metric", "metric_specs", multiple=True, metavar="NAME[:OPTIONS]",
-              help="A metric with options, repeatable; replaces --metrics. E.g. conner:agg=mean,l=3  na:relevance=false  "
-                   "alignment:verbalized=true,substring_shortcut=true  geval:samples=5  conner-extrinsic:u=5.")
-@click.option("--compat", type=click.Choice(["default", "original"]), default="default", show_default=True, help="`original` reproduces the authors' code formulas.")
+@click.option(
+    "--metrics",
+    default=",".join(DEFAULT_METRICS),
+    show_default=True,
+    help="Comma-separated metric names: citation, alignment, na, geval, kprec, consens, conner, conner-extrinsic.",
+)
+@click.option(
+    "--metric",
+    "metric_specs",
+    multiple=True,
+    metavar="NAME[:OPTIONS]",
+    help="A metric with options, repeatable; replaces --metrics. E.g. conner:agg=mean,l=3  na:relevance=false  "
+    "alignment:verbalized=true,substring_shortcut=true  geval:samples=5  conner-extrinsic:u=5.",
+)
+@click.option(
+    "--compat", type=click.Choice(["default", "original"]), default="default", show_default=True, help="`original` reproduces the authors' code formulas."
+)
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("--lenient", is_flag=True, help="Exit 0 even when the answers file had corrupt lines, unknown ids or duplicates.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
-def evaluate(dataset: str, answers: str, kg_source: str | None, nli: str, judge: str | None, lm: str | None, metrics: str,
-             metric_specs: tuple[str, ...], compat: str, overwrite: bool, lenient: bool, seed: int, output: str) -> None:
+def evaluate(
+    dataset: str,
+    answers: str,
+    kg_source: str | None,
+    nli: str,
+    judge: str | None,
+    lm: str | None,
+    metrics: str,
+    metric_specs: tuple[str, ...],
+    compat: str,
+    overwrite: bool,
+    lenient: bool,
+    seed: int,
+    output: str,
+) -> None:
     """Score an answers file: citation quality, alignment, [NA], text quality and more."""
     from .base import EvalOptions
-    from .runner import evaluate as run, markdown_table
+    from .runner import evaluate as run
+    from .runner import markdown_table
 
     opts = EvalOptions(compat=compat, nli=nli, judge=judge, lm=lm, seed=seed)
     names = list(metric_specs) or [m.strip() for m in metrics.split(",") if m.strip()]
     summary = run(dataset, answers, output, metrics=names, options=opts, kg_source=kg_source, overwrite=overwrite)
     click.echo(markdown_table(summary))
     click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md")
-    problems = {k[len("problems_"):]: v for k, v in summary.counts.items() if k.startswith("problems_")}
+    problems = {k[len("problems_") :]: v for k, v in summary.counts.items() if k.startswith("problems_")}
     if problems and not lenient:
         found = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in problems.items())
-        raise click.ClickException(f"{answers}: {found}; every valid answer was scored (details in {output}/summary.json); "
-                                   "pass --lenient to accept such a file")
+        raise click.ClickException(
+            f"{answers}: {found}; every valid answer was scored (details in {output}/summary.json); pass --lenient to accept such a file"
+        )

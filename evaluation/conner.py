@@ -56,11 +56,19 @@ class ConnerIntrinsic(Metric):
     name = "conner"
     card = Card("factuality, relevance, coherence, informativeness of the answer", "0-1", "Chen et al. 2023 (CONNER) §3.1")
     needs = ("nli", "lm")
-    outputs = ("conner_fact_consistent", "conner_fact_unverified", "conner_fact_inconsistent", "conner_relevance",
-               "conner_coherence_sent", "conner_coherence_para", "conner_informativeness")
+    outputs = (
+        "conner_fact_consistent",
+        "conner_fact_unverified",
+        "conner_fact_inconsistent",
+        "conner_relevance",
+        "conner_coherence_sent",
+        "conner_coherence_para",
+        "conner_informativeness",
+    )
 
-    def __init__(self, options: EvalOptions, *, agg: Literal["min", "mean", "max"] = "min", l: int = 5,
-                 matcher: str = "minilm", coherence_model: str | None = None):
+    def __init__(
+        self, options: EvalOptions, *, agg: Literal["min", "mean", "max"] = "min", l: int = 5, matcher: str = "minilm", coherence_model: str | None = None
+    ):
         super().__init__(options)
         self.agg, self.l, self.matcher, self.coherence_model = agg, l, matcher, coherence_model
 
@@ -71,9 +79,12 @@ class ConnerIntrinsic(Metric):
         m = self._matcher_spec()
         note = " (embedding fallback, not a relevance ranker)" if m == "minilm" else ""
         para = self.coherence_model or f"fallback 1/PPL of the whole answer under {self.options.lm}"
-        return {"conner_factuality": entailment_label(self.options.nli), "conner_relevance": m + note,
-                "conner_coherence": f"sentences: {self.options.lm}; paragraph: {para}",
-                "conner_informativeness": str(self.options.lm)}
+        return {
+            "conner_factuality": entailment_label(self.options.nli),
+            "conner_relevance": m + note,
+            "conner_coherence": f"sentences: {self.options.lm}; paragraph: {para}",
+            "conner_informativeness": str(self.options.lm),
+        }
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.options.lm), get_matcher(self._matcher_spec())
@@ -106,7 +117,7 @@ class ConnerIntrinsic(Metric):
         informed = scorer.mean_logprob([a or " " for a in answers], [lm_context(it.question, "") for it in items])
         relevance = matcher.scores([(it.question, a) for it, a in zip(items, answers)])
         out, k = [], 0
-        for i, it in enumerate(items):
+        for i in range(len(items)):
             n = len(sentences[i])
             ppls = sent_ppl[k : k + n]
             k += n
@@ -177,15 +188,27 @@ class ConnerExtrinsic(Metric):
         out = []
         for i, it in enumerate(items):
             if not it.reference:
-                out.append(Scored({"conner_helpfulness": None, "conner_validity": None}, {},
-                                  {"conner-extrinsic": "no reference answer: helpfulness and validity unavailable"}))
+                out.append(
+                    Scored(
+                        {"conner_helpfulness": None, "conner_validity": None},
+                        {},
+                        {"conner-extrinsic": "no reference answer: helpfulness and validity unavailable"},
+                    )
+                )
                 continue
             losses_i = by_item[i]
             neg = [v for k, v in losses_i.items() if k != "__given__"]
             help_ = max(0.0, 1 - losses_i["__given__"] / statistics.fmean(neg)) if neg else None
-            out.append(Scored({"conner_helpfulness": help_, "conner_validity": next(validity)},
-                              details={"conner_negatives": [k for k in losses_i if k != "__given__"],
-                                       "conner_loss_given": losses_i["__given__"], "conner_loss_negatives": neg}))
+            out.append(
+                Scored(
+                    {"conner_helpfulness": help_, "conner_validity": next(validity)},
+                    details={
+                        "conner_negatives": [k for k in losses_i if k != "__given__"],
+                        "conner_loss_given": losses_i["__given__"],
+                        "conner_loss_negatives": neg,
+                    },
+                )
+            )
         return out
 
     def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:

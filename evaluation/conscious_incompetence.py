@@ -57,14 +57,23 @@ class ConsciousIncompetence(Metric):
         for i, it in enumerate(items):
             n_na = sum(s.na for s in it.parsed.sentences)
             if it.absent is None:
-                out.append(Scored({"na_precision": None, "na_recall": None}, {"na_sentences": n_na},
-                                  {"na": "no absent-knowledge set: [NA] precision/recall unavailable"}))
+                out.append(
+                    Scored(
+                        {"na_precision": None, "na_recall": None}, {"na_sentences": n_na}, {"na": "no absent-knowledge set: [NA] precision/recall unavailable"}
+                    )
+                )
                 continue
             n_entailing = sum(1 for j, _ in entailing if j == i)
             n_irrelevant = sum(1 for j, _ in irrelevant if j == i)
             found = len({ti for (j, _, ti) in hits if j == i})
-            counts = {"na_sentences": n_na, "na_sentences_entailing": n_entailing, "na_sentences_irrelevant": n_irrelevant,
-                      "na_sentences_correct": n_entailing + n_irrelevant, "absent": len(it.absent), "absent_entailed": found}
+            counts = {
+                "na_sentences": n_na,
+                "na_sentences_entailing": n_entailing,
+                "na_sentences_irrelevant": n_irrelevant,
+                "na_sentences_correct": n_entailing + n_irrelevant,
+                "absent": len(it.absent),
+                "absent_entailed": found,
+            }
             out.append(Scored({"na_precision": ratio(n_entailing + n_irrelevant, n_na), "na_recall": ratio(found, len(it.absent))}, counts))
         return out
 
@@ -72,8 +81,13 @@ class ConsciousIncompetence(Metric):
         """The [NA] sentences that entail no absent triple and do not address the question."""
         if not self.relevance:
             return set()
-        asked = [(i, si, s.clean, it.question) for i, it in enumerate(items) if it.absent is not None and it.question
-                 for si, s in enumerate(s for s in it.parsed.sentences if s.na) if (i, si) not in entailing]
+        asked = [
+            (i, si, s.clean, it.question)
+            for i, it in enumerate(items)
+            if it.absent is not None and it.question
+            for si, s in enumerate(s for s in it.parsed.sentences if s.na)
+            if (i, si) not in entailing
+        ]
         probs = ent.relevance([(sentence, question) for _, _, sentence, question in asked]) if asked else []
         return {(i, si) for (i, si, _, _), p in zip(asked, probs) if p < self.options.threshold}
 
@@ -83,5 +97,11 @@ class ConsciousIncompetence(Metric):
         dropped: dict[str, int] = {}
         pm, dropped["na_precision_macro"] = macro(rows, "na_precision")
         rm, dropped["na_recall_macro"] = macro(rows, "na_recall")
-        return {"na_precision_micro": p, "na_recall_micro": r, "na_f1_micro": f1(p, r),
-                "na_precision_macro": pm, "na_recall_macro": rm, "na_f1_macro": f1(pm, rm)}, dropped
+        return {
+            "na_precision_micro": p,
+            "na_recall_micro": r,
+            "na_f1_micro": f1(p, r),
+            "na_precision_macro": pm,
+            "na_recall_macro": rm,
+            "na_f1_macro": f1(pm, rm),
+        }, dropped

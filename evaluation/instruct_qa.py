@@ -62,8 +62,11 @@ def overlap_f1(pred: Sequence[str], gold: Sequence[str]) -> tuple[float, float, 
 
 class InstructQA(Metric):
     name = "kprec"
-    card = Card("K-Precision/K-Precision++/K-Recall/K-F1 to the KG; Recall/Recall-strict/EM/F1 to the reference", "0-1",
-                "Adlakha et al. 2023 (instruct-qa); K-F1++ discounting from Chiesurin et al. 2023")
+    card = Card(
+        "K-Precision/K-Precision++/K-Recall/K-F1 to the KG; Recall/Recall-strict/EM/F1 to the reference",
+        "0-1",
+        "Adlakha et al. 2023 (instruct-qa); K-F1++ discounting from Chiesurin et al. 2023",
+    )
     outputs = tuple(f"iqa_{k}" for k in ("k_precision", "k_precision_pp", "k_recall", "k_f1", "recall", "recall_strict", "em", "f1"))
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:

@@ -21,8 +21,8 @@ from tqdm import tqdm
 from kalma.answers_file import AnswersFile, Problem, load_answers
 from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl
-from kalma.resume import ResumableOutput, fingerprint
 from kalma.provenance import provenance
+from kalma.resume import ResumableOutput, fingerprint
 from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, EvalItem, EvalOptions, Metric, Scored, get_metric
@@ -33,8 +33,11 @@ SCORES_FILE, SUMMARY_FILE, TABLE_FILE = "scores.jsonl", "summary.json", "summary
 def fill_missing(answers: list[Answer], entries: dict[str, DatasetEntry]) -> tuple[list[Answer], int]:
     """Every entry gets an answer in every run: a missing one is scored as an empty answer."""
     model = answers[0].model if answers else "none"
-    filled = list(answers) + [Answer(entry_id=eid, text="", model=model, run=run, meta={"missing": True})
-                              for run, ids in AnswersFile(list(answers)).missing(list(entries)).items() for eid in ids]
+    filled = list(answers) + [
+        Answer(entry_id=eid, text="", model=model, run=run, meta={"missing": True})
+        for run, ids in AnswersFile(list(answers)).missing(list(entries)).items()
+        for eid in ids
+    ]
     return filled, len(filled) - len(answers)
 
 
@@ -81,17 +84,29 @@ def evaluate(
     unavailable = {m.name: need for m in active for need in m.needs if need in {"judge", "lm"} and not getattr(options, need)}
     for m in active:
         m.prepare(entry_list)
-    config = {"metrics": names, "options": asdict(options), "kg_source": kg_source,
-              "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
-              "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>"}
+    config = {
+        "metrics": names,
+        "options": asdict(options),
+        "kg_source": kg_source,
+        "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
+        "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>",
+    }
     models = {k: v for m in active for k, v in m.models().items()}
     answer_models = sorted({a.model for a in answer_list if not a.meta.get("missing")})
 
-    run = fingerprint({"dataset": dataset if isinstance(dataset, (str, Path)) else entry_list,
-                       "answers": answers if isinstance(answers, (str, Path)) else answer_list},
-                      {"metrics": names, "options": asdict(options), "kg_source": kg_source})
-    with ResumableOutput(out / SCORES_FILE, "scores", AnswerScores, lambda r: r.answer_id, run,
-                         provenance(config=config, models=models, answer_models=answer_models), overwrite=overwrite) as output:
+    run = fingerprint(
+        {"dataset": dataset if isinstance(dataset, (str, Path)) else entry_list, "answers": answers if isinstance(answers, (str, Path)) else answer_list},
+        {"metrics": names, "options": asdict(options), "kg_source": kg_source},
+    )
+    with ResumableOutput(
+        out / SCORES_FILE,
+        "scores",
+        AnswerScores,
+        lambda r: r.answer_id,
+        run,
+        provenance(config=config, models=models, answer_models=answer_models),
+        overwrite=overwrite,
+    ) as output:
         done = {r.answer_id: r for r in output.existing}
         problems += [Problem("corrupt_line", f"resume: {e}") for e in output.errors]
         todo = [a for a in answer_list if a.answer_id() not in done]
@@ -142,8 +157,16 @@ def _attach_kg(answers: list[Answer], entries: dict[str, DatasetEntry], spec: st
     ]
 
 
-def summarize(rows: Sequence[AnswerScores], metrics: Sequence[Metric], config: dict[str, Any], models: dict[str, str],
-              answer_models: list[str], problems: list[Problem], n_missing: int, complete: bool = True) -> Summary:
+def summarize(
+    rows: Sequence[AnswerScores],
+    metrics: Sequence[Metric],
+    config: dict[str, Any],
+    models: dict[str, str],
+    answer_models: list[str],
+    problems: list[Problem],
+    n_missing: int,
+    complete: bool = True,
+) -> Summary:
     values: dict[str, dict[str, float | None]] = {}
     dropped: dict[str, dict[str, int]] = {}
     for m in metrics:
@@ -167,8 +190,13 @@ def summarize(rows: Sequence[AnswerScores], metrics: Sequence[Metric], config: d
     malformed = {k: n for k in MALFORMED_REASONS if (n := sum(r.markup.get(f"malformed_{k}", 0) for r in rows))}
     return Summary(
         metrics=values,
-        counts={"answers": len(rows), **total, "missing_answers_scored_empty": n_missing, "problems": len(problems),
-                **{f"problems_{k}": n for k, n in Counter(p.kind for p in problems).items()}},
+        counts={
+            "answers": len(rows),
+            **total,
+            "missing_answers_scored_empty": n_missing,
+            "problems": len(problems),
+            **{f"problems_{k}": n for k, n in Counter(p.kind for p in problems).items()},
+        },
         malformed=malformed,
         dropped=dropped,
         models={"answers": ", ".join(answer_models) or "none", **models},
@@ -182,8 +210,7 @@ def _fmt(v: float | None) -> str:
 
 
 def markdown_table(s: Summary) -> str:
-    lines = [f"# Evaluation of {s.models.get('answers', '?')}", "",
-             "Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.counts.items()), ""]
+    lines = [f"# Evaluation of {s.models.get('answers', '?')}", "", "Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.counts.items()), ""]
     if s.malformed:
         lines += ["Malformed markup: " + ", ".join(f"{k} {v}" for k, v in s.malformed.items()), ""]
     lines += ["| metric | value | dropped |", "|---|---|---|"]

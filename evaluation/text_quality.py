@@ -26,14 +26,12 @@ ASPECTS: dict[str, tuple[str, str]] = {
     "coherence": (
         "Coherence: the answer reads as one organised whole; each sentence follows from the previous "
         "ones and together they build a clear account rather than a list of loose facts.",
-        "Read the question. Read the answer and follow how its sentences connect. Note jumps, "
-        "repetitions and contradictions between sentences.",
+        "Read the question. Read the answer and follow how its sentences connect. Note jumps, repetitions and contradictions between sentences.",
     ),
     "consistency": (
         "Consistency: every claim in the answer agrees with the knowledge listed below; claims the "
         "knowledge does not mention are acceptable only if they are not contradicted by it.",
-        "Read the knowledge. Check each claim of the answer against it. Count the claims that "
-        "contradict the knowledge.",
+        "Read the knowledge. Check each claim of the answer against it. Count the claims that contradict the knowledge.",
     ),
     "fluency": (
         "Fluency: the answer is grammatical, well punctuated and natural to read, judged sentence by sentence.",
@@ -121,7 +119,9 @@ class TextQuality(Metric):
             answer = strip_citations(it.answer.text)
             for aspect, (criterion, steps) in ASPECTS.items():
                 knowledge = f"Knowledge:\n{kg_to_text(it.kg)}\n\n" if aspect == "consistency" else ""
-                chats.append([{"role": "user", "content": PROMPT.format(criterion=criterion, steps=steps, knowledge=knowledge, question=it.question, answer=answer)}])
+                chats.append(
+                    [{"role": "user", "content": PROMPT.format(criterion=criterion, steps=steps, knowledge=knowledge, question=it.question, answer=answer)}]
+                )
                 owner.append((i, aspect))
         per: dict[tuple[int, str], list] = {k: [] for k in owner}
         for s in range(n):
@@ -152,8 +152,7 @@ class TextQuality(Metric):
             scored = [r for r in rows if r.values.get(aspect) is not None]
             vals = [r.values[aspect] for r in scored]
             values[f"{aspect}_mean"], values[f"{aspect}_std_across_answers"] = mean_std(vals)  # type: ignore[arg-type]
-            values[f"{aspect}_std"] = pooled_std(
-                [(r.counts[f"{aspect}_valid"], r.values[aspect], r.values.get(f"{aspect}_sample_std") or 0.0) for r in scored])
+            values[f"{aspect}_std"] = pooled_std([(r.counts[f"{aspect}_valid"], r.values[aspect], r.values.get(f"{aspect}_sample_std") or 0.0) for r in scored])
             values[f"{aspect}_weighted_mean"] = mean_std([r.values[f"{aspect}_weighted"] for r in rows if r.values.get(f"{aspect}_weighted") is not None])[0]
             values[f"{aspect}_invalid"] = float(sum(r.counts.get(f"{aspect}_invalid", 0) for r in rows))
             dropped[f"{aspect}_mean"] = len(rows) - len(vals)

@@ -93,8 +93,15 @@ def graph_from_release(graph: RawGraph) -> EntityGraph | None:
         return None
     name = graph.get("name") if isinstance(graph.get("name"), str) and graph.get("name") else qid
     triples = [
-        Triple(subject=qid, subject_label=name, relation=f.pid, relation_label=f.label, value=f.value,
-               value_label=f.value, value_type="literal" if f.is_date else "item")
+        Triple(
+            subject=qid,
+            subject_label=name,
+            relation=f.pid,
+            relation_label=f.label,
+            value=f.value,
+            value_label=f.value,
+            value_type="literal" if f.is_date else "item",
+        )
         for f in release_facts(graph)
     ]
     return EntityGraph(qid=qid, label=name, triples=triples)

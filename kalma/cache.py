@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 
 class CacheError(KalmaError):
     """The cache file cannot be used (not a database, damaged)."""
+
+
 _SECRET_RE = re.compile(r"api[_-]?key|authorization|secret|password|bearer|cookie|^headers?$|(^|_)token$", re.IGNORECASE)
 
 
@@ -77,8 +79,7 @@ class Cache:
         except sqlite3.OperationalError as exc:  # busy beyond the time-out, disk full, read-only...: not damage
             raise CacheError(f"{self.path}: the call cache cannot be used ({exc})") from None
         except sqlite3.DatabaseError as exc:
-            raise CacheError(f"{self.path}: the call cache is damaged ({exc}); "
-                             "`kalma cache clear` replaces it with an empty one") from None
+            raise CacheError(f"{self.path}: the call cache is damaged ({exc}); `kalma cache clear` replaces it with an empty one") from None
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

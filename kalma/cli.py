@@ -72,8 +72,7 @@ class LazyGroup(click.Group):
             if isinstance(exc, (KalmaError, ValueError, OSError)):
                 click.echo(f"kalma: {one_line(exc)}", err=True)
             else:
-                click.echo(f"kalma: internal error ({type(exc).__name__}: {one_line(exc)}); "
-                           "set KALMA_DEBUG=1 to see the traceback", err=True)
+                click.echo(f"kalma: internal error ({type(exc).__name__}: {one_line(exc)}); set KALMA_DEBUG=1 to see the traceback", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 

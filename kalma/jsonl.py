@@ -123,9 +123,7 @@ def _header_or_none(path: Path, lineno: int, raw: bytes, kind: str | None) -> di
     return None
 
 
-def read_jsonl(
-    path: str | Path, model: type[R], *, kind: str | None = None, strict: bool = True
-) -> ReadResult[R]:
+def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, strict: bool = True) -> ReadResult[R]:
     """Read `path` into `model` records.
 
     strict: raise the first RecordError. Otherwise collect errors and keep the good lines.
@@ -155,8 +153,12 @@ def read_jsonl(
                     header = None
                 if header is not None:
                     if not first:
-                        raise RecordError(path, lineno, HEADER_KEY, f"a second header line (the first is line {header_line}): "
-                                                                    "files were concatenated or a header was repeated")
+                        raise RecordError(
+                            path,
+                            lineno,
+                            HEADER_KEY,
+                            f"a second header line (the first is line {header_line}): files were concatenated or a header was repeated",
+                        )
                     result.header, header_line, first = header, lineno, False
                     continue
             first = False
@@ -185,8 +187,18 @@ class JsonlWriter:
     append mode keeps its rows (resume); a torn last line left by a kill is cut off first.
     """
 
-    def __init__(self, path: str | Path, kind: str, provenance: dict[str, Any] | None = None, *, append: bool = False,
-                 lock: bool = True, fsync_every: int | None = None, fsync_seconds: float = 2.0, header: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        path: str | Path,
+        kind: str,
+        provenance: dict[str, Any] | None = None,
+        *,
+        append: bool = False,
+        lock: bool = True,
+        fsync_every: int | None = None,
+        fsync_seconds: float = 2.0,
+        header: dict[str, Any] | None = None,
+    ):
         from .locks import OutputLock
 
         self.path = Path(path)
@@ -260,8 +272,9 @@ def _truncate_torn_tail(path: Path) -> None:
         fh.truncate(0)
 
 
-def write_jsonl(path: str | Path, records: Iterable[BaseModel], kind: str, provenance: dict[str, Any] | None = None,
-                header: dict[str, Any] | None = None) -> int:
+def write_jsonl(
+    path: str | Path, records: Iterable[BaseModel], kind: str, provenance: dict[str, Any] | None = None, header: dict[str, Any] | None = None
+) -> int:
     n = 0
     with JsonlWriter(path, kind, provenance, header=header) as w:
         for r in records:

@@ -40,11 +40,14 @@ class OutputLock:
         try:
             lock.acquire()
         except Timeout:
-            raise OutputLocked(f"{self.output} is being written by another run ({self.holder()}); "
-                               "wait for it to finish or write to another output") from None
+            raise OutputLocked(f"{self.output} is being written by another run ({self.holder()}); wait for it to finish or write to another output") from None
         self._lock = lock
-        note = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-                "command": " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))[:300]}
+        note = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "command": " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))[:300],
+        }
         self.owner_file.write_text(json.dumps(note))
         return self
 

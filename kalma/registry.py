@@ -120,8 +120,11 @@ def typed_options(make: Callable[..., Any], options: dict[str, str], where: str,
     target = make.__init__ if inspect.isclass(make) else make
     names = [n for n in inspect.signature(target).parameters if n != "self"]
     skip = {"spec", *names[:1]} if positional else {"spec"}
-    params = {n: p for n, p in inspect.signature(target).parameters.items()
-              if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in skip | {"self"} and not n.startswith("_")}
+    params = {
+        n: p
+        for n, p in inspect.signature(target).parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in skip | {"self"} and not n.startswith("_")
+    }
     hints = typing.get_type_hints(target)
     out = {}
     for key, raw in options.items():

@@ -60,8 +60,7 @@ def fingerprint(inputs: Mapping[str, str | Path | Iterable[BaseModel] | None], c
 
 
 def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    out = [f"input {k}" for k in sorted(set(old.get("inputs", {})) | set(new["inputs"]))
-           if old.get("inputs", {}).get(k) != new["inputs"].get(k)]
+    out = [f"input {k}" for k in sorted(set(old.get("inputs", {})) | set(new["inputs"])) if old.get("inputs", {}).get(k) != new["inputs"].get(k)]
     oc, nc = old.get("config", {}), new["config"]
     out += [f"setting {k} ({oc.get(k)!r} -> {nc.get(k)!r})" for k in sorted(set(oc) | set(nc)) if oc.get(k) != nc.get(k)]
     return out
@@ -71,8 +70,17 @@ class ResumableOutput(Generic[R]):
     """`with ResumableOutput(path, kind, Record, key, run, provenance) as out:` then
     `out.done` (keys already written, when resuming) and `out.write(record)`."""
 
-    def __init__(self, path: str | Path, kind: str, record_type: type[R], key: Callable[[R], str], run: dict[str, Any],
-                 provenance: dict[str, Any], *, overwrite: bool = False):
+    def __init__(
+        self,
+        path: str | Path,
+        kind: str,
+        record_type: type[R],
+        key: Callable[[R], str],
+        run: dict[str, Any],
+        provenance: dict[str, Any],
+        *,
+        overwrite: bool = False,
+    ):
         self.path, self.kind, self.record_type, self.key = Path(path), kind, record_type, key
         self.run, self.provenance, self.overwrite = run, provenance, overwrite
         self.done: set[str] = set()
@@ -106,15 +114,18 @@ class ResumableOutput(Generic[R]):
             return False
         header = read_header(self.path)
         if header.get("format_version") != FORMAT_VERSION:  # rows of an older layout must not be appended to
-            raise ResumeMismatch(f"{self.path} was written in format version {header.get('format_version')!r} and this kalma "
-                                 f"writes {FORMAT_VERSION}; resuming would mix two layouts. Use --overwrite to start over")
+            raise ResumeMismatch(
+                f"{self.path} was written in format version {header.get('format_version')!r} and this kalma "
+                f"writes {FORMAT_VERSION}; resuming would mix two layouts. Use --overwrite to start over"
+            )
         stored = header.get("provenance", {}).get("run")
         if stored == self.run:
             return True
-        why = "it has no fingerprint (written by an older kalma)" if stored is None else \
-            "changed since: " + "; ".join(_differences(stored, self.run))
-        raise ResumeMismatch(f"{self.path} was made from other inputs or settings ({why}); resuming would mix two runs. "
-                             "Use --overwrite to start over, or write to another output")
+        why = "it has no fingerprint (written by an older kalma)" if stored is None else "changed since: " + "; ".join(_differences(stored, self.run))
+        raise ResumeMismatch(
+            f"{self.path} was made from other inputs or settings ({why}); resuming would mix two runs. "
+            "Use --overwrite to start over, or write to another output"
+        )
 
     def write(self, record: R) -> None:
         assert self._writer is not None

@@ -81,9 +81,7 @@ class EntityGraph(Record):
     aliases: list[str] = Field(default_factory=list)
     description: str = ""
     triples: list[Triple] = Field(default_factory=list)
-    property_aliases: dict[str, list[str]] = Field(
-        default_factory=dict, description="PID -> other names of the properties used (Wikidata skos:altLabel)"
-    )
+    property_aliases: dict[str, list[str]] = Field(default_factory=dict, description="PID -> other names of the properties used (Wikidata skos:altLabel)")
 
     @field_validator("qid")
     @classmethod
@@ -112,12 +110,7 @@ class KnowledgeGraph(Record):
 
     def without(self, removed: set[tuple[str, str, str]]) -> KnowledgeGraph:
         """A copy lacking the triples whose keys are in `removed` (knowledge removal)."""
-        return KnowledgeGraph(
-            entities=[
-                e.model_copy(update={"triples": [t for t in e.triples if t.key() not in removed]})
-                for e in self.entities
-            ]
-        )
+        return KnowledgeGraph(entities=[e.model_copy(update={"triples": [t for t in e.triples if t.key() not in removed]}) for e in self.entities])
 
 
 class SeedRecord(Record):
@@ -160,9 +153,7 @@ class DatasetEntry(Record):
     seed: SeedRecord | None = None
     people: list[str] = Field(default_factory=list)
     knowledge_pool: KnowledgeGraph = Field(default_factory=KnowledgeGraph)
-    minimum_set: list[Triple] | None = Field(
-        default=None, description="None when unknown (e.g. imported from the authors' release)"
-    )
+    minimum_set: list[Triple] | None = Field(default=None, description="None when unknown (e.g. imported from the authors' release)")
     reference: str = Field(default="", description="the builder's final paragraph, citations stripped")
     trace: list[RoundTrace] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -178,12 +169,8 @@ class Answer(Record):
     setting: Literal["general", "specific"] = "specific"
     settings: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None
-    kg: KnowledgeGraph | None = Field(
-        default=None, description="the KG given to the model; None means the dataset entry's pool"
-    )
-    absent: list[Triple] | None = Field(
-        default=None, description="knowledge removed from the KG for the [NA] metrics"
-    )
+    kg: KnowledgeGraph | None = Field(default=None, description="the KG given to the model; None means the dataset entry's pool")
+    absent: list[Triple] | None = Field(default=None, description="knowledge removed from the KG for the [NA] metrics")
     run: str = Field(default="", description="distinguishes several answers to one entry (seed, ablation)")
     meta: dict[str, Any] = Field(default_factory=dict)
 

@@ -35,7 +35,8 @@ def oxigraph_server(data: Path, workdir: Path) -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
         [_oxigraph_bin(), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/query"
     try:
@@ -46,7 +47,7 @@ def oxigraph_server(data: Path, workdir: Path) -> Iterator[str]:
                 break
             except OSError:
                 if time.time() > deadline or proc.poll() is not None:
-                    raise RuntimeError("oxigraph server did not start")
+                    raise RuntimeError("oxigraph server did not start") from None
                 time.sleep(0.1)
         yield url
     finally:

@@ -17,12 +17,12 @@ from kalma.kg.local import RdflibSource
 from kalma.schema import Answer, DatasetEntry
 from kalma.verbalize import knowledge_from_prompt
 
-OBRIEN = '''
+OBRIEN = """
 @prefix wd: <http://www.wikidata.org/entity/> .
 @prefix wdt: <http://www.wikidata.org/prop/direct/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 wd:Q800000011 rdfs:label "Máire O'Brien"@en ; wdt:P31 wd:Q5 ; wdt:P19 wd:Q220 ; wdt:P106 wd:Q1028181 .
-'''
+"""
 
 
 @pytest.fixture(scope="module")

@@ -78,8 +78,7 @@ def test_broken_submission_reports_every_problem(entries, tmp_path):
 def test_malformed_citations_are_scored_not_rejected_and_seeds_may_share_a_file(entries, tmp_path):
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     head = {"kalma": {"kind": "answers", "format_version": 2, "submission": {"name": "two-seeds", "model": "m", "seed": 0, "settings": {}}}}
-    rows = [json.dumps({"entry_id": e.id, "text": "Born in Rome [Q1, x: ].", "model": "m", "run": f"s{seed}"})
-            for seed in (0, 1) for e in entries]
+    rows = [json.dumps({"entry_id": e.id, "text": "Born in Rome [Q1, x: ].", "model": "m", "run": f"s{seed}"}) for seed in (0, 1) for e in entries]
     (tmp_path / "s.jsonl").write_text("\n".join([json.dumps(head)] + rows) + "\n")
     rec = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
     assert rec["malformed_citations"] == 2 * len(entries) and rec["summary"]["malformed"] == {"empty_value": 2 * len(entries)}
@@ -89,13 +88,17 @@ def test_malformed_citations_are_scored_not_rejected_and_seeds_may_share_a_file(
 def board(tmp_path_factory, entries):
     """A bench run with every experiment (template backend) and two filed submissions."""
     d = tmp_path_factory.mktemp("board")
-    cfg = BenchConfig(name="t", llms=["template"], seeds=[0, 1],
-                      experiments={"main": {}, "knowledge_removal": {"k": [0, 1, 2, 3]}, "retrieval": {}, "settings": {}})
+    cfg = BenchConfig(
+        name="t", llms=["template"], seeds=[0, 1], experiments={"main": {}, "knowledge_removal": {"k": [0, 1, 2, 3]}, "retrieval": {}, "settings": {}}
+    )
     results = Bench(cfg, d / "runs" / "t", progress=False).run()
     for seed in (0, 1):
         row = next(r for r in results["results"] if r["experiment"] == "main" and r["seed"] == seed)
-        sub = as_submission(d / "runs" / "t" / row["answers_file"], d / f"sub{seed}.jsonl",
-                            {"name": f"template-s{seed}", "model": "template", "seed": seed, "settings": {"temperature": 0.0}})
+        sub = as_submission(
+            d / "runs" / "t" / row["answers_file"],
+            d / f"sub{seed}.jsonl",
+            {"name": f"template-s{seed}", "model": "template", "seed": seed, "settings": {"temperature": 0.0}},
+        )
         submit(sub, d / "runs" / "t" / "dataset.jsonl", d, EvalOptions(), ["citation", "alignment", "na"])
     return d, results, cfg
 
@@ -125,8 +128,16 @@ def test_bench_cli_rejects_unknown_keys(tmp_path):
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (.ci/run installs it)")
@@ -136,14 +147,21 @@ def test_leaderboard_in_a_real_browser(board, tmp_path):
     assert (tmp_path / "site" / "leaderboard.md").exists() and (tmp_path / "site" / "leaderboard.csv").exists()
     svgs = sorted(p.name for p in (tmp_path / "site").glob("*.svg"))
     assert svgs == ["t-knowledge_removal.svg", "t-retrieval.svg"]
-    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     assert 'data-images="2"' in dom and 'data-images-loaded="2"' in dom and "data-image-errors" not in dom  # both plots loaded
     for name in ("template-s0", "template-s1", "GPT-4 (0.5)", "ChatGPT (0.5)", "LLaMA-7B"):
         assert f">{name}" in dom
     assert dom.count('class="reference"') == 3 and dom.count('class="submission"') == 2
     shot = ROOT / "runs" / "test-artifacts" / "leaderboard.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile2'}", "--window-size=1400,1500", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile2'}", "--window-size=1400,1500", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.stat().st_size > 20000

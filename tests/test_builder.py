@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.perf.random_models import build_causal
 from dataset_builder.build import BuildConfig, build
 from dataset_builder.disambiguate import RELATION_PROPERTIES, disambiguate
 from dataset_builder.evolve import EvolveConfig, clean_question
@@ -17,8 +18,6 @@ from dataset_builder.records import read_records
 from dataset_builder.selection import selection_scores, specificity
 from kalma.jsonl import read_jsonl
 from kalma.schema import DatasetEntry
-
-from bench.perf.random_models import build_causal
 
 RECORDS = Path(__file__).resolve().parents[1] / "dataset_builder" / "data" / "demo_records.jsonl"
 
@@ -93,7 +92,7 @@ def test_build_offline_with_smollm2(tmp_path):
 
 
 def _records(path: Path) -> list[dict]:
-    return [json.loads(l) for l in path.read_text().splitlines()[1:]]
+    return [json.loads(line) for line in path.read_text().splitlines()[1:]]
 
 
 def test_resume_equals_uninterrupted(tmp_path, tiny_lm):

@@ -33,11 +33,18 @@ PAPER_STYLE = (
     "Her career took her to Venice [NA]. Critics admired her bold style [NA]."
 )
 EXPECTED = [
-    ("Q212657", "name", "Artemisia Gentileschi"), ("Q212657", "occupation", "painter"), ("Q212657", "place of birth", "Rome"),
-    ("Q212657", "date_of_birth", "1596-07-08"), ("Q212657", "father", "Orazio Gentileschi"),
-    ("Q212657", "student of", "Orazio Gentileschi"), ("Q367360", "name", "Orazio Gentileschi"), ("Q367360", "occupation", "painter"),
-    ("Q212657", "languages spoken", "Italian"), ("Q212657", "notable works", "Judith Slaying Holofernes"),
-    ("Q212657", "favourite colour", "red"), ("Q212657", "place of death", "Naples"),
+    ("Q212657", "name", "Artemisia Gentileschi"),
+    ("Q212657", "occupation", "painter"),
+    ("Q212657", "place of birth", "Rome"),
+    ("Q212657", "date_of_birth", "1596-07-08"),
+    ("Q212657", "father", "Orazio Gentileschi"),
+    ("Q212657", "student of", "Orazio Gentileschi"),
+    ("Q367360", "name", "Orazio Gentileschi"),
+    ("Q367360", "occupation", "painter"),
+    ("Q212657", "languages spoken", "Italian"),
+    ("Q212657", "notable works", "Judith Slaying Holofernes"),
+    ("Q212657", "favourite colour", "red"),
+    ("Q212657", "place of death", "Naples"),
 ]
 
 
@@ -116,8 +123,10 @@ def test_name_pairs_are_judged_like_any_fact(gentileschi):
 
 
 def test_relations_match_by_property_identity(gentileschi):
-    text = ("Born in Rome [Q212657, birthplace: Rome] on 8 July 1596 [Q212657, P569: 1596-07-08], "
-            "she spoke Italian [Q212657, Languages_Spoken: Italian] and was known for Judith [Q212657, known for: Judith Slaying Holofernes].")
+    text = (
+        "Born in Rome [Q212657, birthplace: Rome] on 8 July 1596 [Q212657, P569: 1596-07-08], "
+        "she spoke Italian [Q212657, Languages_Spoken: Italian] and was known for Judith [Q212657, known for: Judith Slaying Holofernes]."
+    )
     s = _citation_scores(_item(gentileschi, text))
     assert (s.counts["citations"], s.counts["correct"]) == (4, 4)
     # values are exact: another spelling of the value is not the fact
@@ -128,11 +137,22 @@ def test_relations_match_by_property_identity(gentileschi):
 def test_the_release_keys_match_the_imported_graph():
     """A model shown the authors' release cites `date_of_birth` and `notable works`; the
     imported graph keeps the release's label, with Wikidata's PID where it is certain."""
-    g = graph_from_release({"qid": "Q367360", "name": "Orazio Gentileschi", "date_of_birth": "1563-07-19", "date_of_death": "",
-                            "notable works": "Diana the Huntress", "noble family": "Gentileschi", "languages spoken": "Italian"})
+    g = graph_from_release(
+        {
+            "qid": "Q367360",
+            "name": "Orazio Gentileschi",
+            "date_of_birth": "1563-07-19",
+            "date_of_death": "",
+            "notable works": "Diana the Huntress",
+            "noble family": "Gentileschi",
+            "languages spoken": "Italian",
+        }
+    )
     entry = DatasetEntry(id="r", general_question="q", specific_question="q", knowledge_pool=KnowledgeGraph(entities=[g]))
-    text = ("Orazio was born in 1563 [qid: Q367360, date_of_birth: 1563-07-19, date of birth: 1563-07-19] and painted Diana "
-            "[qid: Q367360, notable work: Diana the Huntress, noble family: Gentileschi, languages spoken, written or signed: Italian].")
+    text = (
+        "Orazio was born in 1563 [qid: Q367360, date_of_birth: 1563-07-19, date of birth: 1563-07-19] and painted Diana "
+        "[qid: Q367360, notable work: Diana the Huntress, noble family: Gentileschi, languages spoken, written or signed: Italian]."
+    )
     s = _citation_scores(_item(entry, text))
     assert (s.counts["citations"], s.counts["correct"]) == (5, 5)
     assert s.values["precision"] is None  # the release has no minimum sets
@@ -143,12 +163,15 @@ def test_unknown_label_does_not_destroy_the_pair_before_it(gentileschi):
     assert (s.counts["citations"], s.counts["correct"]) == (2, 1)
 
 
-@pytest.mark.parametrize("text,reason", [
-    ("She painted [Q212657].", "no_pair"),
-    ("She painted [Q212657, Artemisia Gentileschi].", "no_pair"),
-    ("She was born in Rome [Q212657, place of birth: Rome, ].", "trailing_separator"),
-    ("She painted [Q212657, occupation: painter, Q367360].", "no_pair"),
-])
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("She painted [Q212657].", "no_pair"),
+        ("She painted [Q212657, Artemisia Gentileschi].", "no_pair"),
+        ("She was born in Rome [Q212657, place of birth: Rome, ].", "trailing_separator"),
+        ("She painted [Q212657, occupation: painter, Q367360].", "no_pair"),
+    ],
+)
 def test_silent_drops_are_malformed_with_a_reason(tmp_path, gentileschi, text, reason):
     s = _run(tmp_path, [gentileschi], [Answer(entry_id=gentileschi.id, text=text, model="m")], metrics=["citation"])
     assert s.malformed == {reason: 1} and s.counts["malformed"] == 1
@@ -161,11 +184,19 @@ def _run(tmp_path, entries, answers, **kw):
 
 
 def test_summary_totals(tmp_path, gentileschi):
-    answers = [Answer(entry_id=gentileschi.id, text=PAPER_STYLE, model="m", run="a"),
-               Answer(entry_id=gentileschi.id, text="Odd [sic]. Fine [Q212657, occupation: painter, ] [NA].", model="m", run="b")]
+    answers = [
+        Answer(entry_id=gentileschi.id, text=PAPER_STYLE, model="m", run="a"),
+        Answer(entry_id=gentileschi.id, text="Odd [sic]. Fine [Q212657, occupation: painter, ] [NA].", model="m", run="b"),
+    ]
     s = _run(tmp_path, [gentileschi], answers, metrics=["citation"])
-    assert {k: s.counts[k] for k in ("answers", "sentences", "citations", "correct_citations", "na_marks", "malformed")} == \
-        {"answers": 2, "sentences": 8, "citations": 13, "correct_citations": 12, "na_marks": 4, "malformed": 2}
+    assert {k: s.counts[k] for k in ("answers", "sentences", "citations", "correct_citations", "na_marks", "malformed")} == {
+        "answers": 2,
+        "sentences": 8,
+        "citations": 13,
+        "correct_citations": 12,
+        "na_marks": 4,
+        "malformed": 2,
+    }
     assert s.malformed == {"no_qid": 1, "trailing_separator": 1}
     on_disk = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert on_disk["counts"]["correct_citations"] == 12 and on_disk["malformed"]["no_qid"] == 1
@@ -201,14 +232,12 @@ def test_table_backend_makes_figure3_exact(tmp_path, gentileschi):
     """Figure 3 from human labels: S1 entails k2 (and, in the variant, k4); S2 nothing."""
     from kalma.models import get_entailment
 
-    k2, k4, k5 = (next(t for t in gentileschi.knowledge_pool.triples() if t.value_label == v)
-                  for v in ("Naples", "Orazio Gentileschi", "Caravaggisti"))
+    k2, k4, k5 = (next(t for t in gentileschi.knowledge_pool.triples() if t.value_label == v) for v in ("Naples", "Orazio Gentileschi", "Caravaggisti"))
     s1, s2 = "Her last years were spent far from Rome.", "Her style owed much to others."
     q = gentileschi.specific_question
     base = [{"premise": s, "hypothesis": f"{t.relation_label}: {t.value_label}", "label": "neutral"} for s in (s1, s2) for t in (k2, k4, k5)]
     rel = [{"premise": s, "hypothesis": q, "probability": 0.9} for s in (s1, s2)]
-    cases = [({(s1, "Naples")}, 1 / 2, 1 / 3), ({(s1, "Naples"), (s1, "Orazio Gentileschi")}, 1 / 2, 2 / 3),
-             ({(s1, "Naples"), (s2, "Naples")}, 1.0, 1 / 3)]
+    cases = [({(s1, "Naples")}, 1 / 2, 1 / 3), ({(s1, "Naples"), (s1, "Orazio Gentileschi")}, 1 / 2, 2 / 3), ({(s1, "Naples"), (s2, "Naples")}, 1.0, 1 / 3)]
     for i, (entailed, p, r) in enumerate(cases):
         rows = [dict(row, label="entailment") if (row["premise"], row["hypothesis"].split(": ", 1)[1]) in entailed else row for row in base]
         spec = _table(tmp_path, rows + rel, f"case{i}.jsonl")
@@ -228,21 +257,24 @@ def test_table_backend_names_a_missing_pair(tmp_path, gentileschi):
         Alignment(EvalOptions(nli=spec)).score([_item(gentileschi, "She was a painter [Q212657, occupation: painter].")])
 
 
-@pytest.mark.parametrize("row,message", [
-    ({"premise": "x", "hypothesis": "y", "label": "maybe"}, "judgements.jsonl:1: field 'label'"),
-    ({"premise": "x", "hypothesis": "y", "probability": 1.5}, "judgements.jsonl:1: field 'probability'"),
-    ({"premise": "x", "label": 1}, "judgements.jsonl:1: field 'hypothesis'"),
-])
+@pytest.mark.parametrize(
+    "row,message",
+    [
+        ({"premise": "x", "hypothesis": "y", "label": "maybe"}, "judgements.jsonl:1: field 'label'"),
+        ({"premise": "x", "hypothesis": "y", "probability": 1.5}, "judgements.jsonl:1: field 'probability'"),
+        ({"premise": "x", "label": 1}, "judgements.jsonl:1: field 'hypothesis'"),
+    ],
+)
 def test_table_backend_rejects_bad_rows(tmp_path, row, message):
     from kalma.models.table import TableEntailment
 
     with pytest.raises(ValueError, match=message):
-        TableEntailment(_table(tmp_path, [row])[len("table:"):])
+        TableEntailment(_table(tmp_path, [row])[len("table:") :])
 
 
 def test_table_backend_label_forms(tmp_path):
     from kalma.models.table import TableEntailment
 
     rows = [{"premise": f"p{i}", "hypothesis": "h", "label": lab} for i, lab in enumerate(["entailment", "yes", True, 1, "neutral", "no", False, 0])]
-    t = TableEntailment(_table(tmp_path, rows + [{"premise": "  p9 ", "hypothesis": "h", "probability": 0.25}])[len("table:"):])
+    t = TableEntailment(_table(tmp_path, rows + [{"premise": "  p9 ", "hypothesis": "h", "probability": 0.25}])[len("table:") :])
     assert t.probs([(f"p{i}", "h") for i in range(8)] + [("p9", " h")]) == [1.0] * 4 + [0.0] * 4 + [0.25]

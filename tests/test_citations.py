@@ -6,7 +6,6 @@ import re
 import string
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,9 +15,7 @@ C = Citation
 
 
 def test_basic_blocks_and_entity_name():
-    cits, errs = parse_citations(
-        "[Q212657, place of birth: Rome, occupation: painter] [Q367360, Orazio Gentileschi, occupation: painter]"
-    )
+    cits, errs = parse_citations("[Q212657, place of birth: Rome, occupation: painter] [Q367360, Orazio Gentileschi, occupation: painter]")
     assert errs == []
     assert cits == [C("Q212657", "place of birth", "Rome"), C("Q212657", "occupation", "painter"), C("Q367360", "occupation", "painter")]
     assert cits[2].entity_name == "Orazio Gentileschi"
@@ -61,8 +58,7 @@ def test_comma_in_value_without_vocabulary_keeps_bare_pieces():
 def test_several_qids_in_one_bracket():
     cits, errs = parse_citations("[Q1, spouse: X, Q2, Bob, child: Y, qid: Q3, name: Z, father: W]")
     assert errs == []
-    assert [(c.qid, c.relation, c.value) for c in cits] == [
-        ("Q1", "spouse", "X"), ("Q2", "child", "Y"), ("Q3", "name", "Z"), ("Q3", "father", "W")]
+    assert [(c.qid, c.relation, c.value) for c in cits] == [("Q1", "spouse", "X"), ("Q2", "child", "Y"), ("Q3", "name", "Z"), ("Q3", "father", "W")]
     assert cits[1].entity_name == "Bob" and cits[3].entity_name == "Z"
 
 
@@ -137,15 +133,18 @@ def test_known_label_holding_a_comma():
     assert [(c.relation, c.value) for c in cits] == [("occupation", "painter"), ("languages spoken, written or signed", "Italian, French")]
 
 
-@pytest.mark.parametrize("text,kinds,n", [
-    ("[Q212657]", ["no_pair"], 0),
-    ("[Q212657, Artemisia Gentileschi]", ["no_pair"], 0),
-    ("[Q212657, Artemisia Gentileschi, place of birth: Rome, ]", ["trailing_separator"], 1),
-    ("[Q1, occupation: painter, Q2]", ["no_pair"], 1),
-    ("[Q1, occupation: painter,, movement: x]", ["empty_piece"], 2),
-    ("[Q1, : painter]", ["empty_relation"], 0),
-    ("[Q1, date of death: ]", ["empty_value"], 0),
-])
+@pytest.mark.parametrize(
+    "text,kinds,n",
+    [
+        ("[Q212657]", ["no_pair"], 0),
+        ("[Q212657, Artemisia Gentileschi]", ["no_pair"], 0),
+        ("[Q212657, Artemisia Gentileschi, place of birth: Rome, ]", ["trailing_separator"], 1),
+        ("[Q1, occupation: painter, Q2]", ["no_pair"], 1),
+        ("[Q1, occupation: painter,, movement: x]", ["empty_piece"], 2),
+        ("[Q1, : painter]", ["empty_relation"], 0),
+        ("[Q1, date of death: ]", ["empty_value"], 0),
+    ],
+)
 def test_nothing_is_dropped_silently(text, kinds, n):
     cits, errs = parse_citations(text)
     assert sorted(e.kind for e in errs) == kinds and len(cits) == n
@@ -175,8 +174,12 @@ def test_the_kg_outranks_the_built_in_table():
     from kalma.properties import Vocabulary
     from kalma.schema import EntityGraph, Triple
 
-    g = EntityGraph(qid="Q1", label="A", property_aliases={"P9999": ["occupation"]},
-                    triples=[Triple(subject="Q1", relation="P9999", relation_label="trade", value="x", value_label="x")])
+    g = EntityGraph(
+        qid="Q1",
+        label="A",
+        property_aliases={"P9999": ["occupation"]},
+        triples=[Triple(subject="Q1", relation="P9999", relation_label="trade", value="x", value_label="x")],
+    )
     v = Vocabulary.of(g)
     assert v.identity("trade") == "P9999"
     assert v.identity("occupation") == "P106"  # an alias never beats a built-in label...
@@ -187,9 +190,7 @@ def test_the_kg_outranks_the_built_in_table():
 # ---------------------------------------------------------------- properties
 
 _label_chars = string.ascii_lowercase + " "
-labels = st.text(_label_chars, min_size=1, max_size=15).map(lambda s: " ".join(s.split())).filter(
-    lambda s: s and s not in {"name", "qid"}
-)
+labels = st.text(_label_chars, min_size=1, max_size=15).map(lambda s: " ".join(s.split())).filter(lambda s: s and s not in {"name", "qid"})
 values = st.text(
     alphabet=st.sampled_from(list(string.ascii_letters + string.digits + " ,:;'\"[]\\-./()") + list("éüßЖжΩ東京中文العربية")),
     min_size=1,
@@ -203,7 +204,13 @@ def _writable(value: str) -> bool:
     import re
 
     v = value.strip()
-    return bool(v) and not v.endswith(",") and not v.startswith(",") and not re.search(r",\s*,", v) and not re.search(r",\s*(?:qid\s*:\s*)?q\d+\s*(?:,|$)", v, re.I)
+    return (
+        bool(v)
+        and not v.endswith(",")
+        and not v.startswith(",")
+        and not re.search(r",\s*,", v)
+        and not re.search(r",\s*(?:qid\s*:\s*)?q\d+\s*(?:,|$)", v, re.I)
+    )
 
 
 # Property names a model may write for a fact: the label, an alias, a release key, odd casing.
@@ -240,8 +247,12 @@ def graphs_and_answers(draw):
         facts += triples
     kg = KnowledgeGraph(entities=entities)
     vocab = Vocabulary.of(kg)
-    foreign = draw(st.lists(st.tuples(labels.filter(lambda l: not vocab.knows_label(l)),
-                                      values.filter(_writable).filter(lambda v: ":" not in v and "," not in v)), max_size=2))
+    foreign = draw(
+        st.lists(
+            st.tuples(labels.filter(lambda label: not vocab.knows_label(label)), values.filter(_writable).filter(lambda v: ":" not in v and "," not in v)),
+            max_size=2,
+        )
+    )
     brackets, expected = [], set()
     for _ in range(draw(st.integers(1, 4))):
         blocks = []

@@ -26,8 +26,10 @@ def test_every_subcommand_has_help():
 
 
 def test_help_does_not_import_heavy_libraries():
-    code = "import sys; from kalma.cli import main; main(['--help'], standalone_mode=False); " \
-           "print(sorted(m for m in ('torch','transformers','spacy','openai') if m in sys.modules))"
+    code = (
+        "import sys; from kalma.cli import main; main(['--help'], standalone_mode=False); "
+        "print(sorted(m for m in ('torch','transformers','spacy','openai') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("[]")
 

@@ -7,19 +7,27 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kalma.citations import Citation, format_citations
-from kalma.jsonl import write_jsonl
-from kalma.schema import Answer, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
 from evaluation.base import EvalItem, EvalOptions
 from evaluation.citation_quality import CitationQuality
 from evaluation.conscious_incompetence import ConsciousIncompetence
 from evaluation.runner import evaluate
 from evaluation.text_quality import parse_score
+from kalma.citations import Citation, format_citations
+from kalma.jsonl import write_jsonl
+from kalma.schema import Answer, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
 
 # k1..k9: nine facts of one entity (values chosen so each is recognisable in a sentence).
-FACTS = [("place of birth", "Rome"), ("place of death", "Naples"), ("occupation", "painter"), ("father", "Orazio Gentileschi"),
-         ("movement", "Caravaggisti"), ("notable work", "Judith Slaying Holofernes"), ("work location", "Florence"),
-         ("member of", "Accademia delle Arti del Disegno"), ("spouse", "Pierantonio Stiattesi")]
+FACTS = [
+    ("place of birth", "Rome"),
+    ("place of death", "Naples"),
+    ("occupation", "painter"),
+    ("father", "Orazio Gentileschi"),
+    ("movement", "Caravaggisti"),
+    ("notable work", "Judith Slaying Holofernes"),
+    ("work location", "Florence"),
+    ("member of", "Accademia delle Arti del Disegno"),
+    ("spouse", "Pierantonio Stiattesi"),
+]
 K = [Triple(subject="Q212657", subject_label="Artemisia Gentileschi", relation="", relation_label=r, value=v, value_label=v) for r, v in FACTS]
 
 
@@ -28,9 +36,13 @@ def k(i: int) -> str:
 
 
 def entry(kg_triples=K, minimum=K[:5]) -> DatasetEntry:
-    return DatasetEntry(id="fig", general_question="Who was Artemisia?", specific_question="Who was Artemisia Gentileschi?",
-                        knowledge_pool=KnowledgeGraph(entities=[EntityGraph(qid="Q212657", label="Artemisia Gentileschi", triples=list(kg_triples))]),
-                        minimum_set=list(minimum) if minimum is not None else None)
+    return DatasetEntry(
+        id="fig",
+        general_question="Who was Artemisia?",
+        specific_question="Who was Artemisia Gentileschi?",
+        knowledge_pool=KnowledgeGraph(entities=[EntityGraph(qid="Q212657", label="Artemisia Gentileschi", triples=list(kg_triples))]),
+        minimum_set=list(minimum) if minimum is not None else None,
+    )
 
 
 FIG2 = f"She was born in Rome {k(1)}{k(2)}. She died in Naples {k(2)}{k(6)}[NA]. She painted in Florence {k(6)}{k(9)}."
@@ -78,11 +90,14 @@ ABSENT = [K[1], K[3], K[4]]  # {k2, k4, k5}: Naples, Orazio Gentileschi, Caravag
 
 
 @pytest.mark.parametrize("compat", ["default", "original"])
-@pytest.mark.parametrize("s1,s2,p,r", [
-    ("She died in Naples [NA].", "She liked music [NA].", 1 / 2, 1 / 3),
-    ("She died in Naples, taught by Orazio Gentileschi [NA].", "She liked music [NA].", 1 / 2, 2 / 3),
-    ("She died in Naples [NA].", "Naples was her last home [NA].", 1.0, 1 / 3),
-])
+@pytest.mark.parametrize(
+    "s1,s2,p,r",
+    [
+        ("She died in Naples [NA].", "She liked music [NA].", 1 / 2, 1 / 3),
+        ("She died in Naples, taught by Orazio Gentileschi [NA].", "She liked music [NA].", 1 / 2, 2 / 3),
+        ("She died in Naples [NA].", "Naples was her last home [NA].", 1.0, 1 / 3),
+    ],
+)
 def test_figure3(compat, s1, s2, p, r):
     # Figure 3 scores entailment only: the §4.5 rule for irrelevant [NA] sentences is off here
     s = na_values([s1, s2, f"She was born in Rome {k(1)}."], ABSENT, compat, relevance=False)
@@ -131,9 +146,14 @@ def test_bad_answers_file(tmp_path):
     e1, e2, e3 = (entry().model_copy(update={"id": i}) for i in ("e1", "e2", "e3"))
     write_jsonl(tmp_path / "d.jsonl", [e1, e2, e3], "dataset")
     good = Answer(entry_id="e1", text=f"Born in Rome {k(1)}.", model="m").model_dump_json()
-    lines = [json.dumps({"kalma": {"kind": "answers", "format_version": 1}}), good, '{"entry_id": "e2", "text": ',
-             Answer(entry_id="nope", text="x", model="m").model_dump_json(), good,
-             Answer(entry_id="e3", text="", model="m").model_dump_json()]
+    lines = [
+        json.dumps({"kalma": {"kind": "answers", "format_version": 1}}),
+        good,
+        '{"entry_id": "e2", "text": ',
+        Answer(entry_id="nope", text="x", model="m").model_dump_json(),
+        good,
+        Answer(entry_id="e3", text="", model="m").model_dump_json(),
+    ]
     (tmp_path / "a.jsonl").write_text("\n".join(lines) + "\n")
     s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
     text = "\n".join(s.notes)
@@ -142,7 +162,7 @@ def test_bad_answers_file(tmp_path):
     assert "a.jsonl:5: duplicate answer 'e1' (first on line 2)" in text
     assert s.counts["answers"] == 3 and s.counts["missing_answers_scored_empty"] == 1  # e2 had only a corrupt line
     assert (s.counts["problems_corrupt_line"], s.counts["problems_unknown_id"], s.counts["problems_duplicate"]) == (1, 1, 1)
-    rows = {json.loads(l)["answer_id"]: json.loads(l) for l in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()[1:]}
+    rows = {json.loads(line)["answer_id"]: json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()[1:]}
     assert rows["e3"]["values"]["citation"]["recall"] == 0.0 and rows["e3"]["markup"]["citations"] == 0  # empty answer: recall 0
     assert rows["e1"]["values"]["citation"]["recall"] == pytest.approx(1 / 5)
     assert s.dropped["citation"]["precision_macro"] == 2  # e2 (missing) and e3 (empty) have no citation
@@ -175,15 +195,21 @@ def test_geval_against_a_local_judge_server(tmp_path, monkeypatch):
     from .servers import reply, scripted_server
     from .test_models import _completion
 
-    replies = [reply(200, _completion("4", logprobs=True), {"Content-Type": "application/json"})] * 4 + \
-              [reply(200, _completion("great"), {"Content-Type": "application/json"})] * 4
+    replies = [reply(200, _completion("4", logprobs=True), {"Content-Type": "application/json"})] * 4 + [
+        reply(200, _completion("great"), {"Content-Type": "application/json"})
+    ] * 4
     with scripted_server(replies) as (url, log):
-        s = _run(tmp_path, [entry()], [Answer(entry_id="fig", text=FIG2, model="m")], metrics=["geval:samples=2"],
-                 options=EvalOptions(judge=f"openai-compatible:{url}/v1:judge", seed=1))
+        s = _run(
+            tmp_path,
+            [entry()],
+            [Answer(entry_id="fig", text=FIG2, model="m")],
+            metrics=["geval:samples=2"],
+            options=EvalOptions(judge=f"openai-compatible:{url}/v1:judge", seed=1),
+        )
     assert len(log) == 8  # 4 aspects × 2 samples
     assert s.value("geval.coherence_mean") == 4.0 and s.value("geval.coherence_invalid") == 1.0
     assert s.value("geval.coherence_std") == 0.0  # over the one valid sample; the invalid one is not a 3
-    w = (4 * 2.718281828 ** -0.2 + 5 * 2.718281828 ** -1.8) / (2.718281828 ** -0.2 + 2.718281828 ** -1.8)
+    w = (4 * 2.718281828**-0.2 + 5 * 2.718281828**-1.8) / (2.718281828**-0.2 + 2.718281828**-1.8)
     assert s.value("geval.fluency_weighted_mean") == pytest.approx(w, rel=1e-6)
     assert s.models["geval"].startswith("openai-compatible:")
 
@@ -193,7 +219,8 @@ def test_cli_end_to_end(tmp_path):
 
     write_jsonl(tmp_path / "d.jsonl", [entry()], "dataset")
     write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id="fig", text=FIG2, model="template")], "answers")
-    res = CliRunner().invoke(main, ["evaluate", "--dataset", str(tmp_path / "d.jsonl"), "--answers", str(tmp_path / "a.jsonl"),
-                                    "-o", str(tmp_path / "out"), "--compat", "original"])
+    res = CliRunner().invoke(
+        main, ["evaluate", "--dataset", str(tmp_path / "d.jsonl"), "--answers", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "out"), "--compat", "original"]
+    )
     assert res.exit_code == 0, res.output
     assert "| citation.precision_micro | 33.3 |" in res.output and "template" in res.output

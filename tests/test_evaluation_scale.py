@@ -28,16 +28,29 @@ def files(biokalma_dir, tmp_path_factory):
 
 
 def _cmd(d, out):
-    return [sys.executable, "-m", "kalma.cli", "evaluate", "--dataset", str(d / "dataset.jsonl"), "--answers", str(d / "answers.jsonl"),
-            "--metrics", "citation,alignment,na", "--nli", "lexical", "-o", str(out)]
+    return [
+        sys.executable,
+        "-m",
+        "kalma.cli",
+        "evaluate",
+        "--dataset",
+        str(d / "dataset.jsonl"),
+        "--answers",
+        str(d / "answers.jsonl"),
+        "--metrics",
+        "citation,alignment,na",
+        "--nli",
+        "lexical",
+        "-o",
+        str(out),
+    ]
 
 
 def test_kill_and_resume_gives_the_same_summary(files, tmp_path):
     full = subprocess.run(_cmd(files, tmp_path / "full"), capture_output=True, text=True)
     assert full.returncode == 0, full.stderr
     part = tmp_path / "part"
-    proc = subprocess.Popen(_cmd(files, part), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**__import__("os").environ, "KALMA_CACHE": "off"})
+    proc = subprocess.Popen(_cmd(files, part), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**__import__("os").environ, "KALMA_CACHE": "off"})
     scores = part / "scores.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline and (not scores.exists() or scores.read_text().count("\n") < 300):
@@ -51,7 +64,7 @@ def test_kill_and_resume_gives_the_same_summary(files, tmp_path):
     a = json.loads((tmp_path / "full" / "summary.json").read_text())
     b = json.loads((part / "summary.json").read_text())
     assert a["metrics"] == b["metrics"] and a["counts"] == b["counts"] and a["dropped"] == b["dropped"]
-    ids = [json.loads(l)["answer_id"] for l in scores.read_text().splitlines()[1:]]
+    ids = [json.loads(line)["answer_id"] for line in scores.read_text().splitlines()[1:]]
     assert len(ids) == len(set(ids)) == 1085  # no row lost or doubled
     assert b["metrics"]["citation"]["precision_micro"] is None and 0 < b["metrics"]["citation"]["correctness_micro"] < 1
 
@@ -68,8 +81,7 @@ def test_paper_style_answers_over_the_release_are_scored_exactly(biokalma_dir, t
 
     entries = release_entries(biokalma_dir / "complex_question_graph.json", biokalma_dir / "simple_question_graph.json")
     rng = random.Random(11)
-    entries = [e.model_copy(update={"minimum_set": rng.sample(e.knowledge_pool.triples(), min(4, len(e.knowledge_pool.triples())))})
-               for e in entries]
+    entries = [e.model_copy(update={"minimum_set": rng.sample(e.knowledge_pool.triples(), min(4, len(e.knowledge_pool.triples())))}) for e in entries]
     cases = paper_style_answers(entries, seed=3)
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     write_jsonl(tmp_path / "a.jsonl", [a for a, _ in cases], "answers")
@@ -78,7 +90,7 @@ def test_paper_style_answers_over_the_release_are_scored_exactly(biokalma_dir, t
     from kalma.properties import Vocabulary
 
     n = correct = precise = recalled = minimum = 0
-    for e, (answer, truth) in zip(entries, cases):
+    for e, (_answer, truth) in zip(entries, cases):
         v = Vocabulary.of(e.knowledge_pool)
         mins = {v.triple_key(t) for t in e.minimum_set}
         keys = [v.citation_key(c.qid, c.relation, c.value) for c, _ in truth]

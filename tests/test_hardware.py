@@ -13,14 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.perf.random_models import WORDS, build_bert_nli, build_causal, build_t5
 from kalma.cache import Cache
 from kalma.models import GenParams
-from kalma.models.hf import (HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment, PAD_MULTIPLE, split_dtype,
-                             token_batches)
+from kalma.models.hf import PAD_MULTIPLE, HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment, split_dtype, token_batches
 
 from .servers import scripted_server
 from .test_models import _completion
-from bench.perf.random_models import WORDS, build_bert_nli, build_causal, build_t5
 
 # Lengths from 1 to 40 words, so a small budget makes several batches of mixed widths.
 TEXTS = [" ".join(WORDS[(i * 7) % 40 : (i * 7) % 40 + 1 + (i * 13) % 40]) for i in range(12)]
@@ -154,8 +153,9 @@ def test_the_baseline_against_an_openai_compatible_server(tmp_path, monkeypatch)
 
     with scripted_server([answer]) as (url, log):
         spec = f"openai-compatible:{url}/v1:meta-llama/Llama-2-7b-chat-hf"
-        res = CliRunner().invoke(main, ["answer", "--dataset", str(tmp_path / "d.jsonl"), "--retrieval", "gold", "--llm", spec,
-                                        "--seeds", "1,2", "-o", str(tmp_path / "a.jsonl")])
+        res = CliRunner().invoke(
+            main, ["answer", "--dataset", str(tmp_path / "d.jsonl"), "--retrieval", "gold", "--llm", spec, "--seeds", "1,2", "-o", str(tmp_path / "a.jsonl")]
+        )
         assert res.exit_code == 0, res.output
     answers = read_jsonl(tmp_path / "a.jsonl", Answer, kind="answers").records
     assert len(answers) == len(log) == 2 * len(entries) and {a.model for a in answers} == {spec}

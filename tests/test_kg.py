@@ -19,7 +19,7 @@ from kalma.kg.sparql import literal
 from .servers import hang, oxigraph_server, reply, scripted_server
 
 HOSTILE = 'O\'Brien "the \\ Great"'
-HOSTILE_TTL = '''
+HOSTILE_TTL = """
 @prefix wd: <http://www.wikidata.org/entity/> .
 @prefix wdt: <http://www.wikidata.org/prop/direct/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -31,7 +31,7 @@ wd:Q5 rdfs:label "human"@en .
 wd:Q800000001 rdfs:label "O'Brien \\"the \\\\ Great\\""@en ; wdt:P31 wd:Q5 ; wdt:P106 wd:Q800000003 .
 wd:Q800000002 rdfs:label "Mallory"@en ; skos:altLabel "x\\" } UNION { ?item ?p ?o } #"@en ; wdt:P31 wd:Q5 .
 wd:Q800000003 rdfs:label "poet\\nlaureate"@en .
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,9 @@ def _answers(src) -> dict:
         "lookup": src.lookup(["Stephen Crane", "Orazio Gentileschi", "Oskar Hertwig", "Nobody", HOSTILE], ["Q5"]),
         "lookup_any": src.lookup(["Rome", "painter"]),
         "graphs": {q: g.model_dump() for q, g in graphs.items()},
-        "linked": sorted(src.linked([("Q212657", "P22", "Q367360"), ("Q367360", "P22", "Q212657"), ("Q900000002", "P22", "Q212657"), ("Q85907", "P3373", "Q68753")])),
+        "linked": sorted(
+            src.linked([("Q212657", "P22", "Q367360"), ("Q367360", "P22", "Q212657"), ("Q900000002", "P22", "Q212657"), ("Q85907", "P3373", "Q68753")])
+        ),
         "labels": src.labels(["Q220", "Q5", "Q404", "Q800000003"]),
     }
 
@@ -115,9 +117,14 @@ def test_ids_are_validated_not_spliced():
 
 # ---------------------------------------------------------------- faults
 
-SPARQL_OK = json.dumps({"head": {"vars": ["name", "item"]}, "results": {"bindings": [
-    {"name": {"type": "literal", "value": "X", "xml:lang": "en"}, "item": {"type": "uri", "value": "http://www.wikidata.org/entity/Q42"}}
-]}}).encode()
+SPARQL_OK = json.dumps(
+    {
+        "head": {"vars": ["name", "item"]},
+        "results": {
+            "bindings": [{"name": {"type": "literal", "value": "X", "xml:lang": "en"}, "item": {"type": "uri", "value": "http://www.wikidata.org/entity/Q42"}}]
+        },
+    }
+).encode()
 
 
 def test_endpoint_survives_429_503_hang_then_succeeds(tmp_path):

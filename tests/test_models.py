@@ -13,15 +13,19 @@ import time
 
 import pytest
 
+from bench.perf.random_models import NLI_LABELS, build_bert_nli, build_causal, build_t5
 from kalma.cache import Cache, get_cache
 from kalma.models import GenParams, get_entailment, get_llm, get_scorer
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
 
 from .servers import reply, scripted_server
-from bench.perf.random_models import NLI_LABELS, build_bert_nli, build_causal, build_t5
 
-PAIRS = [("artemisia was born in rome .", "place of birth : rome"), ("he was a painter", "occupation : painter"),
-         ("she was born in naples", "place of birth : rome"), ("artemisia was born in rome .", "place of birth : rome")]
+PAIRS = [
+    ("artemisia was born in rome .", "place of birth : rome"),
+    ("he was a painter", "occupation : painter"),
+    ("she was born in naples", "place of birth : rome"),
+    ("artemisia was born in rome .", "place of birth : rome"),
+]
 
 
 @pytest.fixture(scope="module", params=["gpt2", "llama"])
@@ -90,16 +94,19 @@ def test_registry_suggests_and_is_lazy():
 def test_lexical_entailment_rules():
     ent = get_entailment("lexical")
     assert ent.approximate
-    got = ent.probs([
-        ("She was born on July 8, 1596, in Rome.", "date of birth: 1596-07-08"),
-        ("She was born on 8 July 1596.", "date of birth: 1596-07-08"),
-        ("He died in 1639.", "date of death: 1639-01-01"),
-        ("He died in 1639.", "date of death: 1639-02-07"),
-        ("It cost 1,000 florins.", "price: 1000"),
-        ("She was born in Rome.", "Artemisia Gentileschi's place of birth is Rome."),
-        ("Atletico Madrid signed him.", "member of sports team: Atlético Madrid"),
-        ("She was born in Naples.", "place of birth: Rome"),
-    ], cache=Cache(None))
+    got = ent.probs(
+        [
+            ("She was born on July 8, 1596, in Rome.", "date of birth: 1596-07-08"),
+            ("She was born on 8 July 1596.", "date of birth: 1596-07-08"),
+            ("He died in 1639.", "date of death: 1639-01-01"),
+            ("He died in 1639.", "date of death: 1639-02-07"),
+            ("It cost 1,000 florins.", "price: 1000"),
+            ("She was born in Rome.", "Artemisia Gentileschi's place of birth is Rome."),
+            ("Atletico Madrid signed him.", "member of sports team: Atlético Madrid"),
+            ("She was born in Naples.", "place of birth: Rome"),
+        ],
+        cache=Cache(None),
+    )
     assert got == [1, 1, 1, 0, 1, 1, 1, 0]
 
 
@@ -109,18 +116,36 @@ def test_lexical_entailment_rules():
 def _completion(text: str, logprobs: bool = False) -> bytes:
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
     if logprobs:
-        choice["logprobs"] = {"content": [{"token": "4", "logprob": -0.2, "bytes": None, "top_logprobs": [
-            {"token": "4", "logprob": -0.2, "bytes": None}, {"token": "5", "logprob": -1.8, "bytes": None}]}]}
-    return json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice],
-                       "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12}}).encode()
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": "4",
+                    "logprob": -0.2,
+                    "bytes": None,
+                    "top_logprobs": [{"token": "4", "logprob": -0.2, "bytes": None}, {"token": "5", "logprob": -1.8, "bytes": None}],
+                }
+            ]
+        }
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [choice],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12},
+        }
+    ).encode()
 
 
 def test_openai_compatible_against_local_server(monkeypatch, tmp_path):
     monkeypatch.setenv("KALMA_COMPAT_API_KEY", "sk-test-secret-123")
     monkeypatch.setenv("KALMA_PRICES", json.dumps({"tiny": [1.0, 2.0]}))
-    script = [reply(429, b'{"error": "slow"}', {"Retry-After": "0", "Content-Type": "application/json"}),
-              reply(500, b'{"error": "boom"}', {"Content-Type": "application/json"}),
-              reply(200, _completion("4", logprobs=True), {"Content-Type": "application/json"})]
+    script = [
+        reply(429, b'{"error": "slow"}', {"Retry-After": "0", "Content-Type": "application/json"}),
+        reply(500, b'{"error": "boom"}', {"Content-Type": "application/json"}),
+        reply(200, _completion("4", logprobs=True), {"Content-Type": "application/json"}),
+    ]
     cache = Cache(tmp_path / "c.sqlite")
     with scripted_server(script) as (url, log):
         from kalma.models.openai_backend import OpenAIChat
@@ -132,7 +157,11 @@ def test_openai_compatible_against_local_server(monkeypatch, tmp_path):
         assert gen.logprobs[0].top == {"4": -0.2, "5": -1.8}
         assert gen.prompt_tokens == 11 and gen.cost_usd == pytest.approx((11 * 1 + 1 * 2) / 1e6)
         body = json.loads(log[-1]["body"])
-        assert body["seed"] == 1 and body["top_logprobs"] == 2 and {k.lower(): v for k, v in log[-1]["headers"].items()}["authorization"] == "Bearer sk-test-secret-123"
+        assert (
+            body["seed"] == 1
+            and body["top_logprobs"] == 2
+            and {k.lower(): v for k, v in log[-1]["headers"].items()}["authorization"] == "Bearer sk-test-secret-123"
+        )
         # an identical second run is answered from the cache: no request
         llm.chat_many([[{"role": "user", "content": "Rate it."}]], GenParams(seed=1, logprobs=2), cache=cache)
         assert len(log) == 3

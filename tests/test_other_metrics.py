@@ -6,21 +6,26 @@ import math
 
 import pytest
 
+from bench.perf.random_models import build_causal
 from dataset_builder.demo import demo_entries
-from evaluation.base import get_metric, EvalItem, EvalOptions, knowledge_prose, lm_context
+from evaluation.base import EvalItem, EvalOptions, get_metric, knowledge_prose, lm_context
 from evaluation.conner import ConnerExtrinsic, ConnerIntrinsic
 from evaluation.consens import ConSens, content_spans
 from evaluation.instruct_qa import InstructQA
 from kalma.kg import open_source
 from kalma.schema import Answer, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
 
-from bench.perf.random_models import build_causal
-
 
 def _entry(reference: str = "", question: str = "where was she born ?") -> DatasetEntry:
     t = Triple(subject="Q1", subject_label="artemisia", relation="P19", relation_label="place of birth", value="Q220", value_label="rome")
-    return DatasetEntry(id="e", general_question=question, specific_question=question, reference=reference,
-                        knowledge_pool=KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="artemisia", triples=[t])]), minimum_set=[t])
+    return DatasetEntry(
+        id="e",
+        general_question=question,
+        specific_question=question,
+        reference=reference,
+        knowledge_pool=KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="artemisia", triples=[t])]),
+        minimum_set=[t],
+    )
 
 
 def test_instruct_qa_exact():
@@ -70,10 +75,8 @@ def test_consens_exact_with_a_tiny_lm(tmp_path):
 def test_metrics_without_an_lm_say_so(tmp_path):
     from evaluation.runner import evaluate
 
-    s = evaluate([_entry()], [Answer(entry_id="e", text="x", model="m")], tmp_path / "o",
-                 metrics=["consens", "conner", "conner-extrinsic"], progress=False)
-    assert {"consens unavailable: it needs --lm", "conner unavailable: it needs --lm",
-            "conner-extrinsic unavailable: it needs --lm"} <= set(s.notes)
+    s = evaluate([_entry()], [Answer(entry_id="e", text="x", model="m")], tmp_path / "o", metrics=["consens", "conner", "conner-extrinsic"], progress=False)
+    assert {"consens unavailable: it needs --lm", "conner unavailable: it needs --lm", "conner-extrinsic unavailable: it needs --lm"} <= set(s.notes)
     assert s.value("consens.consens_mean") is None and s.value("conner.conner_relevance") is None
 
 
@@ -86,10 +89,11 @@ def test_conner_extrinsic_needs_a_reference():
 
 @pytest.mark.slow
 def test_sanity_on_the_demo_with_smollm2():
-    from baselines.pipeline import BaselineConfig, answer_dataset
-    from kalma.jsonl import read_jsonl
     import tempfile
     from pathlib import Path
+
+    from baselines.pipeline import BaselineConfig, answer_dataset
+    from kalma.jsonl import read_jsonl
 
     entries = demo_entries(open_source("demo"))
     out = Path(tempfile.mkdtemp()) / "a.jsonl"
@@ -100,8 +104,7 @@ def test_sanity_on_the_demo_with_smollm2():
 
     # ConSens: the template answer with its own KG vs the same answer with another entry's KG
     own = [EvalItem.build(a, by_id[a.entry_id]) for a in answers]
-    swapped = [EvalItem.build(a.model_copy(update={"kg": entries[(i + 1) % len(entries)].knowledge_pool}), by_id[a.entry_id])
-               for i, a in enumerate(answers)]
+    swapped = [EvalItem.build(a.model_copy(update={"kg": entries[(i + 1) % len(entries)].knowledge_pool}), by_id[a.entry_id]) for i, a in enumerate(answers)]
     c_own = [s.values["consens"] for s in ConSens(opts).score(own)]
     c_swap = [s.values["consens"] for s in ConSens(opts).score(swapped)]
     print("ConSens own KG", [round(x, 3) for x in c_own], "other entry's KG", [round(x, 3) for x in c_swap])
@@ -115,12 +118,14 @@ def test_sanity_on_the_demo_with_smollm2():
     assert sum(h > 0 for h in helps) >= 4
 
     # K-Precision: template answers copy the KG; hand-written free text does not
-    free = ["She was a famous artist whose dramatic pictures were admired across Europe for centuries.",
-            "The brothers shaped modern embryology through careful experiments and influential textbooks.",
-            "Father and son both loved the game and played it with passion in many countries.",
-            "His short life produced vivid stories about war, poverty and faith.",
-            "He enjoyed sports at college, especially games played in spring.",
-            "An Italian artist of the early seventeenth century with a notable daughter."]
+    free = [
+        "She was a famous artist whose dramatic pictures were admired across Europe for centuries.",
+        "The brothers shaped modern embryology through careful experiments and influential textbooks.",
+        "Father and son both loved the game and played it with passion in many countries.",
+        "His short life produced vivid stories about war, poverty and faith.",
+        "He enjoyed sports at college, especially games played in spring.",
+        "An Italian artist of the early seventeenth century with a notable daughter.",
+    ]
     kp = InstructQA(opts)
     k_t = [s.values["iqa_k_precision"] for s in kp.score(own)]
     k_f = [s.values["iqa_k_precision"] for s in kp.score([EvalItem.build(a.model_copy(update={"text": f}), by_id[a.entry_id]) for a, f in zip(answers, free)])]

@@ -11,8 +11,7 @@ from kalma.schema import Answer, DatasetEntry, EntityGraph, KnowledgeGraph, Trip
 
 
 def _triple(v: str = "Rome") -> Triple:
-    return Triple(subject="Q212657", subject_label="Artemisia Gentileschi", relation="P19",
-                  relation_label="place of birth", value="Q220", value_label=v)
+    return Triple(subject="Q212657", subject_label="Artemisia Gentileschi", relation="P19", relation_label="place of birth", value="Q220", value_label=v)
 
 
 def test_triple_validation_names_the_bad_field():
@@ -23,10 +22,14 @@ def test_triple_validation_names_the_bad_field():
 
 
 def test_multi_valued_properties_are_kept():
-    g = EntityGraph(qid="Q1", label="A", triples=[
-        Triple(subject="Q1", relation="P106", relation_label="occupation", value="Q1028181", value_label="painter"),
-        Triple(subject="Q1", relation="P106", relation_label="occupation", value="Q483501", value_label="artist"),
-    ])
+    g = EntityGraph(
+        qid="Q1",
+        label="A",
+        triples=[
+            Triple(subject="Q1", relation="P106", relation_label="occupation", value="Q1028181", value_label="painter"),
+            Triple(subject="Q1", relation="P106", relation_label="occupation", value="Q483501", value_label="artist"),
+        ],
+    )
     kg = KnowledgeGraph(entities=[g])
     assert len(kg.triples()) == 2 and {t.relation_label for t in kg.triples()} == {"occupation"}
 

@@ -9,12 +9,12 @@ import textwrap
 
 import pytest
 
+from evaluation.base import METRICS, EvalOptions, get_metric
+from evaluation.citation_quality import CitationQuality
 from kalma.errors import ConfigError
 from kalma.kg import SOURCES, open_source
 from kalma.models import ENTAILMENT, LLMS, SCORERS, get_llm
 from kalma.registry import parse_spec
-from evaluation.base import METRICS, EvalOptions, get_metric
-from evaluation.citation_quality import CitationQuality
 
 
 def test_spec_options_are_typed_and_named():
@@ -30,8 +30,12 @@ def test_spec_options_are_typed_and_named():
 
 
 def test_unknown_names_suggest_the_closest():
-    for registry, wrong, right in ((LLMS, "templat", "template"), (ENTAILMENT, "lexicl", "lexical"),
-                                   (SOURCES, "wikidat", "wikidata"), (METRICS, "citaton", "citation")):
+    for registry, wrong, right in (
+        (LLMS, "templat", "template"),
+        (ENTAILMENT, "lexicl", "lexical"),
+        (SOURCES, "wikidat", "wikidata"),
+        (METRICS, "citaton", "citation"),
+    ):
         with pytest.raises(ConfigError, match=f"Did you mean '{right}'"):
             registry.build(wrong)
     with pytest.raises(ConfigError, match="needs an argument: hf:"):
@@ -39,8 +43,7 @@ def test_unknown_names_suggest_the_closest():
 
 
 def test_a_judge_spec_keeps_its_own_options():
-    assert parse_spec("llm:openai-compatible:http://h/v1:m,concurrency=4", raw=True) == \
-        ("llm", "openai-compatible:http://h/v1:m,concurrency=4", {})
+    assert parse_spec("llm:openai-compatible:http://h/v1:m,concurrency=4", raw=True) == ("llm", "openai-compatible:http://h/v1:m,concurrency=4", {})
     judge = ENTAILMENT.build("llm:openai-compatible:http://127.0.0.1:9/v1:m,concurrency=4")
     assert judge.llm.concurrency == 4
 
@@ -87,15 +90,16 @@ def test_a_plugin_package_adds_components_through_entry_points(tmp_path, monkeyp
     dist = tmp_path / "kalma_plugin-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kalma-plugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[kalma.llms]\necho = kalma_plugin:Echo\n\n[kalma.kg]\ndemo-copy = kalma_plugin:demo_copy\n\n"
-                                           "[kalma.metrics]\nlength = kalma_plugin:Length\n")
+    (dist / "entry_points.txt").write_text(
+        "[kalma.llms]\necho = kalma_plugin:Echo\n\n[kalma.kg]\ndemo-copy = kalma_plugin:demo_copy\n\n[kalma.metrics]\nlength = kalma_plugin:Length\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     assert "echo" in LLMS.names() and "demo-copy" in SOURCES.names() and "length" in METRICS.names()
     assert get_llm("echo,times=2").chat([{"role": "user", "content": "hi"}]).text == "hi hi"
     assert open_source("demo-copy").subgraphs(["Q212657"])["Q212657"].label == "Artemisia Gentileschi"
-    from kalma.schema import Answer
     from evaluation.base import EvalItem
+    from kalma.schema import Answer
 
     metric = get_metric("length", EvalOptions())
     assert metric.score([EvalItem.build(Answer(entry_id="e", text="abcd", model="m"), None)])[0].values == {"length": 4.0}

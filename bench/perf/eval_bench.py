@@ -77,8 +77,7 @@ def rerank_overlap(entries: list) -> dict[str, float]:
     re.purge()
     t_old, b = timed(lambda: [per_value_regex(q, g) for q, g in jobs])
     assert a == b
-    return {"rerank overlap, word-bounded find (s)": t_new, "rerank overlap, regex per value (s)": t_old,
-            "rerank overlap speed-up": t_old / t_new}
+    return {"rerank overlap, word-bounded find (s)": t_new, "rerank overlap, regex per value (s)": t_old, "rerank overlap speed-up": t_old / t_new}
 
 
 def writing(data: Path, entries: list, answers: list) -> dict[str, float]:
@@ -96,15 +95,21 @@ def writing(data: Path, entries: list, answers: list) -> dict[str, float]:
             saved, jsonl.FSYNC_EVERY = jsonl.FSYNC_EVERY, every
             try:
                 out[f"evaluate --metrics citation, {label} (s)"] = timed(
-                    lambda: evaluate(d, a, Path(tmp) / f"eval-{every}", metrics=["citation"], progress=False))[0]
+                    lambda: evaluate(d, a, Path(tmp) / f"eval-{every}", metrics=["citation"], progress=False)
+                )[0]
                 out[f"release import to dataset.jsonl, {label} (s)"] = timed(
-                    lambda: write_jsonl(Path(tmp) / f"bk-{every}.jsonl", release_entries(data / "complex_question_graph.json",
-                                                                                        data / "simple_question_graph.json"), "dataset"))[0]
+                    lambda: write_jsonl(
+                        Path(tmp) / f"bk-{every}.jsonl", release_entries(data / "complex_question_graph.json", data / "simple_question_graph.json"), "dataset"
+                    )
+                )[0]
             finally:
                 jsonl.FSYNC_EVERY = saved
-    out["evaluate speed-up from grouped fsync"] = out["evaluate --metrics citation, fsync per row (s)"] / out["evaluate --metrics citation, fsync in groups (s)"]
-    out["release import speed-up from grouped fsync"] = out["release import to dataset.jsonl, fsync per row (s)"] / \
-        out["release import to dataset.jsonl, fsync in groups (s)"]
+    out["evaluate speed-up from grouped fsync"] = (
+        out["evaluate --metrics citation, fsync per row (s)"] / out["evaluate --metrics citation, fsync in groups (s)"]
+    )
+    out["release import speed-up from grouped fsync"] = (
+        out["release import to dataset.jsonl, fsync per row (s)"] / out["release import to dataset.jsonl, fsync in groups (s)"]
+    )
     return out
 
 

@@ -32,10 +32,14 @@ from .common import report, timed
 from .random_models import WORDS, build_llama, build_t5_shape
 
 SHAPES = {
-    "small": {"t5": dict(d_model=256, d_ff=1024, d_kv=32, heads=8, layers=4, vocab=32128),
-              "llama": dict(hidden=256, layers=4, heads=8, intermediate=688, vocab=32000)},
-    "real": {"t5": dict(d_model=1024, d_ff=65536, d_kv=128, heads=128, layers=24, vocab=32128),
-             "llama": dict(hidden=4096, layers=32, heads=32, intermediate=11008, vocab=32000)},
+    "small": {
+        "t5": dict(d_model=256, d_ff=1024, d_kv=32, heads=8, layers=4, vocab=32128),
+        "llama": dict(hidden=256, layers=4, heads=8, intermediate=688, vocab=32000),
+    },
+    "real": {
+        "t5": dict(d_model=1024, d_ff=65536, d_kv=128, heads=128, layers=24, vocab=32128),
+        "llama": dict(hidden=4096, layers=32, heads=32, intermediate=11008, vocab=32000),
+    },
 }
 OLD = {"dtype": "fp32", "batching": "items"}
 
@@ -116,14 +120,13 @@ def generation(folder: Path, n: int, new_tokens: int) -> dict[str, Any]:
 
 def smollm2(n_single: int = 24) -> dict[str, Any]:
     """SmolLM2 scoring an answer given its question and knowledge, as ConSens and CONNER do."""
+    from baselines.prompt import build_messages
     from dataset_builder.demo import demo_entries
     from evaluation.base import knowledge_prose, lm_context
     from kalma.citations import strip_citations
     from kalma.kg import open_source
     from kalma.models import get_llm
     from kalma.models.smollm2 import SPEC, converted_dir
-
-    from baselines.prompt import build_messages
 
     entries = demo_entries(open_source("demo"))
     llm = get_llm("template")

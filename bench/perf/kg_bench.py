@@ -52,21 +52,24 @@ def main() -> None:
         t_ox_load, ox = timed(lambda: OxigraphSource(snap))
         t_rdflib, _ = timed(lambda: [rdf.subgraphs(q) for q in per_question])
         t_ox, _ = timed(lambda: [ox.subgraphs(q) for q in per_question])
-    report("kg_bench", {
-        "questions": len(per_question),
-        "entities": sum(len(q) for q in per_question),
-        "server_batched_round_trips": batched.round_trips,
-        "server_batched_seconds": t_batched,
-        "server_naive_round_trips": naive.round_trips,
-        "server_naive_seconds": t_naive,
-        "server_speedup_naive_over_batched": t_naive / t_batched,
-        "round_trip_ratio": naive.round_trips / batched.round_trips,
-        "rdflib_load_seconds": t_rdflib_load,
-        "pyoxigraph_load_seconds": t_ox_load,
-        "rdflib_query_seconds": t_rdflib,
-        "pyoxigraph_query_seconds": t_ox,
-        "query_speedup_pyoxigraph_over_rdflib": t_rdflib / t_ox,
-    })
+    report(
+        "kg_bench",
+        {
+            "questions": len(per_question),
+            "entities": sum(len(q) for q in per_question),
+            "server_batched_round_trips": batched.round_trips,
+            "server_batched_seconds": t_batched,
+            "server_naive_round_trips": naive.round_trips,
+            "server_naive_seconds": t_naive,
+            "server_speedup_naive_over_batched": t_naive / t_batched,
+            "round_trip_ratio": naive.round_trips / batched.round_trips,
+            "rdflib_load_seconds": t_rdflib_load,
+            "pyoxigraph_load_seconds": t_ox_load,
+            "rdflib_query_seconds": t_rdflib,
+            "pyoxigraph_query_seconds": t_ox,
+            "query_speedup_pyoxigraph_over_rdflib": t_rdflib / t_ox,
+        },
+    )
 
 
 if __name__ == "__main__":

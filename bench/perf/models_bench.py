@@ -38,15 +38,21 @@ def main() -> None:
             rows |= {f"{name}_batched_per_s": N / t_b, f"{name}_single_per_s": N / t_s, f"{name}_ratio": t_s / t_b}
         scorers = {"tiny_gpt2_lm": HFCausalScorer(str(build_causal(Path(tmp) / "gpt2")), batch_size=32), "smollm2_lm": get_scorer("smollm2")}
         for name, sc in scorers.items():
-            texts = sentences if name.startswith("tiny") else [
-                f"Artemisia Gentileschi was an Italian painter, number {i} in this list of sentences." for i in range(32)
-            ]
+            texts = (
+                sentences
+                if name.startswith("tiny")
+                else [f"Artemisia Gentileschi was an Italian painter, number {i} in this list of sentences." for i in range(32)]
+            )
             sc.batch_size = 16
             sc.token_logprobs(texts[:1], cache=Cache(None))
             t_b, _ = timed(lambda: sc.token_logprobs(texts, cache=Cache(None)))
             t_s, _ = timed(lambda: [sc.token_logprobs([t], cache=Cache(None)) for t in texts])
-            rows |= {f"{name}_items": len(texts), f"{name}_batched_per_s": len(texts) / t_b,
-                     f"{name}_single_per_s": len(texts) / t_s, f"{name}_ratio": t_s / t_b}
+            rows |= {
+                f"{name}_items": len(texts),
+                f"{name}_batched_per_s": len(texts) / t_b,
+                f"{name}_single_per_s": len(texts) / t_s,
+                f"{name}_ratio": t_s / t_b,
+            }
     report("models_bench", rows)
 
 

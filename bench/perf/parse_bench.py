@@ -17,7 +17,7 @@ from .common import report, timed
 SIZES = (2_000, 8_000, 32_000, 1_000_000)
 PATTERNS = {
     "answer": "Artemisia Gentileschi [qid: Q212657, name: Artemisia Gentileschi] was born in Rome "
-              "[Q212657, place of birth: Rome, occupation: painter]. She died in 1654 [NA]. ",
+    "[Q212657, place of birth: Rome, occupation: painter]. She died in 1654 [NA]. ",
     "a.": "a.",
     "unclosed [": "[",
     "stray ]": "]",

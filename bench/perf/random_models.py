@@ -34,13 +34,30 @@ def build_causal(folder: Path, arch: str = "gpt2") -> Path:
     tok.chat_template = "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} {% endfor %}assistant :"
     n = len(tok)
     if arch == "gpt2":
-        cfg = GPT2Config(vocab_size=n, n_positions=128, n_embd=32, n_layer=2, n_head=2,
-                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+        cfg = GPT2Config(
+            vocab_size=n,
+            n_positions=128,
+            n_embd=32,
+            n_layer=2,
+            n_head=2,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
+        )
         model = GPT2LMHeadModel(cfg)
     else:
-        cfg = LlamaConfig(vocab_size=n, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                          num_key_value_heads=2, max_position_embeddings=128,
-                          bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+        cfg = LlamaConfig(
+            vocab_size=n,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=128,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
+        )
         model = LlamaForCausalLM(cfg)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
@@ -53,8 +70,17 @@ def build_t5(folder: Path) -> Path:
 
     torch.manual_seed(0)
     tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"})
-    cfg = T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
-                   decoder_start_token_id=tok.pad_token_id, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+    cfg = T5Config(
+        vocab_size=len(tok),
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=2,
+        decoder_start_token_id=tok.pad_token_id,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     T5ForConditionalGeneration(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
@@ -70,8 +96,17 @@ def build_bert_nli(folder: Path) -> Path:
 
     torch.manual_seed(0)
     tok = _tokenizer({"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"})
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                     max_position_embeddings=128, num_labels=3, id2label=NLI_LABELS, label2id={v: k for k, v in NLI_LABELS.items()})
+    cfg = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        num_labels=3,
+        id2label=NLI_LABELS,
+        label2id={v: k for k, v in NLI_LABELS.items()},
+    )
     BertForSequenceClassification(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
@@ -85,9 +120,18 @@ def build_llama(folder: Path, *, hidden: int, layers: int, heads: int, intermedi
 
     torch.manual_seed(0)
     tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "bos_token": "<s>", "unk_token": "<unk>"}, vocab)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=layers,
-                      num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=positions,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=positions,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     LlamaForCausalLM(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
@@ -101,8 +145,17 @@ def build_t5_shape(folder: Path, *, d_model: int, d_ff: int, d_kv: int, heads: i
 
     torch.manual_seed(0)
     tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}, vocab)
-    cfg = T5Config(vocab_size=len(tok), d_model=d_model, d_kv=d_kv, d_ff=d_ff, num_layers=layers, num_heads=heads,
-                   decoder_start_token_id=tok.pad_token_id, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+    cfg = T5Config(
+        vocab_size=len(tok),
+        d_model=d_model,
+        d_kv=d_kv,
+        d_ff=d_ff,
+        num_layers=layers,
+        num_heads=heads,
+        decoder_start_token_id=tok.pad_token_id,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     T5ForConditionalGeneration(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder

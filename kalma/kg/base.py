@@ -151,8 +151,7 @@ class SparqlSource(ABC):
                 label, aliases, desc = info.get(q, (q, [], ""))
                 uniq = sorted(set(triples[q]), key=_property_order)
                 used = {t.relation: prop_aliases[t.relation] for t in uniq if t.relation in prop_aliases}
-                graphs[q] = EntityGraph(qid=q, label=label, aliases=aliases, description=desc, triples=uniq,
-                                        property_aliases=dict(sorted(used.items())))
+                graphs[q] = EntityGraph(qid=q, label=label, aliases=aliases, description=desc, triples=uniq, property_aliases=dict(sorted(used.items())))
         return graphs
 
     def property_aliases(self, pids: Iterable[str]) -> dict[str, list[str]]:
@@ -196,10 +195,7 @@ class SparqlSource(ABC):
             q = iri_id(row["item"]["value"])
             if q:
                 acc.setdefault(q, {"label": [], "alias": [], "description": []})[row["kind"]["value"]].append(row["text"]["value"])
-        return {
-            q: (min(d["label"]) if d["label"] else q, sorted(set(d["alias"])), min(d["description"]) if d["description"] else "")
-            for q, d in acc.items()
-        }
+        return {q: (min(d["label"]) if d["label"] else q, sorted(set(d["alias"])), min(d["description"]) if d["description"] else "") for q, d in acc.items()}
 
     def _row_to_triple(self, row: Row, info: dict[str, tuple[str, list[str], str]]) -> Triple | None:
         subject = iri_id(row["item"]["value"])

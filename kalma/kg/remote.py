@@ -6,11 +6,11 @@ polite retries of 429/5xx that honour Retry-After, and a disk cache so a rerun s
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import logging
 import math
 import os
-import http.client
 import random
 import socket
 import time
@@ -222,8 +222,9 @@ def _transient(exc: BaseException) -> str | None:
     return None
 
 
-def endpoint(url: str, *, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None,
-             max_wait: float | None = None, batch_size: int = 50) -> EndpointSource:
+def endpoint(
+    url: str, *, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None, max_wait: float | None = None, batch_size: int = 50
+) -> EndpointSource:
     """`sparql:URL[,attempts=N,timeout=S,backoff=S,max_wait=S]`; unset options come from the
     environment (KALMA_SPARQL_*), then the defaults."""
     base = RetryPolicy.from_env()
@@ -232,7 +233,6 @@ def endpoint(url: str, *, attempts: int | None = None, timeout: float | None = N
     return EndpointSource(url, policy=policy, batch_size=batch_size)
 
 
-def wikidata(*, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None,
-             max_wait: float | None = None) -> EndpointSource:
+def wikidata(*, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None, max_wait: float | None = None) -> EndpointSource:
     """`wikidata`: Wikidata's query service, with the same options as `sparql:`."""
     return endpoint(WIKIDATA_ENDPOINT, attempts=attempts, timeout=timeout, backoff=backoff, max_wait=max_wait)

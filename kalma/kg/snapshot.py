@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from . import sparql
 from ..biokalma import ReleaseFact, release_facts
 from ..schema import QID_RE
+from . import sparql
 from .base import SparqlSource
 
 BIOKALMA_NS = "https://kalma.invalid/biokalma/"
@@ -87,9 +87,7 @@ class _BiokalmaWriter:
 
         self.g, self.people = g, people
         by_name = Counter(p.get("name", "") for p in people.values())
-        self.person_iri = {
-            p["name"]: URIRef(sparql.WD + q) for q, p in people.items() if p.get("name") and by_name[p["name"]] == 1
-        }
+        self.person_iri = {p["name"]: URIRef(sparql.WD + q) for q, p in people.items() if p.get("name") and by_name[p["name"]] == 1}
         self.props: dict[str, Any] = {}  # property IRI -> its direct-claim IRI
         self.named: set[tuple[str, str]] = set()
         self.stats: Counter[str] = Counter()

@@ -58,11 +58,14 @@ def lookup_query(names: Iterable[str], classes: Iterable[str] = ()) -> str:
     """Entities whose English label or alias equals one of `names`, optionally of a P31 class."""
     cls = list(classes)
     class_filter = f"{_values('cls', (entity(c) for c in cls))} ?item wdt:P31 ?cls ." if cls else ""
-    return PREFIXES + f"""SELECT DISTINCT ?name ?item WHERE {{
-  {_values('name', (literal(n) for n in names))}
+    return (
+        PREFIXES
+        + f"""SELECT DISTINCT ?name ?item WHERE {{
+  {_values("name", (literal(n) for n in names))}
   {{ ?item rdfs:label ?name }} UNION {{ ?item skos:altLabel ?name }}
   {class_filter}
 }}"""
+    )
 
 
 def subgraph_query(qids: Iterable[str], lang: str = "en") -> str:
@@ -72,44 +75,56 @@ def subgraph_query(qids: Iterable[str], lang: str = "en") -> str:
     English label comes back unlabelled and the caller keeps its id.
     """
     tag = literal(lang, None)
-    return PREFIXES + f"""SELECT ?item ?prop ?propLabel ?value ?valueLabel WHERE {{
-  {_values('item', (entity(q) for q in qids))}
+    return (
+        PREFIXES
+        + f"""SELECT ?item ?prop ?propLabel ?value ?valueLabel WHERE {{
+  {_values("item", (entity(q) for q in qids))}
   ?item ?p ?value .
   ?prop wikibase:directClaim ?p .
   FILTER NOT EXISTS {{ ?prop wikibase:propertyType wikibase:ExternalId }}
   ?prop rdfs:label ?propLabel . FILTER(LANG(?propLabel) = {tag})
   OPTIONAL {{ ?value rdfs:label ?valueLabel . FILTER(LANG(?valueLabel) = {tag}) }}
 }}"""
+    )
 
 
 def entity_info_query(qids: Iterable[str], lang: str = "en") -> str:
     """Labels, aliases and descriptions of the given entities."""
     tag = literal(lang, None)
-    return PREFIXES + f"""SELECT ?item ?kind ?text WHERE {{
-  {_values('item', (entity(q) for q in qids))}
+    return (
+        PREFIXES
+        + f"""SELECT ?item ?kind ?text WHERE {{
+  {_values("item", (entity(q) for q in qids))}
   {{ ?item rdfs:label ?text . BIND("label" AS ?kind) }}
   UNION {{ ?item skos:altLabel ?text . BIND("alias" AS ?kind) }}
   UNION {{ ?item schema:description ?text . BIND("description" AS ?kind) }}
   FILTER(LANG(?text) = {tag})
 }}"""
+    )
 
 
 def property_aliases_query(pids: Iterable[str], lang: str = "en") -> str:
     """The other names (`skos:altLabel`) of the given properties."""
     tag = literal(lang, None)
-    return PREFIXES + f"""SELECT ?prop ?alias WHERE {{
-  {_values('prop', (entity(p) for p in pids))}
+    return (
+        PREFIXES
+        + f"""SELECT ?prop ?alias WHERE {{
+  {_values("prop", (entity(p) for p in pids))}
   ?prop skos:altLabel ?alias . FILTER(LANG(?alias) = {tag})
 }}"""
+    )
 
 
 def links_query(triples: Iterable[tuple[str, str, str]]) -> str:
     """Which (a, property, b) hold in either direction."""
     rows = " ".join(f"({entity(a)} {entity(p, 'wdt')} {entity(b)})" for a, p, b in triples)
-    return PREFIXES + f"""SELECT ?a ?p ?b WHERE {{
+    return (
+        PREFIXES
+        + f"""SELECT ?a ?p ?b WHERE {{
   VALUES (?a ?p ?b) {{ {rows} }}
   {{ ?a ?p ?b }} UNION {{ ?b ?p ?a }}
 }}"""
+    )
 
 
 def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
@@ -117,12 +132,14 @@ def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
     queries above (entity, property and value labels; entity and property aliases;
     descriptions; property types)."""
     tag = literal(lang, None)
-    return PREFIXES + f"""CONSTRUCT {{
+    return (
+        PREFIXES
+        + f"""CONSTRUCT {{
   ?item ?p ?value . ?item rdfs:label ?l . ?item skos:altLabel ?a . ?item schema:description ?d .
   ?prop wikibase:directClaim ?p . ?prop rdfs:label ?pl . ?prop wikibase:propertyType ?pt .
   ?prop skos:altLabel ?pa . ?value rdfs:label ?vl .
 }} WHERE {{
-  {_values('item', (entity(q) for q in qids))}
+  {_values("item", (entity(q) for q in qids))}
   {{ ?item rdfs:label ?l . FILTER(LANG(?l) = {tag}) }}
   UNION {{ ?item skos:altLabel ?a . FILTER(LANG(?a) = {tag}) }}
   UNION {{ ?item schema:description ?d . FILTER(LANG(?d) = {tag}) }}
@@ -135,3 +152,4 @@ def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
     UNION {{ ?value rdfs:label ?vl . FILTER(LANG(?vl) = {tag}) }}
   }}
 }}"""
+    )

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Entailment, GenParams, Generation, LLM, LMScorer
 from ..registry import Registry
+from .base import LLM, Entailment, Generation, GenParams, LMScorer
 
 LLMS: Registry[LLM] = Registry("LLM backend", "kalma.llms")
 LLMS.add("openai", "kalma.models.openai_backend:OpenAIChat")
@@ -79,5 +79,18 @@ def get_matcher(spec: str) -> Any:
     return _get(MATCHERS, spec)
 
 
-__all__ = ["get_matcher", "LLM", "Entailment", "LMScorer", "GenParams", "Generation", "get_llm", "get_entailment", "get_scorer",
-           "LLMS", "ENTAILMENT", "SCORERS", "MATCHERS"]
+__all__ = [
+    "get_matcher",
+    "LLM",
+    "Entailment",
+    "LMScorer",
+    "GenParams",
+    "Generation",
+    "get_llm",
+    "get_entailment",
+    "get_scorer",
+    "LLMS",
+    "ENTAILMENT",
+    "SCORERS",
+    "MATCHERS",
+]

@@ -126,8 +126,14 @@ class LLM(ABC):
         """Answer many chats: cached answers are reused, the rest batched through the backend."""
         keys = [make_key("llm", type(self).__name__, self.spec, asdict(params), c) for c in chats]
         out = cached_batches(
-            "llm", keys, list(chats), lambda batch: [g.to_json() for g in self._generate(batch, params)],
-            self.batch_size, cache, store=params.cacheable, plan=self._plan,
+            "llm",
+            keys,
+            list(chats),
+            lambda batch: [g.to_json() for g in self._generate(batch, params)],
+            self.batch_size,
+            cache,
+            store=params.cacheable,
+            plan=self._plan,
         )
         return [Generation.from_json(g) for g in out]
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from .base import Entailment, GenParams, Generation, LLM, LMScorer, Message, TokenLogprob
+from .base import LLM, Entailment, Generation, GenParams, LMScorer, Message, TokenLogprob
 
 DTYPES = ("fp32", "bf16", "fp16")
 PAD_MULTIPLE = 8
@@ -38,7 +38,7 @@ def loading(path: str) -> Iterator[None]:
 
     try:
         yield
-    except (OSError, ValueError, EnvironmentError) as exc:
+    except (OSError, ValueError) as exc:
         raise BackendError(f"cannot load the model {path!r} ({one_line(exc)})") from None
 
 
@@ -84,8 +84,11 @@ def load(kind: str, path: str, dtype: str) -> tuple[Any, Any]:
     import torch
     import transformers
 
-    auto = {"causal": transformers.AutoModelForCausalLM, "seq2seq": transformers.AutoModelForSeq2SeqLM,
-            "classifier": transformers.AutoModelForSequenceClassification}[kind]
+    auto = {
+        "causal": transformers.AutoModelForCausalLM,
+        "seq2seq": transformers.AutoModelForSeq2SeqLM,
+        "classifier": transformers.AutoModelForSequenceClassification,
+    }[kind]
     kwargs: dict[str, Any] = {"dtype": {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]}
     if cuda():
         kwargs["device_map"] = "auto"  # weights go straight to the GPU(s), split when one is not enough
@@ -147,8 +150,17 @@ class HFBackend:
     kind = "causal"
     prefix = "hf"
     budget_factor = 1  # generation decodes many steps per batch: it gets a larger share
-    def __init__(self, ref: str, spec: str | None = None, *, dtype: str | None = None, token_budget: int | None = None,
-                 batching: Literal["tokens", "items"] = "tokens", batch_size: int = 16):
+
+    def __init__(
+        self,
+        ref: str,
+        spec: str | None = None,
+        *,
+        dtype: str | None = None,
+        token_budget: int | None = None,
+        batching: Literal["tokens", "items"] = "tokens",
+        batch_size: int = 16,
+    ):
         path, suffix = split_dtype(ref)
         self.path = model_ref(path)
         self.dtype = resolve_dtype(dtype or suffix)
@@ -222,15 +234,22 @@ class HFCausalLM(HFBackend, LLM):
                     logp = torch.log_softmax(out.scores[step][i].float(), dim=-1)
                     top = torch.topk(logp, params.logprobs)
                     tid = int(ids[step])
-                    lps.append(TokenLogprob(
-                        tok.decode([tid]), float(logp[tid]),
-                        {tok.decode([int(t)]): float(v) for v, t in zip(top.values, top.indices)},
-                    ))
-            gens.append(Generation(
-                text=tok.decode(ids[:n], skip_special_tokens=True).strip(),
-                model=self.spec, logprobs=lps,
-                prompt_tokens=int(enc["attention_mask"][i].sum()), completion_tokens=n,
-            ))
+                    lps.append(
+                        TokenLogprob(
+                            tok.decode([tid]),
+                            float(logp[tid]),
+                            {tok.decode([int(t)]): float(v) for v, t in zip(top.values, top.indices)},
+                        )
+                    )
+            gens.append(
+                Generation(
+                    text=tok.decode(ids[:n], skip_special_tokens=True).strip(),
+                    model=self.spec,
+                    logprobs=lps,
+                    prompt_tokens=int(enc["attention_mask"][i].sum()),
+                    completion_tokens=n,
+                )
+            )
         return gens
 
 
@@ -241,8 +260,17 @@ class HFCausalScorer(HFBackend, LMScorer):
     predict the text's tokens; `logits="all"` right-pads and computes them everywhere (the
     reference the tests compare against, and the old path the benchmark measures)."""
 
-    def __init__(self, ref: str, spec: str | None = None, *, dtype: str | None = None, token_budget: int | None = None,
-                 batching: Literal["tokens", "items"] = "tokens", batch_size: int = 16, logits: Literal["scored", "all"] = "scored"):
+    def __init__(
+        self,
+        ref: str,
+        spec: str | None = None,
+        *,
+        dtype: str | None = None,
+        token_budget: int | None = None,
+        batching: Literal["tokens", "items"] = "tokens",
+        batch_size: int = 16,
+        logits: Literal["scored", "all"] = "scored",
+    ):
         super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size)
         self.logits = logits
         self._planned: dict[tuple[str, str], tuple[list[int], int, list[tuple[int, int]]]] = {}
@@ -319,8 +347,7 @@ class HFSeq2SeqEntailment(HFBackend, Entailment):
 
         tok, model = self.model()
         yes, no = (tok(t, add_special_tokens=False)["input_ids"][-1] for t in ("1", "0"))
-        enc = tok([self._text(p) for p in pairs], return_tensors="pt", padding=True, truncation=True,
-                  pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
+        enc = tok([self._text(p) for p in pairs], return_tensors="pt", padding=True, truncation=True, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
         start = torch.full((len(pairs), 1), model.config.decoder_start_token_id, device=model.device)
         with torch.no_grad():
             logits = model(**enc, decoder_input_ids=start).logits[:, 0, :].float()
@@ -360,8 +387,9 @@ class HFNLIEntailment(HFBackend, Entailment):
 
         tok, model = self.model()
         idx = nli_label_indices(model.config.id2label)
-        enc = tok([p for p, _ in pairs], [h for _, h in pairs], return_tensors="pt", padding=True, truncation=True,
-                  pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
+        enc = tok([p for p, _ in pairs], [h for _, h in pairs], return_tensors="pt", padding=True, truncation=True, pad_to_multiple_of=PAD_MULTIPLE).to(
+            model.device
+        )
         with torch.no_grad():
             return torch.softmax(model(**enc).logits.float(), dim=-1), idx
 

@@ -5,13 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .base import Entailment, GenParams, LLM
+from .base import LLM, Entailment, GenParams
 
-PROMPT = (
-    "Decide whether the statement follows from the passage alone.\n\n"
-    "Passage: {premise}\nStatement: {hypothesis}\n\n"
-    "Reply with one word, yes or no."
-)
+PROMPT = "Decide whether the statement follows from the passage alone.\n\nPassage: {premise}\nStatement: {hypothesis}\n\nReply with one word, yes or no."
 RELEVANCE_PROMPT = (
     "Decide whether the passage addresses the question at all, even partly or wrongly.\n\n"
     "Question: {hypothesis}\nPassage: {premise}\n\n"

@@ -9,9 +9,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..cache import make_key
 from .base import cached_batches
 from .hf import load, model_ref, resolve_dtype, split_dtype
-from ..cache import make_key
 
 
 class Matcher:

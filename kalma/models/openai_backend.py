@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from ..errors import BackendError, mask_secrets
-from .base import GenParams, Generation, LLM, Message, PartialBatch, TokenLogprob
+from .base import LLM, Generation, GenParams, Message, PartialBatch, TokenLogprob
 
 OPENAI_API = "https://api.openai.com/v1"
 _COMPAT_RE = re.compile(r"^(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(.+)$")
@@ -52,8 +52,7 @@ def prices() -> dict[str, tuple[float, float]]:
 
 
 class OpenAIChat(LLM):
-    def __init__(self, model: str, base_url: str | None = None, *, concurrency: int | None = None, max_retries: int = 5,
-                 timeout: float = 120.0):
+    def __init__(self, model: str, base_url: str | None = None, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0):
         self.model, self.base_url = model, base_url
         self.spec = f"openai-compatible:{base_url}:{model}" if base_url else f"openai:{model}"
         # Requests in flight at once: a local vLLM/TGI server batches what it is sent, so it is
@@ -90,8 +89,11 @@ class OpenAIChat(LLM):
 
     def _one(self, messages: list[Message], params: GenParams) -> Generation:
         kwargs: dict[str, Any] = {
-            "model": self.model, "messages": messages, "temperature": params.temperature,
-            "top_p": params.top_p, "max_tokens": params.max_tokens,
+            "model": self.model,
+            "messages": messages,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
         }
         if params.seed is not None:
             kwargs["seed"] = params.seed
@@ -110,8 +112,11 @@ class OpenAIChat(LLM):
         pt, ct = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
         price = prices().get(self.model)
         return Generation(
-            text=(choice.message.content or "").strip(), model=self.spec, logprobs=lps,
-            prompt_tokens=pt, completion_tokens=ct,
+            text=(choice.message.content or "").strip(),
+            model=self.spec,
+            logprobs=lps,
+            prompt_tokens=pt,
+            completion_tokens=ct,
             cost_usd=(pt * price[0] + ct * price[1]) / 1e6 if price else None,
         )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .base import GenParams, Generation, LLM, Message
+from .base import LLM, Generation, GenParams, Message
 
 NO_PATTERN = "The template backend has no pattern for this prompt [NA]."
 

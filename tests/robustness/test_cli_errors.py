@@ -23,8 +23,9 @@ def files(tmp_path_factory):
     entries = demo_entries(open_source("demo"))
     write_jsonl(d / "dataset.jsonl", entries, "dataset")
     write_jsonl(d / "answers.jsonl", [Answer(entry_id=e.id, text="x [NA].", model="m") for e in entries], "answers")
-    (d / "future.jsonl").write_text(json.dumps({"kalma": {"kind": "answers", "format_version": 99,
-                                                          "submission": {"name": "x", "model": "m", "seed": 0, "settings": {}}}}) + "\n")
+    (d / "future.jsonl").write_text(
+        json.dumps({"kalma": {"kind": "answers", "format_version": 99, "submission": {"name": "x", "model": "m", "seed": 0, "settings": {}}}}) + "\n"
+    )
     (d / "bad.ttl").write_text("this is not turtle <<< .\n")
     (d / "store").mkdir()
     (d / "store" / "CURRENT").write_text("garbage\n")
@@ -33,9 +34,15 @@ def files(tmp_path_factory):
     (d / "torn.jsonl").write_text('{"kalma": {"kind": "answ\n' + Answer(entry_id="demo-crane", text="x", model="m").model_dump_json() + "\n")
     twice = json.dumps({"kalma": {"kind": "answers", "format_version": 2}})
     (d / "twice.jsonl").write_text("\n".join([twice, Answer(entry_id="demo-crane", text="x", model="m").model_dump_json(), twice]) + "\n")
-    tomls = {"hot": 'temperature = "hot"\n[experiments.main]\n', "seeds": 'seeds = "0,1"\n[experiments.main]\n',
-             "accuracy": "[experiments.retrieval]\naccuracies = [1.5]\n", "empty": "", "nollms": "llms = []\n[experiments.main]\n",
-             "nan": "temperature = nan\n[experiments.main]\n", "broken": "name = \n"}
+    tomls = {
+        "hot": 'temperature = "hot"\n[experiments.main]\n',
+        "seeds": 'seeds = "0,1"\n[experiments.main]\n',
+        "accuracy": "[experiments.retrieval]\naccuracies = [1.5]\n",
+        "empty": "",
+        "nollms": "llms = []\n[experiments.main]\n",
+        "nan": "temperature = nan\n[experiments.main]\n",
+        "broken": "name = \n",
+    }
     for name, text in tomls.items():
         (d / f"{name}.toml").write_text(text)
     return d
@@ -49,37 +56,54 @@ CASES = {
     "kg lookup, endpoint down": (["kg", "lookup", "--kg", "{dead}", "Artemisia Gentileschi"], "gave up after 1 attempts"),
     "answer, endpoint down": (["answer", "--dataset", "{d}/dataset.jsonl", "--kg", "{dead}", "-o", "{out}/a.jsonl"], "gave up after 1 attempts"),
     "retrieve, endpoint down": (["retrieve", "--dataset", "{d}/dataset.jsonl", "--kg", "{dead}"], "gave up after 1 attempts"),
-    "bench submit, wrong kind": (["bench", "submit", "{d}/dataset.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b"],
-                                 "expected a 'answers' file, found 'dataset'"),
-    "bench submit, future version": (["bench", "submit", "{d}/future.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b"],
-                                     "unsupported format version 99"),
+    "bench submit, wrong kind": (
+        ["bench", "submit", "{d}/dataset.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b"],
+        "expected a 'answers' file, found 'dataset'",
+    ),
+    "bench submit, future version": (
+        ["bench", "submit", "{d}/future.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b"],
+        "unsupported format version 99",
+    ),
     "--seeds a": (["answer", "--dataset", "{d}/dataset.jsonl", "--seeds", "a", "-o", "{out}/a.jsonl"], "'a' is not an integer"),
     "--temperatures x": (["answer", "--dataset", "{d}/dataset.jsonl", "--temperatures", "0.5,x", "-o", "{out}/a.jsonl"], "'x' is not a number"),
     "--temperatures nan": (["answer", "--dataset", "{d}/dataset.jsonl", "--temperatures", "nan", "-o", "{out}/a.jsonl"], "not a finite number"),
     "missing .ttl": (["kg", "show", "--kg", "{d}/missing.ttl", "Q1"], "no such snapshot file"),
     "corrupt .ttl": (["kg", "show", "--kg", "{d}/bad.ttl", "Q1"], "not a valid turtle snapshot"),
     "corrupt oxigraph store": (["kg", "show", "--kg", "oxigraph:{d}/store", "Q1"], "not a readable snapshot or Oxigraph store"),
-    "hf: missing path": (["answer", "--dataset", "{d}/dataset.jsonl", "--retrieval", "gold", "--llm", "hf:{d}/no-model", "-o", "{out}/a.jsonl"],
-                         "cannot load the model"),
-    "hf-nli: missing path": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--nli", "hf-nli:{d}/no-model",
-                              "-o", "{out}/e"], "cannot load the model"),
-    "hf-seq2seq: missing path": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl",
-                                  "--nli", "hf-seq2seq:{d}/no-model", "-o", "{out}/e"], "cannot load the model"),
-    "openai: no key": (["answer", "--dataset", "{d}/dataset.jsonl", "--retrieval", "gold", "--llm", "openai:gpt-4o-mini", "-o", "{out}/a.jsonl"],
-                       "set OPENAI_API_KEY"),
-    "--spacy nonexistent": (["answer", "--dataset", "{d}/dataset.jsonl", "--spacy", "nonexistent", "-o", "{out}/a.jsonl"],
-                            "spaCy pipeline 'nonexistent' is not installed"),
+    "hf: missing path": (
+        ["answer", "--dataset", "{d}/dataset.jsonl", "--retrieval", "gold", "--llm", "hf:{d}/no-model", "-o", "{out}/a.jsonl"],
+        "cannot load the model",
+    ),
+    "hf-nli: missing path": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--nli", "hf-nli:{d}/no-model", "-o", "{out}/e"],
+        "cannot load the model",
+    ),
+    "hf-seq2seq: missing path": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--nli", "hf-seq2seq:{d}/no-model", "-o", "{out}/e"],
+        "cannot load the model",
+    ),
+    "openai: no key": (
+        ["answer", "--dataset", "{d}/dataset.jsonl", "--retrieval", "gold", "--llm", "openai:gpt-4o-mini", "-o", "{out}/a.jsonl"],
+        "set OPENAI_API_KEY",
+    ),
+    "--spacy nonexistent": (
+        ["answer", "--dataset", "{d}/dataset.jsonl", "--spacy", "nonexistent", "-o", "{out}/a.jsonl"],
+        "spaCy pipeline 'nonexistent' is not installed",
+    ),
     "kg show 'Q1 }'": (["kg", "show", "Q1 }"], "not a Wikidata id: 'Q1 }'"),
     "kg import-biokalma, not JSON": (["kg", "import-biokalma", "{d}/release.json", "-o", "{out}/bk.nt"], "not a JSON release file"),
-    "dataset import-biokalma, not JSON": (["dataset", "import-biokalma", "--specific", "{d}/release.json", "-o", "{out}/bk.jsonl"],
-                                          "not a JSON release file"),
+    "dataset import-biokalma, not JSON": (["dataset", "import-biokalma", "--specific", "{d}/release.json", "-o", "{out}/bk.jsonl"], "not a JSON release file"),
     "dataset stats on answers": (["dataset", "stats", "{d}/answers.jsonl"], "expected a 'dataset' file, found 'answers'"),
-    "build, a bare number": (["build", "--records", "{d}/records.jsonl", "--lm", "smollm2", "-o", "{out}/built.jsonl"],
-                             "records.jsonl:2: expected a JSON object"),
+    "build, a bare number": (
+        ["build", "--records", "{d}/records.jsonl", "--lm", "smollm2", "-o", "{out}/built.jsonl"],
+        "records.jsonl:2: expected a JSON object",
+    ),
     "sparql:notaurl": (["kg", "lookup", "--kg", "sparql:notaurl", "X"], "'notaurl' is not an http(s) URL"),
     "unknown backend": (["answer", "--dataset", "{d}/dataset.jsonl", "--llm", "gpt4", "-o", "{out}/a.jsonl"], "unknown LLM backend 'gpt4'"),
-    "table: missing file": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--nli", "table:{d}/none.jsonl",
-                             "-o", "{out}/e"], "table entailment: cannot read"),
+    "table: missing file": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--nli", "table:{d}/none.jsonl", "-o", "{out}/e"],
+        "table entailment: cannot read",
+    ),
     "toml: temperature = hot": (["bench", "run", "{d}/hot.toml", "-o", "{out}/r"], "key 'temperature': Input should be a valid number"),
     "toml: seeds = '0,1'": (["bench", "run", "{d}/seeds.toml", "-o", "{out}/r"], "key 'seeds': Input should be a valid list"),
     "toml: accuracies = [1.5]": (["bench", "run", "{d}/accuracy.toml", "-o", "{out}/r"], "key 'experiments.retrieval.accuracies.0'"),

@@ -33,12 +33,15 @@ def _good(i: int) -> str:
 # ---------------------------------------------------------------- one bad line never costs the file
 
 
-@pytest.mark.parametrize("bad,message", [
-    (b'{"entry_id": "e9", "text": "caf\xe9", "model": "m"}', "not valid UTF-8 (byte 0xe9 at column 32)"),
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-    (b'{"entry_id": "e9", "text": "\\ud800", "model": "m"}', "lone surrogate"),
-    (b'{"entry_id": "e9", "text": ' + b"9" * 5000 + b', "model": "m"}', "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (b'{"entry_id": "e9", "text": "caf\xe9", "model": "m"}', "not valid UTF-8 (byte 0xe9 at column 32)"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"entry_id": "e9", "text": "\\ud800", "model": "m"}', "lone surrogate"),
+        (b'{"entry_id": "e9", "text": ' + b"9" * 5000 + b', "model": "m"}', "invalid JSON"),
+    ],
+)
 def test_a_bad_line_is_one_error_and_every_good_line_is_kept(tmp_path, bad, message):
     p = tmp_path / "a.jsonl"
     p.write_bytes(b"\n".join([HEAD.encode(), _good(0).encode(), bad, _good(1).encode()]) + b"\n")
@@ -60,10 +63,13 @@ def test_check_reports_a_lone_surrogate_line(tmp_path):
     assert res.exit_code == 1 and "1 good records, 1 bad lines" in res.stdout and f"{p}:2" in res.stderr
 
 
-@pytest.mark.parametrize("lines,message", [
-    ([HEAD[:30], _good(0)], "the header line is damaged"),
-    ([HEAD, _good(0), HEAD, _good(1)], "a second header line (the first is line 1)"),
-])
+@pytest.mark.parametrize(
+    "lines,message",
+    [
+        ([HEAD[:30], _good(0)], "the header line is damaged"),
+        ([HEAD, _good(0), HEAD, _good(1)], "a second header line (the first is line 1)"),
+    ],
+)
 def test_a_torn_or_repeated_header_is_an_error(tmp_path, lines, message):
     p = tmp_path / "a.jsonl"
     p.write_text("\n".join(lines) + "\n")
@@ -86,8 +92,7 @@ def test_evaluate_scores_the_good_rows_around_bad_bytes(tmp_path, entries):
 
 def test_evaluate_refuses_to_resume_over_changed_answers(tmp_path, entries):
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
-    cited = [Answer(entry_id=e.id, text=f"[{t.subject}, {t.relation_label}: {t.value_label}]", model="m")
-             for e in entries for t in (e.minimum_set or [])[:1]]
+    cited = [Answer(entry_id=e.id, text=f"[{t.subject}, {t.relation_label}: {t.value_label}]", model="m") for e in entries for t in (e.minimum_set or [])[:1]]
     write_jsonl(tmp_path / "a.jsonl", cited, "answers")
     first = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
     assert first.value("citation.recall_micro") > 0
@@ -122,8 +127,9 @@ def test_a_resubmission_replaces_its_entry_and_the_board_says_so(tmp_path, entri
 
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     meta = {"submission": {"name": "mine", "model": "m", "seed": 0, "settings": {}}}
-    cited = [Answer(entry_id=e.id, text=" ".join(f"[{t.subject}, {t.relation_label}: {t.value_label}]" for t in e.minimum_set or []), model="m")
-             for e in entries]
+    cited = [
+        Answer(entry_id=e.id, text=" ".join(f"[{t.subject}, {t.relation_label}: {t.value_label}]" for t in e.minimum_set or []), model="m") for e in entries
+    ]
     write_jsonl(tmp_path / "s.jsonl", cited, "answers", header=meta)
     first = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
     assert first["summary"]["metrics"]["citation"]["recall_micro"] == 1.0 and first["replaces"] is None
@@ -157,8 +163,11 @@ def test_a_second_writer_is_refused_at_once_and_the_file_stays_intact(tmp_path, 
     first = subprocess.Popen([sys.executable, "-c", HOLD, str(out), "4"], stdout=subprocess.PIPE, text=True)
     assert first.stdout.readline().strip() == "holding"
     t0 = time.time()
-    second = subprocess.run([sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(_dataset(tmp_path, entries)),
-                             "--retrieval", "gold", "-o", str(out)], capture_output=True, text=True)
+    second = subprocess.run(
+        [sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(_dataset(tmp_path, entries)), "--retrieval", "gold", "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert time.time() - t0 < 30 and second.returncode == 1
     assert f"is being written by another run (pid {first.pid} on" in second.stderr and "Traceback" not in second.stderr
     first.wait(30)
@@ -184,8 +193,20 @@ def test_two_evaluations_into_one_output_do_not_interleave(tmp_path, entries):
     """Both start together: one scores, the other is refused; the scores file holds each answer once."""
     d = _dataset(tmp_path, entries)
     write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text="x [NA].", model="m", run=f"r{i}") for e in entries for i in range(200)], "answers")
-    cmd = [sys.executable, "-m", "kalma.cli", "evaluate", "--dataset", str(d), "--answers", str(tmp_path / "a.jsonl"),
-           "--metrics", "citation", "-o", str(tmp_path / "out")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kalma.cli",
+        "evaluate",
+        "--dataset",
+        str(d),
+        "--answers",
+        str(tmp_path / "a.jsonl"),
+        "--metrics",
+        "citation",
+        "-o",
+        str(tmp_path / "out"),
+    ]
     procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [(p.wait(120), p.stderr.read()) for p in procs]
     assert sorted(rc for rc, _ in results) == [0, 1], results

@@ -13,8 +13,34 @@ from kalma.citations import find_brackets, parse_answer
 
 # Pieces that stress each part of the parser: stops, abbreviations, brackets, escapes, QIDs,
 # labels, commas, blank lines, and the private-use characters an older version reserved.
-PIECES = ["a.", "Dr. ", "S.S. ", "[", "]", "\\", "\\[", "Q1, ", "qid: Q2", "x: ", ", ", "\n", "\n\n", "[NA]", ". [Q1, r: v]",
-          "…", "!", "\ue000", "\ue001", "\ue010", "\ue011", "\ue012", "5", " ", "name: A", "languages spoken, written or signed: "]
+PIECES = [
+    "a.",
+    "Dr. ",
+    "S.S. ",
+    "[",
+    "]",
+    "\\",
+    "\\[",
+    "Q1, ",
+    "qid: Q2",
+    "x: ",
+    ", ",
+    "\n",
+    "\n\n",
+    "[NA]",
+    ". [Q1, r: v]",
+    "…",
+    "!",
+    "\ue000",
+    "\ue001",
+    "\ue010",
+    "\ue011",
+    "\ue012",
+    "5",
+    " ",
+    "name: A",
+    "languages spoken, written or signed: ",
+]
 SIZES = (2_000, 8_000, 32_000)
 
 

@@ -35,12 +35,15 @@ def test_retry_after_that_is_not_a_number_is_ignored():
         assert src.lookup(["X"]) == {"X": ["Q42"]} and len(log) == 3
 
 
-@pytest.mark.parametrize("poison", [
-    _bindings({"name": {"type": "literal", "value": "X"}}),  # lacks ?item
-    _bindings({"name": {"type": "literal", "value": "X"}, "item": "http://www.wikidata.org/entity/Q42"}),  # not a term object
-    _bindings(None),  # a null binding
-    json.dumps({"head": {}, "results": {"bindings": None}}).encode(),
-])
+@pytest.mark.parametrize(
+    "poison",
+    [
+        _bindings({"name": {"type": "literal", "value": "X"}}),  # lacks ?item
+        _bindings({"name": {"type": "literal", "value": "X"}, "item": "http://www.wikidata.org/entity/Q42"}),  # not a term object
+        _bindings(None),  # a null binding
+        json.dumps({"head": {}, "results": {"bindings": None}}).encode(),
+    ],
+)
 def test_a_malformed_200_is_never_cached(tmp_path, poison):
     cache = Cache(tmp_path / "c.sqlite")
     with scripted_server([reply(200, poison, JSON_TYPE)]) as (url, log):
@@ -83,8 +86,9 @@ class _Rows(SparqlSource):
 
 
 def test_lookup_is_linear_in_rows_per_name():
-    rows = [{"name": {"type": "literal", "value": "John Smith"}, "item": {"type": "uri", "value": f"http://www.wikidata.org/entity/Q{i}"}}
-            for i in range(200_000)]
+    rows = [
+        {"name": {"type": "literal", "value": "John Smith"}, "item": {"type": "uri", "value": f"http://www.wikidata.org/entity/Q{i}"}} for i in range(200_000)
+    ]
     t0 = time.perf_counter()
     found = _Rows(rows).lookup(["John Smith"])
     assert len(found["John Smith"]) == 200_000 and found["John Smith"][:2] == ["Q0", "Q1"]
@@ -93,10 +97,12 @@ def test_lookup_is_linear_in_rows_per_name():
 
 def _reset_then_ok() -> list:
     """First request: the connection is dropped without a reply (a reset); then a real answer."""
+
     def drop(h, _body):
         h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         h.connection.close()
         h.close_connection = True
+
     return [drop, reply(200, SPARQL_OK, JSON_TYPE)]
 
 
