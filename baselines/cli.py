@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 import click
 
 from kalma.cli import FLOAT_LIST, INT_LIST
+from kalma.schema import Setting
 
 
 def _entries(path: str):
@@ -32,8 +34,8 @@ def answer(
     dataset: str,
     llm: str,
     kg: str,
-    retrieval: str,
-    setting: str,
+    retrieval: Literal["ner", "gold"],
+    setting: Setting,
     seeds: list[int],
     temperatures: list[float],
     max_tokens: int,
@@ -48,7 +50,7 @@ def answer(
         llm=llm,
         kg=kg,
         retrieval=retrieval,
-        setting=setting,  # type: ignore[arg-type]
+        setting=setting,
         seeds=seeds,
         temperatures=temperatures,
         max_tokens=max_tokens,

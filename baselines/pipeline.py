@@ -19,7 +19,7 @@ from kalma.models import GenParams, get_llm
 from kalma.nlp import DEFAULT_SPACY
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint, value_digest
-from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Triple
+from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Setting, Triple
 
 from .ner import NER
 from .prompt import PROMPT_VERSION, build_messages
@@ -31,7 +31,7 @@ class BaselineConfig:
     llm: str = "template"
     kg: str = "demo"
     retrieval: Literal["ner", "gold"] = "ner"  # "gold": give the entry's own knowledge pool
-    setting: Literal["general", "specific"] = "specific"
+    setting: Setting = "specific"
     seeds: Sequence[int] = (0,)
     temperatures: Sequence[float] = (0.5,)
     top_p: float = 1.0
@@ -61,14 +61,13 @@ def answer_dataset(
     the absent set is stored with each answer for the [NA] metrics. An existing `out` is
     resumed only when it was made from the same dataset, KGs and settings (`kalma.resume`)."""
     llm = get_llm(cfg.llm)
+    traces: list[dict[str, object]] = [{} for _ in entries]
     if given is not None:
         kgs = [given[e.id][0] for e in entries]
         report: dict[str, object] = {"retrieval": "given by the caller (ablation)"}
-        traces: list[dict[str, object]] = [{} for _ in entries]
     elif cfg.retrieval == "gold":
         kgs = [e.knowledge_pool for e in entries]
         report = {"retrieval": "gold knowledge pools"}
-        traces: list[dict[str, object]] = [{} for _ in entries]
     else:
         rets = run_retrieval(entries, cfg)
         kgs = [r.kg for r in rets]

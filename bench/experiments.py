@@ -42,7 +42,7 @@ from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.kg import open_source
 from kalma.provenance import provenance
-from kalma.schema import DatasetEntry, metric_value
+from kalma.schema import DatasetEntry, Setting, metric_value
 
 from .ablations import Condition, remove_knowledge, retrieval_accuracy
 
@@ -84,7 +84,7 @@ class BenchConfig(BaseModel):
     llms: list[str] = Field(default=["template"], min_length=1)
     seeds: list[int] = Field(default=[0], min_length=1)
     temperature: Annotated[Finite, Field(ge=0.0)] = 0.0
-    setting: Literal["general", "specific"] = "specific"
+    setting: Setting = "specific"
     nli: str = "lexical"
     judge: str = ""
     lm: str = ""
@@ -137,7 +137,7 @@ class Bench:
         self.entries, self.dataset_path = load_dataset(cfg, self.rundir)
         self.results: list[dict[str, Any]] = []
 
-    def condition(self, experiment: str, label: str, llm: str, seed: int, setting: str, given: dict[str, Condition] | None = None) -> dict[str, Any]:
+    def condition(self, experiment: str, label: str, llm: str, seed: int, setting: Setting, given: dict[str, Condition] | None = None) -> dict[str, Any]:
         """Answer and evaluate one condition; returns its row with provenance."""
         tag = _slug(f"{experiment}-{label}-{llm}-s{seed}-{setting}")
         answers = self.rundir / "answers" / f"{tag}.jsonl"
@@ -147,7 +147,7 @@ class Bench:
             kg=self.cfg.kg,
             retrieval="gold",
             setting=setting,
-            seeds=[seed],  # type: ignore[arg-type]
+            seeds=[seed],
             temperatures=[self.cfg.temperature],
             max_tokens=self.cfg.max_tokens,
         )

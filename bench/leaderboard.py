@@ -37,8 +37,13 @@ PAPER_ROWS = [
         ("LLaMA-7B", (47.8, 70.2, 7.7, 41.1, 13.0)),
     )
 ]
-PAPER_REMOVAL = {"k": [0, 1, 2, 3], "precision": [30.1, 26.1, 21.0, 16.3], "recall": [57.1, 42.5, 31.4, 20.4], "f1": [39.4, 32.3, 25.2, 18.1]}
-PAPER_RETRIEVAL = {"accuracy": [100, 80], "recall": [57.1, 42.5]}
+PAPER_REMOVAL: dict[str, list[float]] = {
+    "k": [0, 1, 2, 3],
+    "precision": [30.1, 26.1, 21.0, 16.3],
+    "recall": [57.1, 42.5, 31.4, 20.4],
+    "f1": [39.4, 32.3, 25.2, 18.1],
+}
+PAPER_RETRIEVAL: dict[str, list[float]] = {"accuracy": [100, 80], "recall": [57.1, 42.5]}
 
 
 def _pct(v: float | None) -> float | None:

@@ -8,10 +8,22 @@ value) facts; building fails loudly if the snapshot no longer holds one of them.
 
 from __future__ import annotations
 
-from kalma.kg.base import KnowledgeSource
-from kalma.schema import DatasetEntry, KnowledgeGraph, Triple
+from typing import TypedDict
 
-DEMO_QUESTIONS: list[dict[str, object]] = [
+from kalma.kg.base import KnowledgeSource
+from kalma.schema import DatasetEntry, KnowledgeGraph
+
+
+class DemoQuestion(TypedDict):
+    id: str
+    reference: str
+    general: str
+    specific: str
+    people: list[str]
+    minimum: list[tuple[str, str, str]]  # (subject QID, relation label, value label) in the snapshot
+
+
+DEMO_QUESTIONS: list[DemoQuestion] = [
     {
         "id": "demo-gentileschi",
         "reference": "Artemisia Gentileschi was a painter whose father Orazio Gentileschi was also her teacher. She died in Naples, and Orazio Gentileschi died in London.",
@@ -98,25 +110,25 @@ DEMO_QUESTIONS: list[dict[str, object]] = [
 
 
 def demo_entries(source: KnowledgeSource) -> list[DatasetEntry]:
-    people = sorted({q for d in DEMO_QUESTIONS for q in d["people"]})  # type: ignore[attr-defined]
+    people = sorted({q for d in DEMO_QUESTIONS for q in d["people"]})
     graphs = source.subgraphs(people)
     entries = []
     for d in DEMO_QUESTIONS:
-        pool = KnowledgeGraph(entities=[graphs[q] for q in d["people"]])  # type: ignore[attr-defined]
+        pool = KnowledgeGraph(entities=[graphs[q] for q in d["people"]])
         index = {(t.subject, t.relation_label, t.value_label): t for t in pool.triples()}
-        missing = [f for f in d["minimum"] if tuple(f) not in index]  # type: ignore[attr-defined]
+        missing = [f for f in d["minimum"] if f not in index]
         if missing:
             raise ValueError(f"demo question {d['id']}: the snapshot lacks {missing}")
-        minimum: list[Triple] = [index[tuple(f)] for f in d["minimum"]]  # type: ignore[attr-defined, misc]
+        minimum = [index[f] for f in d["minimum"]]
         entries.append(
             DatasetEntry(
-                id=str(d["id"]),
-                general_question=str(d["general"]),
-                specific_question=str(d["specific"]),
+                id=d["id"],
+                general_question=d["general"],
+                specific_question=d["specific"],
                 people=list(d["people"]),
                 knowledge_pool=pool,
-                minimum_set=minimum,  # type: ignore[call-overload]
-                reference=str(d["reference"]),
+                minimum_set=minimum,
+                reference=d["reference"],
                 meta={"source": "kalma demo questions (hand-written)"},
             )
         )

@@ -6,7 +6,7 @@ Each prompt is one user turn that starts with a `Task: <step>` line naming the s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kalma.citations import Citation, format_sentence, parse_answer
 from kalma.models.template import TemplateTask, register_task
@@ -107,10 +107,14 @@ def _template_specific_question(prompt: str) -> str:
     return f"What were {', '.join(asked[:-1])} and {asked[-1]}?" if len(asked) > 1 else f"What was {asked[0]}?"
 
 
+def _asks(task: str) -> Callable[[str], bool]:
+    return lambda prompt: prompt.lstrip().startswith(f"{TASK} {task}\n")
+
+
 for _name, _respond in (
     ("annotate", _template_annotate),
     ("extend", _template_extend),
     ("general-question", _template_general_question),
     ("specific-question", _template_specific_question),
 ):
-    register_task(TemplateTask(f"builder:{_name}", lambda p, n=_name: p.lstrip().startswith(f"{TASK} {n}\n"), _respond))
+    register_task(TemplateTask(f"builder:{_name}", _asks(_name), _respond))

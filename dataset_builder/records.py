@@ -59,10 +59,10 @@ def read_records(path: str | Path, columns: dict[str, str] | None = None, relati
         rows = [(i + 2, r) for i, r in enumerate(csv.DictReader(io.StringIO(text, newline="")))]  # line 1 is the header
     else:
         rows = []
-        for i, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
+        for i, raw in enumerate(text.splitlines(), start=1):
+            if raw.strip():
                 try:
-                    obj = json.loads(line)
+                    obj = json.loads(raw)
                 except (json.JSONDecodeError, RecursionError) as exc:
                     raise ValueError(f"{path}:{i}: invalid JSON ({getattr(exc, 'msg', 'nested too deeply')})") from None
                 if not isinstance(obj, dict):

@@ -14,9 +14,10 @@ import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kalma.citations import KINDS, ParsedAnswer, parse_answer
+from kalma.errors import ConfigError
 from kalma.properties import Vocabulary
 from kalma.registry import Registry
 from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Triple
@@ -118,6 +119,14 @@ class Metric(ABC):
         """Which model produced this metric's numbers (spec and any caveat)."""
         return {}
 
+    def model_spec(self, need: Literal["judge", "lm"]) -> str:
+        """The run's `--judge` or `--lm` spec, for a metric that declares the need; the runner
+        never scores a metric without it, so this fails only a direct caller."""
+        spec = getattr(self.options, need)
+        if not spec:
+            raise ConfigError(f"metric {self.name!r} needs --{need}")
+        return str(spec)
+
     def prepare(self, entries: Sequence[DatasetEntry]) -> None:
         """Called once with the whole dataset before scoring (for metrics that sample other entries)."""
 
@@ -148,7 +157,7 @@ def micro(rows: Sequence[Scored], num: str, den: str) -> float | None:
 
 def macro(rows: Sequence[Scored], key: str) -> tuple[float | None, int]:
     """Mean of a per-answer value over the answers that have it, and how many dropped out."""
-    vals = [r.values[key] for r in rows if r.values.get(key) is not None]
+    vals = [v for r in rows if (v := r.values.get(key)) is not None]
     return (statistics.fmean(vals) if vals else None), len(rows) - len(vals)
 
 
@@ -184,7 +193,7 @@ def get_metric(name: str, options: EvalOptions) -> Metric:
 def declared_outputs() -> set[str]:
     """Every qualified output ("citation.f1_micro") of every registered metric: what tables may name."""
     classes = [METRICS.factory(name) for name in METRICS.names()]
-    return {f"{cls.name}.{key}" for cls in classes for key in getattr(cls, "outputs", ())}
+    return {f"{getattr(cls, 'name', '?')}.{key}" for cls in classes for key in getattr(cls, "outputs", ())}
 
 
 def check_outputs(keys: Sequence[str], where: str) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from kalma.citations import strip_citations
@@ -42,7 +42,7 @@ from .alignment import entailment_label
 from .base import Card, EvalItem, EvalOptions, Metric, Scored, knowledge_prose, lm_context, macro
 from .instruct_qa import tokens
 
-AGGREGATE = {"min": min, "mean": statistics.fmean, "max": max}
+AGGREGATE: dict[str, Callable[[list[float]], float]] = {"min": min, "mean": statistics.fmean, "max": max}
 
 
 def evidence_for(sentence: str, evidence: Sequence[str], l: int) -> list[str]:
@@ -87,7 +87,7 @@ class ConnerIntrinsic(Metric):
         }
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
-        ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.options.lm), get_matcher(self._matcher_spec())
+        ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.model_spec("lm")), get_matcher(self._matcher_spec())
         agg, l = AGGREGATE[self.agg], self.l
         answers = [strip_citations(it.answer.text) for it in items]
         # [NA]-marked sentences declare themselves unsupported by the KG: not checked for factuality.
@@ -168,7 +168,7 @@ class ConnerExtrinsic(Metric):
         return random.Random(f"{self.options.seed}:{entry_id}").sample(others, min(self.u, len(others)))
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
-        scorer, ent = get_scorer(self.options.lm), get_entailment(self.options.nli)
+        scorer, ent = get_scorer(self.model_spec("lm")), get_entailment(self.options.nli)
         jobs: list[tuple[int, str]] = []
         texts, contexts = [], []
         for i, it in enumerate(items):

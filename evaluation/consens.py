@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from kalma.citations import strip_citations
 from kalma.models import get_scorer
@@ -62,7 +63,7 @@ class ConSens(Metric):
         return {"consens": self.options.lm or "none"}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
-        scorer = get_scorer(self.options.lm)
+        scorer = get_scorer(self.model_spec("lm"))
         jobs: list[tuple[int, str, str]] = []  # (item, condition, context)
         answers = [strip_citations(it.answer.text) for it in items]
         for i, it in enumerate(items):
@@ -84,7 +85,7 @@ class ConSens(Metric):
                 out.append(Scored({"consens": None}, {"consens_tokens": 0}, {"consens": "no content words to score"}))
                 continue
             values: dict[str, float | None] = {"consens": consens(pe, pc)}
-            details = {}
+            details: dict[str, Any] = {}
             drops = {e.qid: consens(pe, p[(i, e.qid)]) for e in it.kg.entities if p.get((i, e.qid)) is not None}  # type: ignore[arg-type]
             if drops:
                 leaned = min(drops, key=lambda q: (drops[q], q))

@@ -112,7 +112,7 @@ class TextQuality(Metric):
         return {"geval": self.options.judge or "none"}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
-        llm = get_llm(self.options.judge)
+        llm = get_llm(self.model_spec("judge"))
         n = max(1, self.samples)
         chats, owner = [], []
         for i, it in enumerate(items):
@@ -149,11 +149,11 @@ class TextQuality(Metric):
         values: dict[str, float | None] = {}
         dropped: dict[str, int] = {}
         for aspect in ASPECTS:
-            scored = [r for r in rows if r.values.get(aspect) is not None]
-            vals = [r.values[aspect] for r in scored]
-            values[f"{aspect}_mean"], values[f"{aspect}_std_across_answers"] = mean_std(vals)  # type: ignore[arg-type]
-            values[f"{aspect}_std"] = pooled_std([(r.counts[f"{aspect}_valid"], r.values[aspect], r.values.get(f"{aspect}_sample_std") or 0.0) for r in scored])
-            values[f"{aspect}_weighted_mean"] = mean_std([r.values[f"{aspect}_weighted"] for r in rows if r.values.get(f"{aspect}_weighted") is not None])[0]
+            scored = [(r, v) for r in rows if (v := r.values.get(aspect)) is not None]
+            vals = [v for _, v in scored]
+            values[f"{aspect}_mean"], values[f"{aspect}_std_across_answers"] = mean_std(vals)
+            values[f"{aspect}_std"] = pooled_std([(r.counts[f"{aspect}_valid"], v, r.values.get(f"{aspect}_sample_std") or 0.0) for r, v in scored])
+            values[f"{aspect}_weighted_mean"] = mean_std([w for r in rows if (w := r.values.get(f"{aspect}_weighted")) is not None])[0]
             values[f"{aspect}_invalid"] = float(sum(r.counts.get(f"{aspect}_invalid", 0) for r in rows))
             dropped[f"{aspect}_mean"] = len(rows) - len(vals)
         return values, dropped

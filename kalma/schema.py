@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 FORMAT_VERSION = 3  # 2: EntityGraph.property_aliases; 3: scores and summaries per metric
 # (a version 1 or 2 dataset, answers or KG file still reads; scores of version 2 are re-evaluated)
 
+Setting = Literal["general", "specific"]  # which of an entry's two questions is asked
+
 QID_RE = re.compile(r"^Q\d+$")
 PID_RE = re.compile(r"^P\d+$")
 _WS_RE = re.compile(r"\s+")
@@ -158,7 +160,7 @@ class DatasetEntry(Record):
     trace: list[RoundTrace] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
 
-    def question(self, setting: Literal["general", "specific"]) -> str:
+    def question(self, setting: Setting) -> str:
         return self.general_question if setting == "general" else self.specific_question
 
 
@@ -166,7 +168,7 @@ class Answer(Record):
     entry_id: str
     text: str
     model: str
-    setting: Literal["general", "specific"] = "specific"
+    setting: Setting = "specific"
     settings: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None
     kg: KnowledgeGraph | None = Field(default=None, description="the KG given to the model; None means the dataset entry's pool")

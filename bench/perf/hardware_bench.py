@@ -41,7 +41,8 @@ SHAPES = {
         "llama": dict(hidden=4096, layers=32, heads=32, intermediate=11008, vocab=32000),
     },
 }
-OLD = {"dtype": "fp32", "batching": "items"}
+OLD: dict[str, Any] = {"dtype": "fp32", "batching": "items"}
+NEW: dict[str, Any] = {}  # the defaults
 
 
 def _peak() -> str:
@@ -70,7 +71,7 @@ def entailment(folder: Path, n: int) -> dict[str, Any]:
     pairs = [(_sentence(rng, 8, 120), _sentence(rng, 2, 8)) for _ in range(n)]  # premise lengths vary, as real sentences do
     out: dict[str, Any] = {}
     speeds = {}
-    for label, kw in (("old", {**OLD, "batch_size": 16}), ("new", {})):
+    for label, kw in (("old", {**OLD, "batch_size": 16}), ("new", NEW)):
         ent = HFSeq2SeqEntailment(str(folder), **kw)
         ent.probs(pairs[:2], cache=Cache(None))  # load outside the timing
         _reset_peak()
@@ -88,7 +89,7 @@ def scoring(folder: Path, n: int) -> dict[str, Any]:
     tokens = sum(len(c.split()) + len(t.split()) + 1 for c, t in items)
     out: dict[str, Any] = {}
     speeds = {}
-    for label, kw in (("old", {**OLD, "batch_size": 8, "logits": "all"}), ("new", {})):
+    for label, kw in (("old", {**OLD, "batch_size": 8, "logits": "all"}), ("new", NEW)):
         sc = HFCausalScorer(str(folder), **kw)
         sc.token_logprobs([items[0][1]], [items[0][0]], cache=Cache(None))
         _reset_peak()
@@ -106,7 +107,7 @@ def generation(folder: Path, n: int, new_tokens: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     speeds = {}
     params = GenParams(max_tokens=new_tokens)
-    for label, kw in (("old", {**OLD, "batch_size": 8}), ("new", {})):
+    for label, kw in (("old", {**OLD, "batch_size": 8}), ("new", NEW)):
         llm = HFCausalLM(str(folder), **kw)
         llm.chat_many(chats[:1], params, cache=Cache(None))
         _reset_peak()
@@ -139,7 +140,7 @@ def smollm2(n_single: int = 24) -> dict[str, Any]:
     items = list(dict.fromkeys(items))[:n_single]
     path = str(converted_dir())
     out: dict[str, Any] = {"smollm2 items": len(items)}
-    for label, kw in (("old", {**OLD, "batch_size": 8, "logits": "all"}), ("new", {})):
+    for label, kw in (("old", {**OLD, "batch_size": 8, "logits": "all"}), ("new", NEW)):
         sc = HFCausalScorer(path, spec=SPEC, **kw)
         lengths = [len(ids) for ids, _, _ in sc._encode(items)]
         out["smollm2 tokens per item (min-max)"] = f"{min(lengths)}-{max(lengths)}"

@@ -5,6 +5,7 @@ and any shape for the benchmarks (random weights give honest speed and memory, n
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 WORDS = (
     "the a of in was born is painter rome naples her his father she he 1 0 yes no premise hypothesis "
@@ -25,14 +26,22 @@ def _tokenizer(special: dict[str, str], vocab_size: int | None = None):
     return PreTrainedTokenizerFast(tokenizer_object=tk, **special)
 
 
+def _common(**kwargs: Any) -> dict[str, Any]:
+    """Settings every transformers config takes through PretrainedConfig's **kwargs (which the
+    per-model signatures do not list)."""
+    return kwargs
+
+
 def build_causal(folder: Path, arch: str = "gpt2") -> Path:
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PretrainedConfig, PreTrainedModel
 
     torch.manual_seed(0)
     tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "bos_token": "<s>", "unk_token": "<unk>"})
     tok.chat_template = "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} {% endfor %}assistant :"
     n = len(tok)
+    cfg: PretrainedConfig
+    model: PreTrainedModel
     if arch == "gpt2":
         cfg = GPT2Config(
             vocab_size=n,
@@ -77,7 +86,7 @@ def build_t5(folder: Path) -> Path:
         d_ff=64,
         num_layers=2,
         num_heads=2,
-        decoder_start_token_id=tok.pad_token_id,
+        **_common(decoder_start_token_id=tok.pad_token_id),
         pad_token_id=tok.pad_token_id,
         eos_token_id=tok.eos_token_id,
     )
@@ -103,7 +112,7 @@ def build_bert_nli(folder: Path) -> Path:
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=128,
-        num_labels=3,
+        **_common(num_labels=3),
         id2label=NLI_LABELS,
         label2id={v: k for k, v in NLI_LABELS.items()},
     )
@@ -152,7 +161,7 @@ def build_t5_shape(folder: Path, *, d_model: int, d_ff: int, d_kv: int, heads: i
         d_ff=d_ff,
         num_layers=layers,
         num_heads=heads,
-        decoder_start_token_id=tok.pad_token_id,
+        **_common(decoder_start_token_id=tok.pad_token_id),
         pad_token_id=tok.pad_token_id,
         eos_token_id=tok.eos_token_id,
     )

@@ -60,6 +60,7 @@ class RdflibSource(SparqlSource):
 
     def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
         from rdflib import BNode, Literal, URIRef
+        from rdflib.query import ResultRow
 
         def term(t: object) -> Term:
             if isinstance(t, URIRef):
@@ -77,10 +78,14 @@ class RdflibSource(SparqlSource):
         with quiet_rdflib():
             res = self.graph.query(query)
         names = [str(v) for v in res.vars or []]
-        return [{n: term(row[i]) for i, n in enumerate(names) if row[i] is not None} for row in res]
+        rows = [row for row in res if isinstance(row, ResultRow)]
+        return [{n: term(row[i]) for i, n in enumerate(names) if row[i] is not None} for row in rows]
 
     def _construct(self, query: str) -> str:
-        return self.graph.query(query).graph.serialize(format="nt")
+        graph = self.graph.query(query).graph
+        if graph is None:
+            raise ValueError("not a CONSTRUCT query")
+        return graph.serialize(format="nt")
 
 
 def demo() -> RdflibSource:
@@ -130,10 +135,17 @@ class OxigraphSource(SparqlSource):
             return out
 
         res = self.store.query(query)
+        if not isinstance(res, ox.QuerySolutions):
+            raise ValueError("not a SELECT query")
         names = [v.value for v in res.variables]
         return [{n: term(sol[n]) for n in names if sol[n] is not None} for sol in res]
 
     def _construct(self, query: str) -> str:
         import pyoxigraph as ox
 
-        return self.store.query(query).serialize(format=ox.RdfFormat.N_TRIPLES).decode("utf-8")
+        res = self.store.query(query)
+        if not isinstance(res, ox.QueryTriples):
+            raise ValueError("not a CONSTRUCT query")
+        data = res.serialize(format=ox.RdfFormat.N_TRIPLES)
+        assert data is not None  # None only when given an output to write to
+        return data.decode("utf-8")

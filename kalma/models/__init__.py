@@ -63,15 +63,15 @@ def _get(registry: Registry[Any], spec: str) -> Any:
 
 
 def get_llm(spec: str) -> LLM:
-    return _get(LLMS, spec)  # type: ignore[no-any-return]
+    return _get(LLMS, spec)
 
 
 def get_entailment(spec: str) -> Entailment:
-    return _get(ENTAILMENT, spec)  # type: ignore[no-any-return]
+    return _get(ENTAILMENT, spec)
 
 
 def get_scorer(spec: str) -> LMScorer:
-    return _get(SCORERS, spec)  # type: ignore[no-any-return]
+    return _get(SCORERS, spec)
 
 
 def get_matcher(spec: str) -> Any:

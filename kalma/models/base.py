@@ -183,7 +183,7 @@ class Entailment(ABC):
 
     def probs3(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[tuple[float, float, float]]:
         """(entailment, neutral, contradiction) per pair, for three-class backends."""
-        return [tuple(x) for x in self._cached("p3", pairs, self._entail3, cache)]  # type: ignore[misc]
+        return [tuple(x) for x in self._cached("p3", pairs, self._entail3, cache)]
 
 
 class LMScorer(ABC):

@@ -115,9 +115,9 @@ def default_token_budget(model: Any) -> int:
     import torch
 
     cfg = model.config
-    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "d_model", 1024)
-    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "num_layers", 24)
-    vocab = getattr(cfg, "vocab_size", 32000)
+    hidden: int = getattr(cfg, "hidden_size", None) or getattr(cfg, "d_model", None) or 1024
+    layers: int = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "num_layers", None) or 24
+    vocab: int = getattr(cfg, "vocab_size", None) or 32000
     per_token = hidden * layers * 2 * 12 + vocab * 4  # activations (bf16, ~12 tensors a layer) + fp32 logits
     free, _ = torch.cuda.mem_get_info()
     return int(min(max(free * 0.4 / per_token, 512), 1 << 18))
