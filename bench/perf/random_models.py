@@ -32,7 +32,7 @@ def _common(**kwargs: Any) -> dict[str, Any]:
     return kwargs
 
 
-def build_causal(folder: Path, arch: str = "gpt2") -> Path:
+def build_causal(folder: Path, arch: str = "gpt2", positions: int = 128) -> Path:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PretrainedConfig, PreTrainedModel
 
@@ -45,7 +45,7 @@ def build_causal(folder: Path, arch: str = "gpt2") -> Path:
     if arch == "gpt2":
         cfg = GPT2Config(
             vocab_size=n,
-            n_positions=128,
+            n_positions=positions,
             n_embd=32,
             n_layer=2,
             n_head=2,
@@ -62,7 +62,7 @@ def build_causal(folder: Path, arch: str = "gpt2") -> Path:
             num_hidden_layers=2,
             num_attention_heads=2,
             num_key_value_heads=2,
-            max_position_embeddings=128,
+            max_position_embeddings=positions,
             bos_token_id=tok.bos_token_id,
             eos_token_id=tok.eos_token_id,
             pad_token_id=tok.pad_token_id,
@@ -100,6 +100,11 @@ NLI_LABELS = {0: "NEUTRAL", 1: "CONTRADICTION", 2: "ENTAILMENT"}
 
 
 def build_bert_nli(folder: Path) -> Path:
+    return build_bert_classifier(folder, NLI_LABELS)
+
+
+def build_bert_classifier(folder: Path, labels: dict[int, str]) -> Path:
+    """A random BERT sequence classifier with these labels (one label: a cross-encoder's score)."""
     import torch
     from transformers import BertConfig, BertForSequenceClassification
 
@@ -112,9 +117,9 @@ def build_bert_nli(folder: Path) -> Path:
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=128,
-        **_common(num_labels=3),
-        id2label=NLI_LABELS,
-        label2id={v: k for k, v in NLI_LABELS.items()},
+        **_common(num_labels=len(labels)),
+        id2label=labels,
+        label2id={v: k for k, v in labels.items()},
     )
     BertForSequenceClassification(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)

@@ -19,12 +19,16 @@ How they use the hardware (the same for every backend here):
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
+from ..errors import BackendError
 from .base import LLM, Entailment, Generation, GenParams, LMScorer, Message, TokenLogprob
+
+log = logging.getLogger(__name__)
 
 DTYPES = ("fp32", "bf16", "fp16")
 PAD_MULTIPLE = 8
@@ -171,6 +175,12 @@ class HFBackend:
     def model(self) -> tuple[Any, Any]:
         return load(self.kind, self.path, self.dtype)
 
+    def window(self) -> int | None:
+        """How many positions the model attends over; None when its config sets no limit (T5)."""
+        cfg = self.model()[1].config
+        n = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+        return int(n) if n else None
+
     def plan(self, lengths: Sequence[int]) -> list[list[int]]:
         """Batches by token budget (sorted), or `batching="items"`: fixed-size, input order."""
         if self.batching == "items":
@@ -207,6 +217,12 @@ class HFCausalLM(HFBackend, LLM):
         prompts = [render_chat(tok, m) for m in batch]
         tok.padding_side = "left"
         enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
+        limit, longest = self.window(), int(enc["attention_mask"].sum(-1).max())
+        if limit is not None and longest + params.max_tokens > limit:  # cutting a prompt would drop its instructions
+            raise BackendError(
+                f"{self.spec}: a prompt of {longest} tokens plus {params.max_tokens} to generate exceeds the model's {limit} positions; "
+                "give it less knowledge or use a longer-context model"
+            )
         if params.seed is not None:
             torch.manual_seed(params.seed)
         sample = params.temperature > 0
@@ -280,11 +296,20 @@ class HFCausalScorer(HFBackend, LMScorer):
         tok, _ = self.model()
         bos = [tok.bos_token_id] if tok.bos_token_id is not None else [tok.eos_token_id]
         out = []
+        limit = self.window()
         for context, text in items:
             ctx = tok(context, add_special_tokens=False)["input_ids"] if context else []
             sep = " " if context and text and not context.endswith((" ", "\n")) else ""
             enc = tok(sep + text, add_special_tokens=False, return_offsets_mapping=True)
             spans = [(max(0, a - len(sep)), max(0, b - len(sep))) for a, b in enc["offset_mapping"]]
+            if limit is not None and 1 + len(ctx) + len(spans) > limit:
+                # The text is scored whole; what precedes it is cut from the left to fit the window,
+                # as a sliding-window evaluation would (beyond the window the model cannot see it).
+                room = limit - 1 - len(spans)
+                if room < 0:
+                    raise BackendError(f"{self.spec}: a text of {len(spans)} tokens does not fit the model's {limit} positions")
+                log.warning("%s: context cut to its last %d of %d tokens to fit the model's %d positions", self.spec, room, len(ctx), limit)
+                ctx = ctx[len(ctx) - room :]
             out.append((bos + ctx + enc["input_ids"], 1 + len(ctx), spans))
         return out
 
