@@ -234,5 +234,7 @@ def endpoint(
 
 
 def wikidata(*, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None, max_wait: float | None = None) -> EndpointSource:
-    """`wikidata`: Wikidata's query service, with the same options as `sparql:`."""
-    return endpoint(WIKIDATA_ENDPOINT, attempts=attempts, timeout=timeout, backoff=backoff, max_wait=max_wait)
+    """`wikidata`: Wikidata's query service, with the same options as `sparql:`. A mirror
+    (QLever, a local Blazegraph) is reached by setting KALMA_WIKIDATA_ENDPOINT to its URL."""
+    url = os.environ.get("KALMA_WIKIDATA_ENDPOINT") or WIKIDATA_ENDPOINT
+    return endpoint(url, attempts=attempts, timeout=timeout, backoff=backoff, max_wait=max_wait)
