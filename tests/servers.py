@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -114,3 +115,51 @@ def hang(seconds: float) -> Handler:
             pass
 
     return handler
+
+
+# A SELECT result with one binding, as a SPARQL endpoint sends it.
+SPARQL_OK = json.dumps(
+    {
+        "head": {"vars": ["name", "item"]},
+        "results": {
+            "bindings": [{"name": {"type": "literal", "value": "X", "xml:lang": "en"}, "item": {"type": "uri", "value": "http://www.wikidata.org/entity/Q42"}}]
+        },
+    }
+).encode()
+
+
+def completion(text: str, logprobs: bool = False) -> bytes:
+    """A chat-completion response body, as an OpenAI-compatible server sends it."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    if logprobs:
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": "4",
+                    "logprob": -0.2,
+                    "bytes": None,
+                    "top_logprobs": [{"token": "4", "logprob": -0.2, "bytes": None}, {"token": "5", "logprob": -1.8, "bytes": None}],
+                }
+            ]
+        }
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [choice],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12},
+        }
+    ).encode()
+
+
+def echo_completion(h: BaseHTTPRequestHandler, body: bytes) -> None:
+    """An OpenAI-compatible chat endpoint that answers the last message in upper case: a
+    deterministic server for contract tests."""
+    payload = completion(json.loads(body)["messages"][-1]["content"].upper())
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(payload)))
+    h.end_headers()
+    h.wfile.write(payload)

@@ -74,25 +74,7 @@ def build_causal(folder: Path, arch: str = "gpt2", positions: int = 128) -> Path
 
 
 def build_t5(folder: Path) -> Path:
-    import torch
-    from transformers import T5Config, T5ForConditionalGeneration
-
-    torch.manual_seed(0)
-    tok = _tokenizer({"pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"})
-    cfg = T5Config(
-        vocab_size=len(tok),
-        d_model=32,
-        d_kv=8,
-        d_ff=64,
-        num_layers=2,
-        num_heads=2,
-        **_common(decoder_start_token_id=tok.pad_token_id),
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-    )
-    T5ForConditionalGeneration(cfg).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
+    return build_t5_shape(folder, d_model=32, d_ff=64, d_kv=8, heads=2, layers=2)
 
 
 # Entailment deliberately NOT at index 0.
@@ -151,7 +133,7 @@ def build_llama(folder: Path, *, hidden: int, layers: int, heads: int, intermedi
     return folder
 
 
-def build_t5_shape(folder: Path, *, d_model: int, d_ff: int, d_kv: int, heads: int, layers: int, vocab: int) -> Path:
+def build_t5_shape(folder: Path, *, d_model: int, d_ff: int, d_kv: int, heads: int, layers: int, vocab: int | None = None) -> Path:
     """A random T5 of the given shape (TRUE's T5-11B: d_model 1024, d_ff 65536, d_kv 128, 128
     heads, 24 layers, vocabulary 32128)."""
     import torch

@@ -19,7 +19,7 @@ from evaluation.base import EvalOptions
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +165,27 @@ def test_leaderboard_in_a_real_browser(board, tmp_path):
         timeout=120,
     )
     assert shot.exists() and shot.stat().st_size > 20000
+
+
+def test_a_bench_config_sets_metric_options_by_spec(tmp_path):
+    """Any option of any metric from the TOML file: the [NA] relevance rule off here changes
+    [NA] precision exactly where the ablation left irrelevant [NA] sentences; a misspelt option
+    is an error naming it."""
+    toml = """
+name = "opts"
+metrics = ["citation", "na:relevance=false,verbalized=true"]
+[experiments.knowledge_removal]
+llm = "template"
+k = [2]
+"""
+    (tmp_path / "b.toml").write_text(toml)
+    out = Bench(BenchConfig.load(tmp_path / "b.toml"), tmp_path / "run", progress=False).run()
+    row = out["results"][0]
+    assert set(row["metrics"]) == {"citation", "na"} and row["metrics"]["na"]["na_recall_micro"] is not None
+    eval_cfg = json.loads((tmp_path / "run" / row["eval_dir"] / "summary.json").read_text())["provenance"]["config"]
+    assert eval_cfg["metrics"] == ["citation", "na:relevance=false,verbalized=true"]
+    (tmp_path / "bad.toml").write_text(toml.replace("relevance=false", "relevanse=false"))
+    from kalma.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="relevanse"):
+        Bench(BenchConfig.load(tmp_path / "bad.toml"), tmp_path / "run2", progress=False).run()

@@ -19,7 +19,7 @@ from dataset_builder.selection import selection_scores, specificity
 from kalma.jsonl import read_jsonl
 from kalma.schema import DatasetEntry
 
-RECORDS = Path(__file__).resolve().parents[1] / "dataset_builder" / "data" / "demo_records.jsonl"
+RECORDS = Path(__file__).resolve().parents[2] / "dataset_builder" / "data" / "demo_records.jsonl"
 
 
 def test_selection_score_by_hand():

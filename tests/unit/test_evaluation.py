@@ -192,11 +192,10 @@ def test_geval_strict_parsing():
 
 def test_geval_against_a_local_judge_server(tmp_path, monkeypatch):
     """A real HTTP judge: replies '4' (with log-probs), then 'great', counted invalid."""
-    from .servers import reply, scripted_server
-    from .test_models import _completion
+    from tests.servers import completion, reply, scripted_server
 
-    replies = [reply(200, _completion("4", logprobs=True), {"Content-Type": "application/json"})] * 4 + [
-        reply(200, _completion("great"), {"Content-Type": "application/json"})
+    replies = [reply(200, completion("4", logprobs=True), {"Content-Type": "application/json"})] * 4 + [
+        reply(200, completion("great"), {"Content-Type": "application/json"})
     ] * 4
     with scripted_server(replies) as (url, log):
         s = _run(

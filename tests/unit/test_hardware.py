@@ -17,9 +17,7 @@ from bench.perf.random_models import WORDS, build_bert_nli, build_causal, build_
 from kalma.cache import Cache
 from kalma.models import GenParams
 from kalma.models.hf import PAD_MULTIPLE, HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment, split_dtype, token_batches
-
-from .servers import scripted_server
-from .test_models import _completion
+from tests.servers import completion, scripted_server
 
 # Lengths from 1 to 40 words, so a small budget makes several batches of mixed widths.
 TEXTS = [" ".join(WORDS[(i * 7) % 40 : (i * 7) % 40 + 1 + (i * 13) % 40]) for i in range(12)]
@@ -108,7 +106,7 @@ def test_compatible_server_sees_many_requests_in_flight_and_answers_keep_their_o
         text = json.loads(body)["messages"][0]["content"].upper()
         with lock:
             state["now"] -= 1
-        payload = _completion(text)
+        payload = completion(text)
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(payload)))
@@ -144,7 +142,7 @@ def test_the_baseline_against_an_openai_compatible_server(tmp_path, monkeypatch)
 
     def answer(h, body):
         question = json.loads(body)["messages"][-1]["content"].rsplit("Question:", 1)[-1]
-        payload = _completion(f"An answer to {question.split('?')[0].strip()}? [NA]")
+        payload = completion(f"An answer to {question.split('?')[0].strip()}? [NA]")
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(payload)))

@@ -17,8 +17,7 @@ from bench.perf.random_models import NLI_LABELS, build_bert_nli, build_causal, b
 from kalma.cache import Cache, get_cache
 from kalma.models import GenParams, get_entailment, get_llm, get_scorer
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
-
-from .servers import reply, scripted_server
+from tests.servers import completion, reply, scripted_server
 
 PAIRS = [
     ("artemisia was born in rome .", "place of birth : rome"),
@@ -113,38 +112,13 @@ def test_lexical_entailment_rules():
 # ---------------------------------------------------------------- OpenAI-compatible server
 
 
-def _completion(text: str, logprobs: bool = False) -> bytes:
-    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-    if logprobs:
-        choice["logprobs"] = {
-            "content": [
-                {
-                    "token": "4",
-                    "logprob": -0.2,
-                    "bytes": None,
-                    "top_logprobs": [{"token": "4", "logprob": -0.2, "bytes": None}, {"token": "5", "logprob": -1.8, "bytes": None}],
-                }
-            ]
-        }
-    return json.dumps(
-        {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [choice],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12},
-        }
-    ).encode()
-
-
 def test_openai_compatible_against_local_server(monkeypatch, tmp_path):
     monkeypatch.setenv("KALMA_COMPAT_API_KEY", "sk-test-secret-123")
     monkeypatch.setenv("KALMA_PRICES", json.dumps({"tiny": [1.0, 2.0]}))
     script = [
         reply(429, b'{"error": "slow"}', {"Retry-After": "0", "Content-Type": "application/json"}),
         reply(500, b'{"error": "boom"}', {"Content-Type": "application/json"}),
-        reply(200, _completion("4", logprobs=True), {"Content-Type": "application/json"}),
+        reply(200, completion("4", logprobs=True), {"Content-Type": "application/json"}),
     ]
     cache = Cache(tmp_path / "c.sqlite")
     with scripted_server(script) as (url, log):
@@ -227,3 +201,23 @@ def test_smollm2_chats_and_scores():
     shuffled = " ".join(random.Random(0).sample(words, len(words)))
     ppl_fluent, ppl_shuffled = sc.perplexity([fluent, shuffled])
     assert ppl_fluent < ppl_shuffled / 5
+
+
+def test_hf_inputs_longer_than_the_window(tmp_path):
+    """A 128-position model: the scorer cuts a long context from the left and scores the text
+    whole (as a sliding window would); a prompt that cannot fit is an error naming the sizes,
+    not torch's IndexError."""
+    from kalma.errors import BackendError
+
+    path = str(build_causal(tmp_path / "short"))  # 128 positions, one token per word
+    sc = HFCausalScorer(path)
+    text = "she was born in rome ."
+    long_ctx = " ".join(["painter"] * 300)
+    got = sc.token_logprobs([text], [long_ctx], cache=Cache(None))[0]
+    fitted = sc.token_logprobs([text], [" ".join(["painter"] * (128 - 1 - 6))], cache=Cache(None))[0]
+    assert got == pytest.approx(fitted, abs=1e-5) and len(got) == 6
+    with pytest.raises(BackendError, match=r"a text of 200 tokens does not fit the model's 128 positions"):
+        sc.token_logprobs([" ".join(["rome"] * 200)], cache=Cache(None))
+    llm = HFCausalLM(path)
+    with pytest.raises(BackendError, match=r"a prompt of \d+ tokens plus 8 to generate exceeds the model's 128 positions"):
+        llm.chat_many([[{"role": "user", "content": long_ctx}]], GenParams(max_tokens=8), cache=Cache(None))

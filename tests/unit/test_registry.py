@@ -79,7 +79,7 @@ class Length(Metric):
 
     def aggregate(self, rows):
         vals = [r.values["length"] for r in rows]
-        return {"length_mean": sum(vals) / len(vals)}, {}
+        return {"length_mean": sum(vals) / len(vals) if vals else None}, {}
 '''
 
 

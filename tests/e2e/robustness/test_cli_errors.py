@@ -13,8 +13,7 @@ from kalma.cli import main
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 from kalma.schema import Answer
-
-from ..servers import free_port
+from tests.servers import free_port
 
 
 @pytest.fixture(scope="module")

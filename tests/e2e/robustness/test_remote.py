@@ -15,10 +15,7 @@ from kalma.cache import Cache
 from kalma.kg.base import SparqlSource
 from kalma.kg.remote import EndpointError, EndpointSource, RetryPolicy
 from kalma.models.base import GenParams
-
-from ..servers import free_port, reply, scripted_server
-from ..test_kg import SPARQL_OK
-from ..test_models import _completion
+from tests.servers import SPARQL_OK, completion, free_port, reply, scripted_server
 
 FAST = RetryPolicy(attempts=3, timeout=2, backoff=0.01)
 JSON_TYPE = {"Content-Type": "application/sparql-results+json"}
@@ -177,7 +174,7 @@ def test_openai_key_never_goes_to_a_compatible_server(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret-999")
     monkeypatch.setenv("OPENAI_ORG_ID", "org-secret")
     monkeypatch.delenv("KALMA_COMPAT_API_KEY", raising=False)
-    with scripted_server([reply(200, _completion("ok"), {"Content-Type": "application/json"})]) as (url, log):
+    with scripted_server([reply(200, completion("ok"), {"Content-Type": "application/json"})]) as (url, log):
         OpenAIChat("m", base_url=f"{url}/v1").chat_many([[{"role": "user", "content": "hi"}]], cache=Cache(None))
         headers = json.dumps(log[-1]["headers"])
         assert _auth(log[-1]) is None and "sk-openai-secret-999" not in headers and "org-secret" not in headers
@@ -216,7 +213,7 @@ def test_a_failed_batch_keeps_the_answers_that_arrived(tmp_path, monkeypatch):
     from kalma.models.openai_backend import OpenAIChat
 
     monkeypatch.delenv("KALMA_COMPAT_API_KEY", raising=False)
-    ok = reply(200, _completion("fine"), {"Content-Type": "application/json"})
+    ok = reply(200, completion("fine"), {"Content-Type": "application/json"})
 
     def by_content(h, body):
         refused = json.loads(body)["messages"][0]["content"] == "chat 2"
