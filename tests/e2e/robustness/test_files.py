@@ -106,6 +106,24 @@ def test_evaluate_refuses_to_resume_over_changed_answers(tmp_path, entries):
     assert again.metrics == fresh.metrics
 
 
+def test_an_output_of_an_older_format_is_not_resumed(tmp_path, entries):
+    """Scores of format version 2 (one flat dict for every metric) must not get version 3 rows
+    appended: the run stops naming both versions, and --overwrite starts it over."""
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers")
+    evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
+    scores = tmp_path / "out" / "scores.jsonl"
+    lines = scores.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["kalma"]["format_version"] = 2
+    scores.write_text("\n".join([json.dumps(header), '{"answer_id": "x", "entry_id": "x", "values": {"recall": 0.5}}']) + "\n")
+    with pytest.raises(ResumeMismatch, match="written in format version 2 and this kalma writes 3"):
+        evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
+    assert scores.read_text().count("\n") == 2  # untouched
+    s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False, overwrite=True)
+    assert s.counts["answers"] == len(entries)
+
+
 def test_answer_refuses_to_resume_with_another_llm(tmp_path, entries):
     from baselines.pipeline import BaselineConfig, answer_dataset
 
