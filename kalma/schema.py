@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 FORMAT_VERSION = 3  # 2: EntityGraph.property_aliases; 3: scores and summaries per metric
-# (a version 1 or 2 dataset, answers or KG file still reads; scores of version 2 are re-evaluated)
+# (version 1 and 2 datasets, answers and KGs still read; no output of another version is resumed)
 
 Setting = Literal["general", "specific"]  # which of an entry's two questions is asked
 
