@@ -30,10 +30,11 @@ from __future__ import annotations
 import json
 import statistics
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from baselines.pipeline import BaselineConfig, answer_dataset
 from evaluation.base import DEFAULT_METRICS, EvalOptions, check_outputs, f1
@@ -42,6 +43,7 @@ from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.kg import open_source
 from kalma.provenance import provenance
+from kalma.registry import spec_of
 from kalma.schema import DatasetEntry, Setting, metric_value
 
 from .ablations import Condition, remove_knowledge, retrieval_accuracy
@@ -59,6 +61,8 @@ HEADLINE = [
 
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
+# A component as a spec string or as a TOML table, `{name = "conner", agg = "mean"}`: kept as the spec.
+Spec = Annotated[str, BeforeValidator(lambda v: spec_of(v) if isinstance(v, dict) else v)]
 
 
 class ExperimentConfig(BaseModel):
@@ -66,9 +70,9 @@ class ExperimentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    llm: str | None = None
-    llms: list[str] | None = Field(default=None, min_length=1)
-    metrics: list[str] | None = Field(default=None, min_length=1)
+    llm: Spec | None = None
+    llms: list[Spec] | None = Field(default=None, min_length=1)
+    metrics: list[Spec] | None = Field(default=None, min_length=1)
     k: list[Annotated[int, Field(ge=0)]] = Field(default=[0, 1, 2, 3], min_length=1)
     accuracies: list[Annotated[float, Field(gt=0.0, le=1.0)]] = Field(default=[1.0, 0.8, 0.6, 0.4, 0.2], min_length=1)
 
@@ -80,15 +84,15 @@ class BenchConfig(BaseModel):
 
     name: str = "bench"
     dataset: str = "demo"
-    kg: str = "demo"
-    llms: list[str] = Field(default=["template"], min_length=1)
+    kg: Spec = "demo"
+    llms: list[Spec] = Field(default=["template"], min_length=1)
     seeds: list[int] = Field(default=[0], min_length=1)
     temperature: Annotated[Finite, Field(ge=0.0)] = 0.0
     setting: Setting = "specific"
-    nli: str = "lexical"
-    judge: str = ""
-    lm: str = ""
-    metrics: list[str] = Field(default=list(DEFAULT_METRICS), min_length=1)
+    nli: Spec = "lexical"
+    judge: Spec = ""
+    lm: Spec = ""
+    metrics: list[Spec] = Field(default=list(DEFAULT_METRICS), min_length=1)
     max_tokens: Annotated[int, Field(gt=0)] = 160
     experiments: dict[Literal["main", "knowledge_removal", "retrieval", "settings"], ExperimentConfig] = Field(min_length=1)
 
@@ -99,7 +103,7 @@ class BenchConfig(BaseModel):
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from None
         try:
-            return cls.model_validate(data)
+            cfg = cls.model_validate(data)
         except ValidationError as exc:
             errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")  # a misspelt key first
             first = errors[0]
@@ -109,7 +113,29 @@ class BenchConfig(BaseModel):
                 raise ConfigError(f"{path}: no [experiments.*] table: nothing to run (main, knowledge_removal, retrieval, settings){more}") from None
             if first["type"] == "extra_forbidden":
                 raise ConfigError(f"{path}: unknown key '{key}'{more}") from None
-            raise ConfigError(f"{path}: key '{key}': {first['msg']}{more}") from None
+            raise ConfigError(f"{path}: key '{key}': {first['msg'].removeprefix('Value error, ')}{more}") from None
+        for key, check, spec in cfg.components():
+            try:
+                check(spec)
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: key '{key}': {exc}") from None
+        return cfg
+
+    def components(self) -> list[tuple[str, Callable[[str], None], str]]:
+        """(key, checker, spec) of every component the file names, to check before any work."""
+        from evaluation.base import METRICS
+        from kalma.kg import check_source
+        from kalma.models import ENTAILMENT, LLMS, SCORERS
+
+        out: list[tuple[str, Callable[[str], None], str]] = [("kg", check_source, self.kg), ("nli", ENTAILMENT.check, self.nli)]
+        out += [(k, LLMS.check if k == "judge" else SCORERS.check, s) for k, s in (("judge", self.judge), ("lm", self.lm)) if s]
+        out += [(f"llms.{i}", LLMS.check, s) for i, s in enumerate(self.llms)]
+        out += [(f"metrics.{i}", METRICS.check, s) for i, s in enumerate(self.metrics)]
+        for name, ex in self.experiments.items():
+            out += [(f"experiments.{name}.llm", LLMS.check, ex.llm)] if ex.llm else []
+            out += [(f"experiments.{name}.llms.{i}", LLMS.check, s) for i, s in enumerate(ex.llms or [])]
+            out += [(f"experiments.{name}.metrics.{i}", METRICS.check, s) for i, s in enumerate(ex.metrics or [])]
+        return out
 
     def experiment(self, name: str) -> ExperimentConfig:
         return self.experiments.get(name) or ExperimentConfig()  # type: ignore[call-overload]

@@ -8,7 +8,9 @@ only when used, so listing or parsing never imports a heavy library. Other packa
 components through entry points (groups `kalma.llms`, `kalma.entailment`, `kalma.scorers`,
 `kalma.matchers`, `kalma.kg`, `kalma.metrics`), with no change to kalma. Options are checked
 against the factory's own typed keyword parameters, so a misspelt or ill-typed option is an
-error naming it.
+error naming it. In a TOML file a component may also be a table, `{name = "conner", agg =
+"mean", l = 3}` (`argument = "…"` for the argument), which `spec_of` writes as the one spec
+string every output records.
 
 >>> r = Registry("widget", "kalma.widgets")
 >>> r.add("fraction", "fractions:Fraction", argument="required")
@@ -94,6 +96,18 @@ class Registry(Generic[T]):
 
     def build(self, spec: str, **context: Any) -> T:
         """The component `spec` names; `context` goes to the factory as keywords (e.g. a run's settings)."""
+        make, argument, kwargs = self._resolve(spec)
+        kwargs |= context
+        return make(argument, **kwargs) if argument is not None else make(**kwargs)
+
+    def check(self, spec: str) -> None:
+        """Raise the ConfigError that `build` would for an unknown name, a missing or unwanted
+        argument or a bad option, without building anything (a config is checked on loading,
+        not an hour into a run)."""
+        self._resolve(spec)
+
+    def _resolve(self, spec: str) -> tuple[Callable[..., T], str | None, dict[str, Any]]:
+        """(factory, its positional argument or None, its typed keyword options)."""
         name = spec.partition(":")[0].partition(",")[0]
         entry = self.entry(name)
         name, argument, options = parse_spec(spec, entry.raw)
@@ -106,8 +120,39 @@ class Registry(Generic[T]):
             raise ConfigError(f"{self.kind} {name!r} takes no argument (got {spec!r})")
         make = self.factory(name)
         takes_argument = entry.argument == "required" or (entry.argument == "optional" and bool(argument))
-        kwargs = {**typed_options(make, options, f"{self.kind} {spec!r}", positional=takes_argument), **context}
-        return make(argument, **kwargs) if takes_argument else make(**kwargs)
+        kwargs = typed_options(make, options, f"{self.kind} {spec!r}", positional=takes_argument)
+        return make, (argument if takes_argument else None), kwargs
+
+
+def spec_of(component: str | dict[str, Any]) -> str:
+    """The spec string of a component given as a spec or as a TOML table.
+
+    >>> spec_of({"name": "conner", "agg": "mean", "l": 3})
+    'conner,agg=mean,l=3'
+    >>> spec_of({"name": "openai-compatible", "argument": "http://h:8000/v1:m", "concurrency": 64})
+    'openai-compatible:http://h:8000/v1:m,concurrency=64'
+    """
+    if isinstance(component, str):
+        return component
+    table = dict(component)
+    name = table.pop("name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError('a component table needs name = "…"')
+    argument = table.pop("argument", "")
+    if not isinstance(argument, str):
+        raise ConfigError("'argument' must be a string")
+    parts = [f"{name}:{argument}" if argument else name]
+    for key, value in table.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, (int, float, str)):
+            text = str(value)
+        else:
+            raise ConfigError(f"option {key!r} must be a string, number or boolean")
+        if "," in text or "=" in text:
+            raise ConfigError(f"option {key!r} cannot hold ',' or '=' ({text!r})")
+        parts.append(f"{key}={text}")
+    return ",".join(parts)
 
 
 def typed_options(make: Callable[..., Any], options: dict[str, str], where: str, positional: bool = True) -> dict[str, Any]:

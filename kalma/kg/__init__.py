@@ -38,13 +38,22 @@ SOURCES.add("demo", "kalma.kg.local:demo", argument="none")
 _SNAPSHOT_SUFFIXES = {".ttl", ".nt", ".turtle", ".ntriples"}
 
 
-def open_source(spec: str) -> SparqlSource:
-    """Open a knowledge source from its spec string (see the module docstring); a bare
-    `.ttl`/`.nt` path is an rdflib snapshot."""
+def _full_spec(spec: str) -> str:
+    """A bare `.ttl`/`.nt` path is an rdflib snapshot."""
     name = spec.partition(":")[0].partition(",")[0]
     if name not in SOURCES.names() and Path(spec).suffix.lower() in _SNAPSHOT_SUFFIXES and (":" not in spec or Path(spec).exists()):
-        return SOURCES.build(f"rdflib:{spec}")
-    return SOURCES.build(spec)
+        return f"rdflib:{spec}"
+    return spec
 
 
-__all__ = ["KnowledgeSource", "SparqlSource", "open_source", "SOURCES", "demo_snapshot_path"]
+def open_source(spec: str) -> SparqlSource:
+    """Open a knowledge source from its spec string (see the module docstring)."""
+    return SOURCES.build(_full_spec(spec))
+
+
+def check_source(spec: str) -> None:
+    """The ConfigError `open_source` would raise for the spec itself, without opening anything."""
+    SOURCES.check(_full_spec(spec))
+
+
+__all__ = ["KnowledgeSource", "SparqlSource", "open_source", "check_source", "SOURCES", "demo_snapshot_path"]

@@ -41,6 +41,9 @@ def files(tmp_path_factory):
         "nollms": "llms = []\n[experiments.main]\n",
         "nan": "temperature = nan\n[experiments.main]\n",
         "broken": "name = \n",
+        "option": '[experiments.main]\nmetrics = ["citation", {name = "conner", agg = "median"}]\n',
+        "nameless": 'nli = {argument = "x"}\n[experiments.main]\n',
+        "llm": '[experiments.knowledge_removal]\nllm = "smolm2"\n',
     }
     for name, text in tomls.items():
         (d / f"{name}.toml").write_text(text)
@@ -110,6 +113,9 @@ CASES = {
     "toml: llms = []": (["bench", "run", "{d}/nollms.toml", "-o", "{out}/r"], "key 'llms'"),
     "toml: nan": (["bench", "run", "{d}/nan.toml", "-o", "{out}/r"], "key 'temperature'"),
     "toml: broken": (["bench", "run", "{d}/broken.toml", "-o", "{out}/r"], "not valid TOML"),
+    "toml: metric option": (["bench", "run", "{d}/option.toml", "-o", "{out}/r"], "key 'experiments.main.metrics.1': metric 'conner,agg=median': option 'agg'"),
+    "toml: table without name": (["bench", "run", "{d}/nameless.toml", "-o", "{out}/r"], "key 'nli': a component table needs name"),
+    "toml: unknown llm": (["bench", "run", "{d}/llm.toml", "-o", "{out}/r"], "key 'experiments.knowledge_removal.llm': unknown LLM backend 'smolm2'"),
     "torn header": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/torn.jsonl", "-o", "{out}/e"], "the header line is damaged"),
     "repeated header": (["check", "{d}/twice.jsonl", "--kind", "answers", "--lenient"], "a second header line"),
 }
