@@ -289,6 +289,7 @@ class HFCausalScorer(HFBackend, LMScorer):
     ):
         super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size)
         self.logits = logits
+        self._cut_warned = False
         self._planned: dict[tuple[str, str], tuple[list[int], int, list[tuple[int, int]]]] = {}
 
     def _encode(self, items: Sequence[tuple[str, str]]) -> list[tuple[list[int], int, list[tuple[int, int]]]]:
@@ -308,7 +309,15 @@ class HFCausalScorer(HFBackend, LMScorer):
                 room = limit - 1 - len(spans)
                 if room < 0:
                     raise BackendError(f"{self.spec}: a text of {len(spans)} tokens does not fit the model's {limit} positions")
-                log.warning("%s: context cut to its last %d of %d tokens to fit the model's %d positions", self.spec, room, len(ctx), limit)
+                if not self._cut_warned:  # once per backend: a run may cut thousands
+                    log.warning(
+                        "%s: contexts longer than the model's %d positions are cut from the left (first: %d of %d tokens kept)",
+                        self.spec,
+                        limit,
+                        room,
+                        len(ctx),
+                    )
+                    self._cut_warned = True
                 ctx = ctx[len(ctx) - room :]
             out.append((bos + ctx + enc["input_ids"], 1 + len(ctx), spans))
         return out
