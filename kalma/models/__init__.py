@@ -1,4 +1,4 @@
-"""Model backends behind three interfaces (LLM, Entailment, LMScorer), chosen by spec string.
+"""Model backends behind four interfaces (LLM, Entailment, LMScorer, Matcher), chosen by spec string.
 
 | spec | LLM | entailment | LM scorer |
 |---|---|---|---|
@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import Registry
-from .base import LLM, Entailment, Generation, GenParams, LMScorer
+from .base import LLM, Entailment, Generation, GenParams, LMScorer, Matcher
 
 LLMS: Registry[LLM] = Registry("LLM backend", "kalma.llms")
 LLMS.add("openai", "kalma.models.openai_backend:OpenAIChat")
@@ -46,7 +46,7 @@ SCORERS: Registry[LMScorer] = Registry("LM scorer", "kalma.scorers")
 SCORERS.add("hf", "kalma.models.hf:HFCausalScorer")
 SCORERS.add("smollm2", "kalma.models.smollm2:scorer", argument="none")
 
-MATCHERS: Registry[object] = Registry("text scorer", "kalma.matchers")
+MATCHERS: Registry[Matcher] = Registry("text scorer", "kalma.matchers")
 MATCHERS.add("cross-encoder", "kalma.models.matcher:CrossEncoderMatcher")
 MATCHERS.add("minilm", "kalma.models.matcher:MiniLMMatcher", argument="none")
 MATCHERS.add("hf-cls", "kalma.models.matcher:ClassifierScorer")
@@ -74,7 +74,7 @@ def get_scorer(spec: str) -> LMScorer:
     return _get(SCORERS, spec)
 
 
-def get_matcher(spec: str) -> Any:
+def get_matcher(spec: str) -> Matcher:
     """A query-text relevance matcher: `cross-encoder:<id>`, `hf-cls:<id>` or the `minilm` fallback."""
     return _get(MATCHERS, spec)
 
@@ -84,6 +84,7 @@ __all__ = [
     "LLM",
     "Entailment",
     "LMScorer",
+    "Matcher",
     "GenParams",
     "Generation",
     "get_llm",

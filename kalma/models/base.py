@@ -186,6 +186,21 @@ class Entailment(ABC):
         return [tuple(x) for x in self._cached("p3", pairs, self._entail3, cache)]
 
 
+class Matcher(ABC):
+    """A score in [0, 1] for (query, text) pairs: relevance, or a text's own quality (the query empty)."""
+
+    spec: str = ""
+    note: str = ""  # a caveat reports must carry, e.g. "embedding fallback"
+    batch_size: int = 32
+
+    @abstractmethod
+    def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+    def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        keys = [make_key("match", type(self).__name__, self.spec, {}, list(p)) for p in pairs]
+        return [float(x) for x in cached_batches("match", keys, list(pairs), self._match, self.batch_size)]
+
+
 class LMScorer(ABC):
     """Token log-probabilities of texts given optional contexts."""
 

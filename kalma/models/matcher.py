@@ -9,23 +9,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..cache import make_key
-from .base import cached_batches
+from .base import Matcher
 from .hf import load, model_ref, resolve_dtype, split_dtype
-
-
-class Matcher:
-    spec = ""
-    note = ""
-    batch_size = 32
-
-    def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        raise TypeError("abstract")
-
-    def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """Relevance in [0, 1] of each (query, text) pair."""
-        keys = [make_key("match", type(self).__name__, self.spec, {}, list(p)) for p in pairs]
-        return [float(x) for x in cached_batches("match", keys, list(pairs), self._match, self.batch_size)]
 
 
 class CrossEncoderMatcher(Matcher):
