@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from evaluation.base import DEFAULT_METRICS
+from evaluation.cli import metric_names, scoring_options
 
 
 @click.group("bench")
@@ -34,24 +32,23 @@ def run(config: str, output: str, overwrite: bool) -> None:
 @click.argument("submission", type=click.Path(exists=True, dir_okay=False))
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--leaderboard", "board", required=True, type=click.Path(file_okay=False))
-@click.option("--nli", default="lexical", show_default=True)
-@click.option("--judge", default=None)
-@click.option("--metrics", default=",".join(DEFAULT_METRICS), show_default=True)
-def submit_cmd(submission: str, dataset: str, board: str, nli: str, judge: str | None, metrics: str) -> None:
+@scoring_options
+def submit_cmd(submission: str, dataset: str, board: str, nli: str, judge: str | None, lm: str | None, metrics: str, metric_specs: tuple[str, ...]) -> None:
     """Validate a submission (every problem, with its line), score it, and file it on the leaderboard."""
     from evaluation.base import EvalOptions
+    from evaluation.runner import markdown_table
+    from kalma.schema import Summary
 
     from .submissions import SubmissionError, submit
 
     try:
-        rec = submit(submission, dataset, board, EvalOptions(nli=nli, judge=judge), [m for m in metrics.split(",") if m])
+        rec = submit(submission, dataset, board, EvalOptions(nli=nli, judge=judge, lm=lm), metric_names(metrics, metric_specs))
     except SubmissionError as exc:
         for p in exc.problems:
             click.echo(p, err=True)
         raise click.ClickException(f"{submission}: {len(exc.problems)} problem(s), listed above; nothing was filed") from None
-    click.echo(
-        json.dumps({"name": rec["submission"]["name"], "malformed_citations": rec["malformed_citations"], "metrics": rec["summary"]["metrics"]}, indent=2)
-    )
+    click.echo(markdown_table(Summary.model_validate(rec["summary"])))
+    click.echo(f"filed {rec['submission']['name']!r} in {board}/submissions ({rec['malformed_citations']} malformed citations)")
 
 
 @click.command("leaderboard")

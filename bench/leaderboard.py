@@ -60,6 +60,8 @@ def _filed(rec: dict[str, Any]) -> str:
 def collect(board: Path) -> list[dict[str, Any]]:
     rows = []
     for f in sorted(board.glob("submissions/*/submission.json")):
+        if f.parent.name.startswith("."):  # a submission still being scored, or one cut short
+            continue
         rec = json.loads(f.read_text())
         s, meta = rec["summary"], rec["submission"]
         model = str(meta.get("model", ""))

@@ -78,28 +78,40 @@ def submit(path: str | Path, dataset: str | Path, board: str | Path, options: Ev
     """Validate, score and file a submission under `board/submissions/<name>/`.
 
     A submission under a name already on the board replaces that entry entirely (answers,
-    scores, record); the new record says when the entry it replaced was filed."""
+    scores, record); the new record says when the entry it replaced was filed. It is scored in a
+    hidden staging folder and swapped in only once complete, so a submission that fails to score
+    (a bad metric option, a model that will not load, a kill) leaves the filed entry as it was."""
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
     checked = validate(path, entries)
     if checked.problems:
         raise SubmissionError(path, checked.problems)
     target = Path(board) / "submissions" / str(checked.meta["name"])
+    staging, replaced = (target.with_name(f".{target.name}.{suffix}") for suffix in ("staging", "replaced"))
     target.parent.mkdir(parents=True, exist_ok=True)
     with OutputLock(target):
+        if replaced.exists() and not target.exists():  # killed mid-swap last time: the old entry is still whole
+            replaced.rename(target)
         previous = json.loads((target / "submission.json").read_text()) if (target / "submission.json").exists() else None
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir()
-        shutil.copyfile(path, target / "answers.jsonl")
-        summary = evaluate(dataset, target / "answers.jsonl", target / "eval", metrics=metrics, options=options, progress=False)
+        for stale in (staging, replaced):
+            if stale.exists():
+                shutil.rmtree(stale)
+        staging.mkdir()
+        shutil.copyfile(path, staging / "answers.jsonl")
+        # scored from the file as submitted, so the provenance names it rather than the staging copy
+        summary = evaluate(dataset, path, staging / "eval", metrics=metrics, options=options, progress=False)
         record = {
             "submission": checked.meta,
             "filed": datetime.now(UTC).isoformat(timespec="seconds"),
-            "answers_sha256": file_digest(target / "answers.jsonl"),
+            "answers_sha256": file_digest(staging / "answers.jsonl"),
             "replaces": {"filed": previous.get("filed"), "answers_sha256": previous.get("answers_sha256")} if previous else None,
             "malformed_citations": summary.counts.get("malformed", 0),
             "dataset": str(dataset),
             "summary": summary.model_dump(),
         }
-        (target / "submission.json").write_text(json.dumps(record, indent=2, default=str))
+        (staging / "submission.json").write_text(json.dumps(record, indent=2, default=str))
+        if target.exists():
+            target.rename(replaced)
+        staging.rename(target)
+        if replaced.exists():
+            shutil.rmtree(replaced)
     return record

@@ -2,32 +2,59 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import click
 
 from .base import DEFAULT_METRICS
+
+F = TypeVar("F", bound=Callable[..., object])
+
+# `kalma evaluate` and `kalma bench submit` score the same way, so they take the same options.
+_SCORING_OPTIONS = (
+    click.option("--nli", default="lexical", show_default=True, help="Entailment backend: hf-seq2seq:ID, hf-nli:ID, llm:SPEC, lexical."),
+    click.option("--judge", default=None, help="LLM for G-Eval text quality, e.g. openai:gpt-4o-mini or smollm2."),
+    click.option("--lm", default=None, help="LM scorer for the metrics that need one (hf:ID, smollm2)."),
+    click.option(
+        "--metrics",
+        default=",".join(DEFAULT_METRICS),
+        show_default=True,
+        help="Comma-separated metric names: citation, alignment, na, geval, kprec, consens, conner, conner-extrinsic.",
+    ),
+    click.option(
+        "--metric",
+        "metric_specs",
+        multiple=True,
+        metavar="NAME[:OPTIONS]",
+        help="A metric with options, repeatable; replaces --metrics. E.g. conner:agg=mean,l=3  na:relevance=false  "
+        "alignment:verbalized=true,substring_shortcut=true  geval:samples=5  conner-extrinsic:u=5.",
+    ),
+)
+
+
+def scoring_options(f: F) -> F:
+    """--nli, --judge, --lm, --metrics and the repeatable --metric NAME[:OPTIONS]."""
+    for option in reversed(_SCORING_OPTIONS):
+        f = option(f)
+    return f
+
+
+def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
+    """The metric specs to run: every --metric given, else the names in --metrics (which cannot carry options,
+    since options are themselves comma-separated)."""
+    if metric_specs:
+        return list(metric_specs)
+    if ":" in metrics:
+        raise click.BadParameter("takes names only; give a metric with options as --metric NAME:OPTIONS", param_hint="--metrics")
+    return [m.strip() for m in metrics.split(",") if m.strip()]
 
 
 @click.command("evaluate")
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False), help="dataset.jsonl")
 @click.option("--answers", required=True, type=click.Path(exists=True, dir_okay=False), help="answers.jsonl")
 @click.option("--kg", "kg_source", default=None, help="Judge answers that carry no KG against this source's subgraphs of the entry's people.")
-@click.option("--nli", default="lexical", show_default=True, help="Entailment backend: hf-seq2seq:ID, hf-nli:ID, llm:SPEC, lexical.")
-@click.option("--judge", default=None, help="LLM for G-Eval text quality, e.g. openai:gpt-4o-mini or smollm2.")
-@click.option("--lm", default=None, help="LM scorer for the metrics that need one (hf:ID, smollm2).")
-@click.option(
-    "--metrics",
-    default=",".join(DEFAULT_METRICS),
-    show_default=True,
-    help="Comma-separated metric names: citation, alignment, na, geval, kprec, consens, conner, conner-extrinsic.",
-)
-@click.option(
-    "--metric",
-    "metric_specs",
-    multiple=True,
-    metavar="NAME[:OPTIONS]",
-    help="A metric with options, repeatable; replaces --metrics. E.g. conner:agg=mean,l=3  na:relevance=false  "
-    "alignment:verbalized=true,substring_shortcut=true  geval:samples=5  conner-extrinsic:u=5.",
-)
+@scoring_options
 @click.option(
     "--compat", type=click.Choice(["default", "original"]), default="default", show_default=True, help="`original` reproduces the authors' code formulas."
 )
@@ -56,8 +83,7 @@ def evaluate(
     from .runner import markdown_table
 
     opts = EvalOptions(compat=compat, nli=nli, judge=judge, lm=lm, seed=seed)
-    names = list(metric_specs) or [m.strip() for m in metrics.split(",") if m.strip()]
-    summary = run(dataset, answers, output, metrics=names, options=opts, kg_source=kg_source, overwrite=overwrite)
+    summary = run(dataset, answers, output, metrics=metric_names(metrics, metric_specs), options=opts, kg_source=kg_source, overwrite=overwrite)
     click.echo(markdown_table(summary))
     click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md")
     problems = {k[len("problems_") :]: v for k, v in summary.counts.items() if k.startswith("problems_")}

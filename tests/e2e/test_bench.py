@@ -12,12 +12,15 @@ from click.testing import CliRunner
 
 from bench.ablations import remove_knowledge, retrieval_accuracy
 from bench.experiments import Bench, BenchConfig
-from bench.leaderboard import render
+from bench.leaderboard import collect, render
 from bench.submissions import SubmissionError, as_submission, submit, validate
 from dataset_builder.demo import demo_entries
 from evaluation.base import EvalOptions
+from kalma.cli import main
+from kalma.errors import BackendError
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
+from kalma.schema import Answer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,3 +192,34 @@ k = [2]
 
     with pytest.raises(ConfigError, match="relevanse"):
         Bench(BenchConfig.load(tmp_path / "bad.toml"), tmp_path / "run2", progress=False).run()
+
+
+def test_a_resubmission_that_fails_to_score_leaves_the_filed_entry_whole(entries, tmp_path):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    meta = {"name": "keep-me", "model": "m", "seed": 0, "settings": {}}
+    write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text="Born in Rome [NA].", model="m") for e in entries], "answers", header={"submission": meta})
+    first = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation", "na"])
+    filed = tmp_path / "board" / "submissions" / "keep-me"
+    before = {p.relative_to(filed): p.read_bytes() for p in filed.rglob("*") if p.is_file()}
+    with pytest.raises(BackendError, match="cannot load the model"):  # the entailment model fails only once scoring starts
+        submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(nli=f"hf-nli:{tmp_path}/no-model"), ["alignment"])
+    assert {p.relative_to(filed): p.read_bytes() for p in filed.rglob("*") if p.is_file()} == before
+    assert [r["name"] for r in collect(tmp_path / "board") if not r.get("reference")] == ["keep-me"]  # the staging folder is not on the board
+    filed.rename(filed.with_name(".keep-me.replaced"))  # as if killed between the two renames of a swap
+    again = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
+    assert again["replaces"] == {"filed": first["filed"], "answers_sha256": first["answers_sha256"]}
+    assert sorted(p.name for p in (tmp_path / "board" / "submissions").iterdir() if p.is_dir()) == ["keep-me"]  # no staging left
+    assert list(again["summary"]["metrics"]) == ["citation"]
+
+
+def test_bench_submit_cli_takes_metric_options_and_names_the_models(entries, tmp_path):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    meta = {"name": "cli", "model": "m", "seed": 0, "settings": {}}
+    write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text="Born in Rome [NA].", model="m") for e in entries], "answers", header={"submission": meta})
+    args = ["bench", "submit", str(tmp_path / "s.jsonl"), "--dataset", str(tmp_path / "d.jsonl"), "--leaderboard", str(tmp_path / "b")]
+    res = CliRunner().invoke(main, [*args, "--metric", "citation", "--metric", "na:relevance=false"])
+    assert res.exit_code == 0, res.output
+    assert "| na.na_recall_micro |" in res.output and "| citation.f1_micro |" in res.output
+    assert "- na: lexical (rule-based approximation" in res.output  # every number printed with the model behind it
+    rec = json.loads((tmp_path / "b" / "submissions" / "cli" / "submission.json").read_text())
+    assert rec["summary"]["provenance"]["config"]["metrics"] == ["citation", "na:relevance=false"]

@@ -25,6 +25,10 @@ def files(tmp_path_factory):
     (d / "future.jsonl").write_text(
         json.dumps({"kalma": {"kind": "answers", "format_version": 99, "submission": {"name": "x", "model": "m", "seed": 0, "settings": {}}}}) + "\n"
     )
+    sub_head = {"kalma": {"kind": "answers", "format_version": 3, "submission": {"name": "s", "model": "m", "seed": 0, "settings": {}}}}
+    (d / "sub.jsonl").write_text(
+        "\n".join([json.dumps(sub_head)] + [Answer(entry_id=e.id, text="x [NA].", model="m").model_dump_json() for e in entries]) + "\n"
+    )
     (d / "bad.ttl").write_text("this is not turtle <<< .\n")
     (d / "store").mkdir()
     (d / "store" / "CURRENT").write_text("garbage\n")
@@ -109,6 +113,14 @@ CASES = {
     "toml: temperature = hot": (["bench", "run", "{d}/hot.toml", "-o", "{out}/r"], "key 'temperature': Input should be a valid number"),
     "toml: seeds = '0,1'": (["bench", "run", "{d}/seeds.toml", "-o", "{out}/r"], "key 'seeds': Input should be a valid list"),
     "toml: accuracies = [1.5]": (["bench", "run", "{d}/accuracy.toml", "-o", "{out}/r"], "key 'experiments.retrieval.accuracies.0'"),
+    "--metrics with options": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--metrics", "citation,conner:agg=mean,u=5", "-o", "{out}/e"],
+        "Invalid value for --metrics: takes names only",
+    ),
+    "bench submit, bad metric option": (
+        ["bench", "submit", "{d}/sub.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b", "--metric", "na:relevance=maybe"],
+        "option 'relevance'",
+    ),
     "toml: empty": (["bench", "run", "{d}/empty.toml", "-o", "{out}/r"], "nothing to run"),
     "toml: llms = []": (["bench", "run", "{d}/nollms.toml", "-o", "{out}/r"], "key 'llms'"),
     "toml: nan": (["bench", "run", "{d}/nan.toml", "-o", "{out}/r"], "key 'temperature'"),
