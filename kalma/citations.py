@@ -2,20 +2,27 @@
 
 Grammar (kalma-spec, "Citation markup"; README "Citation markup")::
 
-    bracket  := "[" ( NA | block ( "," block )* ) "]"
+    bracket  := "[" ( NA | block ( "," block )* | line ( ";" line )* ) "]"
     NA       := "NA" | "N/A" | "na" | "n / a"              (any case, inner spaces)
     block    := QID [ "," name ] ( "," pair )*
-    QID      := "Q" digits | "qid:" "Q" digits               (any case)
+    QID      := "Q" digits | "qid:" "Q" digits               (any case; then "," or ":")
     name     := text without a pair's "label:"               the entity named, not a citation
     pair     := label ":" value                              one citation (QID, label, value)
+    line     := QID "|" [ name "|" ] label "|" value         a knowledge line as the prompt lists it
 
 Each pair is one citation, `name: X` included: the entity's name is a fact of the KG. A pair
 starts after a comma at a label the vocabulary knows (which may itself hold a comma, as in
 "languages spoken, written or signed"), or at any comma-free label followed by ": ". Whatever
 follows a pair up to the next pair belongs to its value (`Washington, D.C.`). A pair that
 follows a complete pair is its own citation, unless gluing it back gives a value the entry's
-knowledge holds for that relation (`Love, Death: Robots`). `[`, `]` and `\\` in a value are
+knowledge holds for that relation (`Love, Death: Robots`). Quotes around a label, or around a
+value the entry does not hold with its quotes, are not part of it (`"place of birth": "Rome"`). `[`, `]` and `\\` in a value are
 written with a backslash.
+
+Sentences end at a full stop (not an abbreviation, initial or decimal), a blank line, a list
+item (`- `, `• `, `1. `, `2) `: models write lists without full stops), and a line whose last
+token is a citation when the next line does not go on in lower case. An item's marker is not
+part of its sentence.
 
 Nothing is dropped silently: every problem comes back as a `MarkupError` on its sentence;
 `KINDS` lists them. Parsing is linear in the length of the text and reserves no character:
@@ -45,13 +52,17 @@ KINDS = {
     "empty_relation": "a pair with nothing before its colon",
     "empty_piece": "two commas with nothing between them",
     "trailing_separator": "a comma at the end of the bracket",
+    "pipe_fields": "a `QID | entity | relation | value` citation without three or four fields",
     "empty_bracket": "`[]`",
     "unclosed": "`[` never closed",
     "unopened": "`]` never opened",
 }
 
 _NA_RE = re.compile(r"^\s*N\s*/?\s*A\s*$", re.IGNORECASE)
-_QID_TOKEN_RE = re.compile(r"(?:^|,\s*)(?:qid\s*:\s*)?(Q\d+)\s*(?=,|$)", re.IGNORECASE)
+_QID_TOKEN_RE = re.compile(r"(?:^|,\s*)(?:qid\s*:\s*)?(Q\d+)\s*(?=[,:]|$)", re.IGNORECASE)
+# The prompt's own knowledge line copied into a bracket: `[Q1 | Artemisia | place of birth | Rome]`.
+_PIPE_TOKEN_RE = re.compile(r"(?:^|[;,]\s*|\s+)(?:qid\s*:\s*)?(Q\d+)\s*\|", re.IGNORECASE)
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 _BRACKET_RUN_RE = re.compile(r"\\[\\\[\]]|\[+|\]+")
 _UNESCAPE_RE = re.compile(r"\\([\\\[\]])")
 
@@ -186,14 +197,14 @@ def _pair_starts(pieces: list[str], vocab: Vocabulary) -> dict[int, tuple[int, s
         if j == k:
             label, _, value = pieces[k].partition(":")
             generic = "," not in label and (not value or value[0].isspace())
-            if vocab.knows_label(label) or generic:
+            if vocab.knows_label(_unquote(label)) or generic:
                 starts[k] = (k, label, value)
             k += 1
             continue
         # a label with commas, e.g. "languages spoken, written or signed"
         head, _, value = pieces[j].partition(":")
         span = offset[j] - offset[k] + len(head)
-        if span <= vocab.max_label_len + 8 and vocab.knows_label(",".join(pieces[k:j] + [head])):
+        if span <= vocab.max_label_len + 8 and vocab.knows_label(_unquote(",".join(pieces[k:j] + [head]))):
             starts[k] = (j, ",".join(pieces[k:j] + [head]), value)
             k = j + 1
         else:
@@ -230,16 +241,47 @@ def _parse_block(qid: str, body: str, vocab: Vocabulary, offset: int) -> tuple[l
     name = ",".join(name_parts).strip()
     citations: list[Citation] = []
     for p in pairs:
-        relation, value = p.label.strip(), p.value.strip()
-        if not relation:
-            errors.append(MarkupError("empty_relation", p.raw().strip(), offset))
-        elif not value:
-            errors.append(MarkupError("empty_value", p.raw().strip(), offset))
-        else:
-            citations.append(Citation(qid, relation, value, name))
+        _add_citation(citations, errors, qid, p.label, p.value, name, vocab, offset)
     if not name:  # `name: X` names the entity for the other citations too
         named = next((c.value for c in citations if relation_norm(c.relation) == NAME_RELATION), "")
         citations = [Citation(c.qid, c.relation, c.value, named) for c in citations]
+    return citations, errors
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and _QUOTES.get(text[0]) == text[-1]:
+        return text[1:-1].strip()
+    return text
+
+
+def _add_citation(citations: list[Citation], errors: list[MarkupError], qid: str, label: str, value: str, name: str, vocab: Vocabulary, offset: int) -> None:
+    """One (QID, label, value) as written, checked: an empty side is an error, not a citation."""
+    relation, value = _unquote(label), value.strip()
+    if not vocab.is_value(qid, relation, value):  # `"Rome"` cites Rome, unless the KG's value has the quotes
+        value = _unquote(value)
+    if not relation:
+        errors.append(MarkupError("empty_relation", f"{label.strip()}:{value}".strip(), offset))
+    elif not value:
+        errors.append(MarkupError("empty_value", f"{label.strip()}:{value}".strip(), offset))
+    else:
+        citations.append(Citation(qid, relation, value, name))
+
+
+def _parse_lines(text: str, vocab: Vocabulary, offset: int) -> tuple[list[Citation], list[MarkupError]]:
+    """Knowledge lines copied as the prompt lists them: `Q1 | name | relation | value`, or
+    without the name; several in one bracket are separated by `;`, `,` or a line break."""
+    starts = list(_PIPE_TOKEN_RE.finditer(text))
+    citations: list[Citation] = []
+    errors: list[MarkupError] = []
+    for tok, nxt in zip(starts, starts[1:] + [None]):
+        qid = tok.group(1).upper()
+        fields = text[tok.end() : nxt.start() if nxt else len(text)].rstrip(" \t\n;,").split("|")
+        if len(fields) not in (2, 3):
+            errors.append(MarkupError("pipe_fields", f"{qid} |{'|'.join(fields)}", offset))
+            continue
+        name = fields[0].strip() if len(fields) == 3 else ""
+        _add_citation(citations, errors, qid, fields[-2], fields[-1], name, vocab, offset)
     return citations, errors
 
 
@@ -272,6 +314,9 @@ def parse_bracket(content: str, vocabulary: VocabularyLike = None, *, offset: in
         return [], True, []
     if not text:
         return [], False, [MarkupError("empty_bracket", "[]", offset)]
+    if _PIPE_TOKEN_RE.match(text):
+        lines, line_errors = _parse_lines(text, vocab, offset)
+        return lines, False, line_errors
     tokens = list(_QID_TOKEN_RE.finditer(text))
     if not tokens or tokens[0].start() != 0:
         return [], False, [MarkupError("no_qid", text[: tokens[0].start()] if tokens else text, offset)]
@@ -279,7 +324,7 @@ def parse_bracket(content: str, vocabulary: VocabularyLike = None, *, offset: in
     errors: list[MarkupError] = []
     for tok, nxt in zip(tokens, tokens[1:] + [None]):
         rest = text[tok.end() : nxt.start() if nxt else len(text)]
-        body = rest[1:] if rest.startswith(",") else rest  # the token's look-ahead guarantees the comma
+        body = rest[1:] if rest[:1] in (",", ":") else rest  # the token's look-ahead guarantees the separator
         cits, errs = _parse_block(tok.group(1).upper(), body, vocab, offset)
         citations += cits
         errors += errs
@@ -348,6 +393,11 @@ def parse_citations(text: str, vocabulary: VocabularyLike = None) -> tuple[list[
 
 _STOP_RE = re.compile(r"[.!?…]+[\"'”’)]*")
 _BLANK_LINE_RE = re.compile(r"\n[ \t\r\f\v]*\n")
+# A list item's marker: "- ", "* ", "• ", "+ ", "1. ", "2) ", "(3) ", "a) " at the start of a line.
+_LIST_MARKER = r"(?:[-*•+]|\(?\d{1,3}[.)]|\(?[a-z][)])[ \t]+"
+_LIST_ITEM_RE = re.compile(r"\n[ \t]*(?=" + _LIST_MARKER + ")")
+_MARKER_RE = re.compile(r"[ \t]*" + _LIST_MARKER)
+_EMPTY_PARENS_RE = re.compile(r"\(\s*\)")
 _MASK = " "  # what a citation reads as in the masked text; brackets are tracked by position
 
 
@@ -368,6 +418,28 @@ def _is_abbreviation(masked: str, stop: int) -> bool:
     return word.lower().rstrip(".") in ABBREVIATIONS
 
 
+def _in_list_marker(masked: str, stop: int) -> bool:
+    """Whether the stop at `stop` closes a list item's marker ("2. Born in Rome"), not a sentence."""
+    lo = max(0, stop - 8)  # a marker is short: looking no further back keeps splitting linear
+    newline = masked.rfind("\n", lo, stop)
+    if newline < 0 and lo > 0:
+        return False
+    return _MARKER_RE.match(masked, newline + 1, stop + 2) is not None
+
+
+def _line_ends(masked: str, masks: set[int]) -> list[int]:
+    """Newlines that end a sentence without a full stop, as models write lists: before a list item,
+    and after a line whose last token is a citation (unless the next line goes on in lower case)."""
+    ends = [m.start() for m in _LIST_ITEM_RE.finditer(masked)]
+    for m in re.finditer(r"\n[ \t]*", masked):
+        last = m.start() - 1
+        while last >= 0 and masked[last] in " \t" and last not in masks:
+            last -= 1
+        if last in masks and m.end() < len(masked) and not masked[m.end()].islower():
+            ends.append(m.start())
+    return ends
+
+
 def _sentence_ends(masked: str, masks: set[int]) -> list[int]:
     """Offsets just past each sentence (its trailing citations included)."""
     ends: list[int] = []
@@ -376,7 +448,10 @@ def _sentence_ends(masked: str, masks: set[int]) -> list[int]:
         j = m.end()
         if j < n and j not in masks and not masked[j].isspace():
             continue  # "3.5", "a.b": a stop that text follows directly ends nothing
-        if _is_abbreviation(masked, m.start()):
+        if _is_abbreviation(masked, m.start()) or _in_list_marker(masked, m.start()):
+            continue
+        since = masked[ends[-1] if ends else 0 : m.start()].strip()
+        if since.isdigit() and len(since) <= 3:  # "… Rome. 2. Died …": an inline item number, not a sentence
             continue
         while True:  # citations after the full stop belong to this sentence
             k = j
@@ -392,10 +467,15 @@ def _sentence_ends(masked: str, masks: set[int]) -> list[int]:
         if k >= n or (k > j and not masked[k].islower()):
             ends.append(j)
     ends += [m.start() for m in _BLANK_LINE_RE.finditer(masked)]  # a blank line ends a sentence too
+    ends += _line_ends(masked, masks)
     return sorted(set(ends))
 
 
 def _clean(text: str) -> str:
+    """The sentence as prose: list marker, emptied parentheses and space before punctuation removed."""
+    text = text.lstrip("\n")
+    marker = _MARKER_RE.match(text)
+    text = _EMPTY_PARENS_RE.sub(" ", text[marker.end() :] if marker else text)
     return re.sub(r"\s+([.,;:!?…])", r"\1", normalize_text(text))
 
 

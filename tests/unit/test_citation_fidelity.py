@@ -114,6 +114,41 @@ def test_paper_style_alignment_and_na(gentileschi):
     assert on.counts["na_sentences_irrelevant"] == 1 and on.values["na_recall"] == off.values["na_recall"] == 1.0
 
 
+# The same twelve facts as a chat model writes them: an intro line, a list with no full stops,
+# the prompt's knowledge lines copied into brackets, a colon after a QID, JSON-ish quotes.
+CHAT_STYLE = (
+    "Here is what the knowledge says about Artemisia Gentileschi:\n\n"
+    "- Her name was Artemisia Gentileschi [Q212657 | Artemisia Gentileschi | name | Artemisia Gentileschi]\n"
+    "- She was a painter from Rome [Q212657 | Artemisia Gentileschi | occupation | painter; Q212657 | Artemisia Gentileschi | place of birth | Rome]\n"
+    "- She was born on 8 July 1596 [Q212657: date_of_birth: 1596-07-08]\n"
+    '- Her father and teacher was the painter Orazio Gentileschi [Q212657, "father": "Orazio Gentileschi", "student of": "Orazio Gentileschi"] '
+    "[qid: Q367360, name: Orazio Gentileschi, occupation: painter]\n"
+    "- She spoke Italian [Q212657 | languages spoken | Italian] and painted Judith Slaying Holofernes "
+    "[Q212657, notable works: Judith Slaying Holofernes, favourite colour: red]\n"
+    "- She died in Naples [Q212657, place of death: Naples] and Orazio died in London [NA]\n"
+    "- Her career took her to Venice [NA]\n"
+    "- Critics admired her bold style [NA]"
+)
+
+
+def test_chat_style_scores_exactly_as_the_paper_style(gentileschi):
+    """Before lists and copied knowledge lines were read, this answer scored F1 16.7 (7 citations,
+    4 malformed, 2 sentences, 1 [NA] mark) instead of the 47.1 its facts earn."""
+    from evaluation.alignment import Alignment
+
+    chat = _item(gentileschi, CHAT_STYLE)
+    assert [(c.qid, c.relation, c.value) for c in chat.parsed.citations] == EXPECTED
+    assert chat.parsed.errors == [] and chat.parsed.na_count == 3 and len(chat.parsed.sentences) == 9  # the intro line included
+    assert _citation_scores(chat).values == _citation_scores(_item(gentileschi, PAPER_STYLE)).values
+    naples = next(t for t in gentileschi.minimum_set if t.value_label == "Naples")
+    for metric in (Alignment(EvalOptions()), ConsciousIncompetence(EvalOptions())):
+        chat_s, paper_s = (
+            metric.score([_item(gentileschi, text, kg=gentileschi.knowledge_pool.without({naples.key()}), absent=[naples])])[0]
+            for text in (CHAT_STYLE, PAPER_STYLE)
+        )
+        assert chat_s.values == paper_s.values and chat_s.counts == paper_s.counts
+
+
 def test_name_pairs_are_judged_like_any_fact(gentileschi):
     s = _citation_scores(_item(gentileschi, "She [Q212657, name: Artemisia Gentileschi] met him [qid: Q212657, name: Artemisia Lomi]."))
     assert (s.counts["citations"], s.counts["correct"]) == (2, 1)

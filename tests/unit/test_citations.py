@@ -88,6 +88,60 @@ def test_sentence_ends_after_citation_and_na_but_not_after_title():
     assert [s.clean for s in a.sentences] == ["It was unknown.", "He went home."]
 
 
+LISTS = {
+    "dashes": "- Born in Rome [Q1, place of birth: Rome]\n- Died in Naples [Q1, place of death: Naples]\n- Liked cats [NA]",
+    "bullets after an intro": "Here is what the graph says:\n• Born in Rome [Q1, place of birth: Rome]\n"
+    "• Died in Naples [Q1, place of death: Naples]\n• Liked cats [NA]",
+    "numbered, no stops": "1. Born in Rome [Q1, place of birth: Rome]\n2) Died in Naples [Q1, place of death: Naples]\n(3) Liked cats [NA]",
+    "numbered, with stops": "1. Born in Rome [Q1, place of birth: Rome].\n2. Died in Naples [Q1, place of death: Naples].\n3. Liked cats [NA].",
+    "numbered inline": "1. Born in Rome [Q1, place of birth: Rome]. 2. Died in Naples [Q1, place of death: Naples]. 3. Liked cats [NA].",
+    "lines ending in citations": "Born in Rome [Q1, place of birth: Rome]\nDied in Naples [Q1, place of death: Naples]\nLiked cats [NA]",
+    "citations after the stop": "- Born in Rome. [Q1, place of birth: Rome]\n- Died in Naples. [Q1, place of death: Naples]\n- Liked cats. [NA]",
+}
+
+
+@pytest.mark.parametrize("style", sorted(LISTS))
+def test_list_items_are_sentences_as_models_write_them(style):
+    a = parse_answer(LISTS[style])
+    claims = [s for s in a.sentences if s.citations or s.na]  # an intro line is a sentence with neither
+    assert [s.clean.rstrip(".") for s in claims] == ["Born in Rome", "Died in Naples", "Liked cats"]
+    assert [[c.relation for c in s.citations] for s in claims] == [["place of birth"], ["place of death"], []]
+    assert [s.na for s in claims] == [False, False, True]
+    assert len(a.sentences) == 3 + style.startswith("bullets")
+
+
+def test_a_wrapped_line_is_not_a_list():
+    a = parse_answer("She was born in Rome [Q1, place of birth: Rome]\nand died in Naples [NA].\nShe was\n2 metres tall.")
+    assert [s.clean for s in a.sentences] == ["She was born in Rome and died in Naples.", "She was 2 metres tall."]
+    assert parse_answer("Born in Rome ([Q1, place of birth: Rome]).").sentences[0].clean == "Born in Rome."
+
+
+def test_the_prompts_knowledge_line_copied_into_a_bracket_is_a_citation():
+    a = parse_answer(
+        "Born in Rome [Q1 | Artemisia Gentileschi | place of birth | Rome]. "
+        "A painter [Q1 | occupation | painter; Q2 | Orazio | occupation | painter\nQ2 | Orazio | place of birth | Pisa]. "
+        "Odd [Q1 | Rome] [Q1 | A | b | c | d] [Q1 | A | place of birth | ]."
+    )
+    s1, s2, s3 = a.sentences
+    assert s1.citations == [C("Q1", "place of birth", "Rome")] and s1.citations[0].entity_name == "Artemisia Gentileschi"
+    assert s2.citations == [C("Q1", "occupation", "painter"), C("Q2", "occupation", "painter"), C("Q2", "place of birth", "Pisa")]
+    assert s3.citations == [] and [e.kind for e in s3.errors] == ["pipe_fields", "pipe_fields", "empty_value"]
+
+
+def test_a_colon_after_the_qid_and_quoted_pairs():
+    assert parse_citations("[Q1: place of birth: Rome]")[0] == [C("Q1", "place of birth", "Rome")]
+    assert parse_citations('[Q1, "place of birth": "Rome", \'occupation\': “painter”]')[0] == [
+        C("Q1", "place of birth", "Rome"),
+        C("Q1", "occupation", "painter"),
+    ]
+    from kalma.properties import Vocabulary
+    from kalma.schema import EntityGraph, Triple
+
+    quoted = '"Hello, World"'  # a value that really has its quotes is read with them
+    g = EntityGraph(qid="Q1", label="A", triples=[Triple(subject="Q1", relation="P1476", relation_label="title", value=quoted, value_label=quoted)])
+    assert parse_citations(f"[Q1, title: {quoted}]", Vocabulary.of(g))[0] == [C("Q1", "title", quoted)]
+
+
 def test_dotted_acronyms_do_not_split():
     a = parse_answer("He played for S.S. Lazio [Q1, member of sports team: S.S. Lazio]. He left.")
     assert [s.clean for s in a.sentences] == ["He played for S.S. Lazio.", "He left."]
@@ -153,7 +207,7 @@ def test_nothing_is_dropped_silently(text, kinds, n):
 def test_every_error_kind_is_documented():
     from kalma.citations import KINDS
 
-    a = parse_answer("[Q1] [Q1, x: y, ] [Q1, x: y,, z: w] [Q1, : v] [Q1, x: ] [] [sic] ] [Q1, x: y")
+    a = parse_answer("[Q1] [Q1, x: y, ] [Q1, x: y,, z: w] [Q1, : v] [Q1, x: ] [] [sic] [Q1 | y] ] [Q1, x: y")
     assert {e.kind for e in a.errors} == set(KINDS)
 
 
@@ -249,7 +303,11 @@ def graphs_and_answers(draw):
     vocab = Vocabulary.of(kg)
     foreign = draw(
         st.lists(
-            st.tuples(labels.filter(lambda label: not vocab.knows_label(label)), values.filter(_writable).filter(lambda v: ":" not in v and "," not in v)),
+            st.tuples(
+                labels.filter(lambda label: not vocab.knows_label(label)),
+                # a value the KG lacks loses quotes around it (`"Rome"` cites Rome)
+                values.filter(_writable).filter(lambda v: ":" not in v and "," not in v and not (len(v) > 1 and v[0] == v[-1] and v[0] in "'\"")),
+            ),
             max_size=2,
         )
     )
@@ -258,7 +316,20 @@ def graphs_and_answers(draw):
         blocks = []
         for q in draw(st.lists(st.sampled_from(qids), min_size=1, max_size=2)):  # several QIDs per bracket
             e = next(x for x in entities if x.qid == q)
+            if draw(st.integers(0, 4)) == 0:  # the prompt's knowledge lines, copied
+                lines = []
+                copyable = [t for t in e.triples if "|" not in t.value_label and not t.value_label.endswith((";", ","))]
+                for t in draw(st.lists(st.sampled_from(copyable), max_size=3)) if copyable else []:
+                    names = NAMES[t.relation] if t.relation else (t.relation_label,)
+                    rel = _spelling(draw, draw(st.sampled_from(names)))
+                    entity = [_escape(e.label)] if draw(st.booleans()) and "|" not in e.label else []
+                    lines.append(" | ".join([q, *entity, rel, _escape(t.value_label)]))
+                    expected.add(vocab.citation_key(q, rel, t.value_label))
+                if lines:
+                    brackets.append("[" + draw(st.sampled_from(["; ", "\n"])).join(lines) + "]")
+                continue
             head = [draw(st.sampled_from([q, f"qid: {q}", f"QID: {q}"]))]
+            colon = draw(st.integers(0, 5)) == 0  # `[Q1: relation: value]`
             lead = draw(st.sampled_from(["none", "bare name", "name pair"]))
             if lead == "bare name":
                 head.append(_escape(e.label))
@@ -269,13 +340,16 @@ def graphs_and_answers(draw):
             for t in draw(st.lists(st.sampled_from(e.triples), min_size=1, max_size=3)):
                 names = NAMES[t.relation] if t.relation else (t.relation_label,)
                 rel = _spelling(draw, draw(st.sampled_from(names)))
-                pairs.append(f"{rel}: {_escape(t.value_label)}")
                 expected.add(vocab.citation_key(q, rel, t.value_label))
+                if draw(st.integers(0, 5)) == 0:  # JSON-ish: a quoted label
+                    rel = f'"{rel}"'
+                pairs.append(f"{rel}: {_escape(t.value_label)}")
             for rel, v in draw(st.lists(st.sampled_from(foreign), max_size=1)) if foreign else []:
                 pairs.append(f"{rel}: {_escape(v)}")
                 expected.add(vocab.citation_key(q, rel, v))
-            blocks.append(", ".join(head + pairs))
-        brackets.append("[" + ", ".join(blocks) + "]")
+            blocks.append(f"{head[0]}: " + ", ".join(head[1:] + pairs) if colon else ", ".join(head + pairs))
+        if blocks:
+            brackets.append("[" + ", ".join(blocks) + "]")
     sentences = [f"Sentence number {i} states a fact{' ' + b + '.' if draw(st.booleans()) else '. ' + b}" for i, b in enumerate(brackets)]
     return vocab, " ".join(sentences), expected
 
