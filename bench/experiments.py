@@ -99,7 +99,7 @@ class BenchConfig(BaseModel):
     @classmethod
     def load(cls, path: str | Path) -> BenchConfig:
         try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from None
         try:

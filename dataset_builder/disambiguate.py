@@ -42,7 +42,7 @@ def load_relation_table(path: str | Path | None) -> dict[str, str]:
     """The default table, overridden/extended by a JSON object {relation: PID} when given."""
     table = dict(RELATION_PROPERTIES)
     if path:
-        extra = json.loads(Path(path).read_text(encoding="utf-8"))
+        extra = json.loads(Path(path).read_text(encoding="utf-8-sig"))
         bad = {k: v for k, v in extra.items() if not str(v).startswith("P")}
         if bad:
             raise ValueError(f"{path}: not property ids: {bad}")

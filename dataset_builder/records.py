@@ -52,7 +52,7 @@ def read_records(path: str | Path, columns: dict[str, str] | None = None, relati
     cols = {**DEFAULT_COLUMNS, **(columns or {})}
     rows: list[tuple[int, dict[str, str]]]
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     if path.suffix.lower() == ".csv":

@@ -70,7 +70,7 @@ def read_release_raw(path: str | Path) -> list[tuple[str, list[RawGraph]]]:
     """[(question, [graph dict, ...]), ...], with an error naming the file and item when the
     file is not the release format."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not a JSON release file ({exc})") from exc
     if not isinstance(data, list):

@@ -7,6 +7,7 @@ collects every error and keeps every good line, so a single corrupt line never c
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -68,7 +69,10 @@ HEADER_PREFIX = b'{"' + HEADER_KEY.encode() + b'"'
 def _decode_line(path: Path, lineno: int, raw: bytes) -> Any:
     """One line as a JSON value, or a RecordError saying why it is not one. Checked per line:
     UTF-8, JSON syntax, nesting depth, and lone surrogate escapes (`\\ud800` parses, but is no
-    character and cannot be written back)."""
+    character and cannot be written back). A byte order mark opening the file is not part of
+    it (Windows editors write one)."""
+    if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8) :]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -111,7 +115,7 @@ def read_header(path: str | Path) -> dict[str, Any]:
 
 
 def _header_or_none(path: Path, lineno: int, raw: bytes, kind: str | None) -> dict[str, Any] | None:
-    is_header = raw.lstrip().startswith(HEADER_PREFIX)
+    is_header = raw.lstrip().removeprefix(codecs.BOM_UTF8).startswith(HEADER_PREFIX)
     try:
         obj = _decode_line(path, lineno, raw)
     except RecordError as err:

@@ -59,7 +59,7 @@ class TableEntailment(Entailment):
         self.spec = f"table:{path}"
         self.digest = hashlib.sha256(data).hexdigest()[:12]
         self.table: dict[tuple[str, str], float] = {}
-        for line, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+        for line, raw in enumerate(data.decode("utf-8-sig", errors="replace").splitlines(), start=1):
             if not raw.strip():
                 continue
             try:

@@ -30,6 +30,50 @@ def _good(i: int) -> str:
     return Answer(entry_id=f"e{i}", text="x", model="m").model_dump_json()
 
 
+# ---------------------------------------------------------------- a byte order mark is not content
+
+BOM = "\ufeff"
+
+
+def _read_every_kind(d):
+    """What each reader makes of the user files in `d`: answers JSONL (header and rows), records
+    CSV and JSONL, a bench TOML, a release JSON and an entailment table."""
+    from bench.experiments import BenchConfig
+    from dataset_builder.records import read_records
+    from kalma.biokalma import read_release_raw
+    from kalma.models.table import TableEntailment
+
+    answers = read_jsonl(d / "a.jsonl", Answer, kind="answers")
+    return (
+        answers.header,
+        [a.entry_id for a in answers.records],
+        read_records(d / "r.csv").records,
+        read_records(d / "r.jsonl").records,
+        BenchConfig.load(d / "c.toml").name,
+        read_release_raw(d / "release.json"),
+        TableEntailment(d / "t.jsonl").table,
+    )
+
+
+def test_a_byte_order_mark_is_read_past_by_every_reader(tmp_path):
+    files = {
+        "a.jsonl": HEAD + "\n" + _good(1) + "\n",
+        "r.csv": "paragraph,person_a,relation,person_b\nA was the father of B.,Orazio Gentileschi,father,Artemisia Gentileschi\n",
+        "r.jsonl": json.dumps({"paragraph": "p", "person_a": "Orazio Gentileschi", "relation": "father", "person_b": "Artemisia Gentileschi"}) + "\n",
+        "c.toml": 'name = "bom"\n[experiments.main]\n',
+        "release.json": json.dumps([["Q?", [{"Q1": {"name": "A"}}]]]),
+        "t.jsonl": json.dumps({"premise": "p", "hypothesis": "h", "label": "entailment"}) + "\n",
+    }
+    plain, marked = tmp_path / "plain", tmp_path / "bom"
+    for d, prefix in ((plain, ""), (marked, BOM)):
+        d.mkdir()
+        for name, text in files.items():
+            (d / name).write_text(prefix + text, encoding="utf-8")
+    read = _read_every_kind(plain)
+    assert read[0] == {"kind": "answers", "format_version": 2} and read[1] == ["e1"] and read[2] and read[3]
+    assert _read_every_kind(marked) == read
+
+
 # ---------------------------------------------------------------- one bad line never costs the file
 
 
