@@ -126,6 +126,8 @@ def answer_dataset(
                                 "retrieval": trace,
                                 **({"note": llm.label_note} if llm.label_note else {}),
                                 "usage": {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens, "cost_usd": gen.cost_usd},
+                                **({"finish_reason": gen.finish_reason} if gen.finish_reason else {}),
+                                **({"reasoning": gen.reasoning} if gen.reasoning else {}),
                             },
                         )
                     )

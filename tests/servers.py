@@ -128,9 +128,11 @@ SPARQL_OK = json.dumps(
 ).encode()
 
 
-def completion(text: str, logprobs: bool = False) -> bytes:
-    """A chat-completion response body, as an OpenAI-compatible server sends it."""
-    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+def completion(text: str, logprobs: bool = False, *, reasoning_content: str | None = None, finish_reason: str = "stop") -> bytes:
+    """A chat-completion response body, as an OpenAI-compatible server sends it (with
+    `reasoning_content`, as DeepSeek's API and vLLM's reasoning parser send a model's thoughts)."""
+    message = {"role": "assistant", "content": text, **({"reasoning_content": reasoning_content} if reasoning_content else {})}
+    choice = {"index": 0, "message": message, "finish_reason": finish_reason}
     if logprobs:
         choice["logprobs"] = {
             "content": [

@@ -8,9 +8,10 @@ same way (the lm-evaluation-harness pattern).
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..cache import Cache, get_cache, make_key
@@ -47,6 +48,8 @@ class Generation:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    reasoning: str | None = None  # a reasoning model's thoughts, kept apart from `text`
+    finish_reason: str | None = None  # "stop", or "length" when max_tokens cut the text
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,6 +110,28 @@ def cached_batches(
     return [found[k] if k in found else fresh[k] for k in keys]
 
 
+# Reasoning models (DeepSeek-R1, Qwen3, QwQ) write their thoughts before the answer: in tags, or
+# ending at a closing tag whose opening the chat template already wrote.
+_REASONING_RE = re.compile(r"\s*<(think|thinking|reasoning)>(.*?)(?:</\1>|$)", re.DOTALL | re.IGNORECASE)
+_REASONING_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+
+
+def split_reasoning(g: Generation) -> Generation:
+    """`g` with a leading reasoning block moved from `text` to `reasoning`, so that what is
+    scored, parsed or stored as the answer is the answer. An unclosed block (the thoughts ran
+    out of tokens) leaves an empty answer; text without a block is returned as it is."""
+    m = _REASONING_RE.match(g.text)
+    if m:
+        thought, answer = m.group(2), g.text[m.end() :]
+    else:
+        close = _REASONING_CLOSE_RE.search(g.text)
+        if close is None or "<" + close.group(0)[2:] in g.text[: close.start()]:
+            return g
+        thought, answer = g.text[: close.start()], g.text[close.end() :]
+    thoughts = "\n\n".join(t for t in (g.reasoning, thought.strip()) if t)
+    return replace(g, text=answer.strip(), reasoning=thoughts or None)
+
+
 class LLM(ABC):
     """Chat and completion. `spec` is the registry string that made it (e.g. `smollm2`)."""
 
@@ -135,7 +160,7 @@ class LLM(ABC):
             store=params.cacheable,
             plan=self._plan,
         )
-        return [Generation.from_json(g) for g in out]
+        return [split_reasoning(Generation.from_json(g)) for g in out]
 
     def chat(self, messages: list[Message], params: GenParams = GenParams()) -> Generation:
         return self.chat_many([messages], params)[0]

@@ -264,6 +264,7 @@ class HFCausalLM(HFBackend, LLM):
                     logprobs=lps,
                     prompt_tokens=int(enc["attention_mask"][i].sum()),
                     completion_tokens=n,
+                    finish_reason="stop" if stop else "length",
                 )
             )
         return gens

@@ -111,6 +111,9 @@ class OpenAIChat(LLM):
         usage = resp.usage
         pt, ct = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
         price = prices().get(self.model)
+        # Servers that parse reasoning out return it beside the content: `reasoning_content`
+        # (DeepSeek, vLLM), `reasoning` (newer vLLM, OpenRouter); the client keeps unknown fields.
+        thoughts = getattr(choice.message, "reasoning_content", None) or getattr(choice.message, "reasoning", None)
         return Generation(
             text=(choice.message.content or "").strip(),
             model=self.spec,
@@ -118,6 +121,8 @@ class OpenAIChat(LLM):
             prompt_tokens=pt,
             completion_tokens=ct,
             cost_usd=(pt * price[0] + ct * price[1]) / 1e6 if price else None,
+            reasoning=thoughts.strip() if isinstance(thoughts, str) and thoughts.strip() else None,
+            finish_reason=choice.finish_reason,
         )
 
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:

@@ -143,6 +143,52 @@ def test_openai_compatible_against_local_server(monkeypatch, tmp_path):
     assert b"sk-test-secret-123" not in raw
 
 
+@pytest.mark.parametrize(
+    "text,answer,thoughts",
+    [
+        ("<think>Rome? [Q1, x: y]</think>\n\nBorn in Rome [NA].", "Born in Rome [NA].", "Rome? [Q1, x: y]"),
+        ("  <Thinking>a</thinking>b", "b", "a"),
+        ("<think>ran out of tokens", "", "ran out of tokens"),
+        ("the template opened the tag\n</think>\nAnswer.", "Answer.", "the template opened the tag"),
+        ("Plain answer.", "Plain answer.", None),
+        ("An answer that mentions <think>x</think> in passing.", "An answer that mentions <think>x</think> in passing.", None),
+    ],
+)
+def test_a_reasoning_block_is_not_the_answer(text, answer, thoughts):
+    from kalma.models.base import Generation, split_reasoning
+
+    g = split_reasoning(Generation(text=text, model="m"))
+    assert (g.text, g.reasoning) == (answer, thoughts)
+
+
+def test_reasoning_models_behind_an_openai_compatible_server(tmp_path):
+    """Thoughts come inline (`<think>`) or parsed out (`reasoning_content`); either way the answer
+    file holds the answer as `text` and the thoughts, and a cut-short answer, in `meta`."""
+    from click.testing import CliRunner
+
+    from dataset_builder.demo import demo_entries
+    from kalma.cli import main
+    from kalma.jsonl import read_jsonl, write_jsonl
+    from kalma.kg import open_source
+    from kalma.schema import Answer
+
+    entries = demo_entries(open_source("demo"))[:2]
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    ok = {"Content-Type": "application/json"}
+    script = [
+        reply(200, completion("<think>Which fact? [Q1, x: y]</think>She was born in Rome [NA].", finish_reason="stop"), ok),
+        reply(200, completion("He painted [NA].", reasoning_content="Check the list first.", finish_reason="length"), ok),
+    ]
+    with scripted_server(script) as (url, log):
+        args = ["answer", "--dataset", str(tmp_path / "d.jsonl"), "--retrieval", "gold", "--llm", f"openai-compatible:{url}/v1:r1,concurrency=1"]
+        res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "a.jsonl")])
+        assert res.exit_code == 0, res.output
+    rows = {a.entry_id: a for a in read_jsonl(tmp_path / "a.jsonl", Answer).records}
+    first, second = rows[entries[0].id], rows[entries[1].id]
+    assert first.text == "She was born in Rome [NA]." and first.meta["reasoning"] == "Which fact? [Q1, x: y]" and first.meta["finish_reason"] == "stop"
+    assert second.text == "He painted [NA]." and second.meta["reasoning"] == "Check the list first." and second.meta["finish_reason"] == "length"
+
+
 def test_sampling_without_seed_is_not_cached():
     llm = get_llm("template")
     cache = get_cache()
