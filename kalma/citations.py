@@ -450,8 +450,8 @@ def _sentence_ends(masked: str, masks: set[int]) -> list[int]:
             continue  # "3.5", "a.b": a stop that text follows directly ends nothing
         if _is_abbreviation(masked, m.start()) or _in_list_marker(masked, m.start()):
             continue
-        since = masked[ends[-1] if ends else 0 : m.start()].strip()
-        if since.isdigit() and len(since) <= 3:  # "… Rome. 2. Died …": an inline item number, not a sentence
+        last = ends[-1] if ends else 0
+        if m.start() - last <= 8 and masked[last : m.start()].strip().isdigit():  # "… Rome. 2. Died …": an item number
             continue
         while True:  # citations after the full stop belong to this sentence
             k = j

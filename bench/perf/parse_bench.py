@@ -26,6 +26,11 @@ PATTERNS = {
     "Dr. Dr.": "Dr. ",
     "blank lines": "\n \n",
     "escapes": "\\[x\\] ",
+    "a. a.": "a. ",
+    "list items": "- a [NA]\n",
+    "1. 2.": "1. ",
+    "knowledge lines": "[Q1 | a | b | c] ",
+    "quoted pairs": '[Q1, "a": "b"] ',
 }
 
 
