@@ -1,60 +1,17 @@
-"""Real local servers for tests: an Oxigraph SPARQL server, and a scripted HTTP server."""
+"""Real local servers for tests: a scripted HTTP server (the Oxigraph SPARQL server is
+`kalma.kg.serve`, which benchmarks use too)."""
 
 from __future__ import annotations
 
 import json
-import shutil
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _oxigraph_bin() -> str:
-    exe = Path(sys.executable).with_name("oxigraph")
-    return str(exe) if exe.exists() else (shutil.which("oxigraph") or "oxigraph")
-
-
-@contextmanager
-def oxigraph_server(data: Path, workdir: Path) -> Iterator[str]:
-    """Load `data` into a store under `workdir` and serve it read-only on 127.0.0.1.
-    Yields the SPARQL query URL."""
-    store = workdir / "oxigraph-store"
-    subprocess.run([_oxigraph_bin(), "load", "--location", str(store), "--file", str(data)], check=True, capture_output=True)
-    port = free_port()
-    proc = subprocess.Popen(
-        [_oxigraph_bin(), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/query"
-    try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}?query=ASK%7B%7D", timeout=2).read()
-                break
-            except OSError:
-                if time.time() > deadline or proc.poll() is not None:
-                    raise RuntimeError("oxigraph server did not start") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
+from kalma.kg.serve import free_port as free_port  # re-exported: tests take every server from here
+from kalma.kg.serve import serve_snapshot as serve_snapshot
 
 Handler = Callable[[BaseHTTPRequestHandler, bytes], None]
 

@@ -35,7 +35,7 @@ def naive_subgraph(src: SparqlSource, qid: str) -> int:
 
 
 def main() -> None:
-    from tests.servers import oxigraph_server  # the same real server the tests start
+    from kalma.kg.serve import serve_snapshot  # the same real server the tests start
 
     data = require_biokalma()
     questions = json.loads((data / "complex_question_graph.json").read_text())
@@ -43,7 +43,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         snap = Path(tmp) / "biokalma.nt"
         import_biokalma(data / "complex_question_graph.json", snap)
-        with oxigraph_server(snap, Path(tmp)) as url:
+        with serve_snapshot(snap, Path(tmp)) as url:
             batched = EndpointSource(url, cache=Cache(None))
             t_batched, _ = timed(lambda: [batched.subgraphs(q) for q in per_question])
             naive = EndpointSource(url, cache=Cache(None))

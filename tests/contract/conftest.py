@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.kg_data import contract_snapshot
-from tests.servers import echo_completion, oxigraph_server, scripted_server
+from tests.servers import echo_completion, scripted_server, serve_snapshot
 
 
 @pytest.fixture(scope="session")
@@ -19,7 +19,7 @@ def kg_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def kg_server(kg_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with oxigraph_server(kg_data, tmp_path_factory.mktemp("ox")) as url:
+    with serve_snapshot(kg_data, tmp_path_factory.mktemp("ox")) as url:
         yield url
 
 

@@ -16,7 +16,7 @@ from kalma.kg.remote import EndpointError, EndpointSource, RetryPolicy
 from kalma.kg.snapshot import import_biokalma, write_snapshot
 from kalma.kg.sparql import literal
 from tests.kg_data import contract_snapshot
-from tests.servers import SPARQL_OK, hang, oxigraph_server, reply, scripted_server
+from tests.servers import SPARQL_OK, hang, reply, scripted_server, serve_snapshot
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +84,21 @@ def test_bad_query_is_not_retried():
 
 def test_snapshot_from_a_server_round_trips(data_file, tmp_path):
     out = tmp_path / "snap.ttl"
-    with oxigraph_server(data_file, tmp_path) as url:
+    with serve_snapshot(data_file, tmp_path) as url:
         src = EndpointSource(url, cache=Cache(None))
         write_snapshot(src, ["Q212657", "Q367360"], out)
         expected = src.subgraphs(["Q212657", "Q367360"])
     assert RdflibSource(out).subgraphs(["Q212657", "Q367360"]) == expected
+
+
+def test_a_snapshot_the_server_cannot_load_is_named(tmp_path):
+    from kalma.errors import BackendError
+
+    bad = tmp_path / "bad.nt"
+    bad.write_text("<a> <b> this is not N-Triples .\n")
+    with pytest.raises(BackendError, match=r"bad\.nt: oxigraph could not load it"):
+        with serve_snapshot(bad, tmp_path):
+            pass
 
 
 def test_open_source_suggests():

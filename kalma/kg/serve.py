@@ -1,0 +1,62 @@
+"""A snapshot served over SPARQL HTTP on 127.0.0.1 by the Oxigraph server (the `oxigraph` PyPI
+package ships it): the real endpoint that tests and benchmarks query through `sparql:URL`, in
+place of Wikidata's."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import BackendError
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _oxigraph_bin() -> str:
+    exe = Path(sys.executable).with_name("oxigraph")  # the venv's own copy first
+    return str(exe) if exe.exists() else (shutil.which("oxigraph") or "oxigraph")
+
+
+@contextmanager
+def serve_snapshot(data: Path, workdir: Path, start_timeout: float = 30.0) -> Iterator[str]:
+    """Load `data` (.nt or .ttl) into a store under `workdir`, serve it read-only on a free
+    local port, and yield the SPARQL query URL; the server stops when the block ends."""
+    store = workdir / "oxigraph-store"
+    try:
+        subprocess.run([_oxigraph_bin(), "load", "--location", str(store), "--file", str(data)], check=True, capture_output=True)
+    except FileNotFoundError:
+        raise BackendError("the oxigraph server is not installed (pip install oxigraph)") from None
+    except subprocess.CalledProcessError as exc:
+        raise BackendError(f"{data}: oxigraph could not load it: {exc.stderr.decode(errors='replace').strip()[:300]}") from None
+    port = free_port()
+    proc = subprocess.Popen(
+        [_oxigraph_bin(), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/query"
+    try:
+        deadline = time.time() + start_timeout
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}?query=ASK%7B%7D", timeout=2).read()
+                break
+            except OSError:
+                if time.time() > deadline or proc.poll() is not None:
+                    raise BackendError(f"the oxigraph server for {data} did not start") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
