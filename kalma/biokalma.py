@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .properties import Vocabulary
-from .schema import PID_RE, QID_RE, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
+from .schema import ISO_DATE_RE, PID_RE, QID_RE, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
 
 _PREFIX = re.compile(r"^\s*question\s*:\s*", re.IGNORECASE)
 DATE_KEYS = {"date_of_birth": "date of birth", "date_of_death": "date of death"}
-_ISO_DATE = re.compile(r"^-?\d{1,4}-\d{2}-\d{2}$")
 
 RawGraph = dict[str, Any]
 
@@ -52,7 +51,7 @@ def release_facts(graph: RawGraph, skipped: Counter[str] | None = None) -> list[
         if key in {"qid", "name"} or not isinstance(value, str):
             continue
         if key in DATE_KEYS:
-            if not _ISO_DATE.match(value):
+            if not ISO_DATE_RE.match(value):
                 skipped["dates_skipped"] += 1
                 continue
             label = DATE_KEYS[key]

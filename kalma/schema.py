@@ -20,6 +20,9 @@ Setting = Literal["general", "specific"]  # which of an entry's two questions is
 
 QID_RE = re.compile(r"^Q\d+$")
 PID_RE = re.compile(r"^P\d+$")
+# A date value as triples hold it: ISO `YYYY-MM-DD`, `-` before a BCE year. The release writes
+# dates so; KG sources render Wikidata's `+1596-07-08T00:00:00Z` to it (`kalma.kg.base.render_date`).
+ISO_DATE_RE = re.compile(r"^(-?)(\d{1,4})-(\d{2})-(\d{2})$")
 _WS_RE = re.compile(r"\s+")
 
 

@@ -20,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from ..schema import ISO_DATE_RE
 from .base import Entailment
 
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
@@ -28,7 +29,6 @@ FUNCTION_WORDS = frozenset(
     "they their them this that these those which who whom whose what when where why how not no also than then".split()
 )
 _VERBALISED = re.compile(r"^.*?'s .+? is (.+?)\.?$")
-_DATE = re.compile(r"^(-?)(\d{1,4})-(\d{2})-(\d{2})$")
 
 
 def norm(text: str) -> str:
@@ -40,7 +40,7 @@ def norm(text: str) -> str:
 
 
 def date_forms(value: str) -> list[str] | None:
-    m = _DATE.match(value.strip())
+    m = ISO_DATE_RE.match(value.strip())
     if not m:
         return None
     bce, year, month, day = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
