@@ -11,9 +11,12 @@ import csv
 import html
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from kalma.schema import metric_value
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from kalma.jsonl import RecordError
+from kalma.schema import Summary, metric_value
 
 # (qualified output, heading): the board reads each declared output by name, so a renamed one fails `render`.
 COLUMNS = [
@@ -46,6 +49,44 @@ PAPER_REMOVAL: dict[str, list[float]] = {
 PAPER_RETRIEVAL: dict[str, list[float]] = {"accuracy": [100, 80], "recall": [57.1, 42.5]}
 
 
+class _Filed(BaseModel):
+    """What the board reads of a `submission.json`: the rest of the record is kept, not read."""
+
+    model_config = ConfigDict(extra="allow")
+    submission: dict[str, Any]
+    summary: Summary
+
+
+class _Table(BaseModel):
+    condition: str
+    llm: str
+    model_config = ConfigDict(extra="allow")
+
+
+class _Results(BaseModel):
+    """What the plots read of a `results.json` from `kalma bench run`."""
+
+    model_config = ConfigDict(extra="allow")
+    tables: dict[str, list[_Table]] = {}
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _load(path: Path, model: type[M]) -> M:
+    """A board file, or one error naming it with the line or field that is wrong: a hand-edited
+    or truncated entry stops the page instead of vanishing from it."""
+    try:
+        return model.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as exc:
+        raise RecordError(path, exc.lineno, "", f"not valid JSON ({exc.msg}); file the entry again, or remove its folder") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(path, 1, "", f"not UTF-8 (byte {exc.start})") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise RecordError(path, 1, ".".join(str(p) for p in first["loc"]), first["msg"]) from None
+
+
 def _pct(v: float | None) -> float | None:
     return None if v is None else (100 * v if abs(v) <= 1 else v)
 
@@ -62,20 +103,22 @@ def collect(board: Path) -> list[dict[str, Any]]:
     for f in sorted(board.glob("submissions/*/submission.json")):
         if f.parent.name.startswith("."):  # a submission still being scored, or one cut short
             continue
-        rec = json.loads(f.read_text())
-        s, meta = rec["summary"], rec["submission"]
+        filed = _load(f, _Filed)
+        rec, s, meta = filed.model_dump(), filed.summary, filed.submission
+        if "name" not in meta:
+            raise RecordError(f, 1, "submission.name", "missing")
         model = str(meta.get("model", ""))
         row = {
             "name": meta["name"],
             "model": model + (" (fixed patterns, not a model)" if model == "template" else ""),
             "seed": meta.get("seed", ""),
             "reference": False,
-            "backends": "; ".join(f"{k}: {v}" for k, v in s["models"].items() if k != "answers"),
+            "backends": "; ".join(f"{k}: {v}" for k, v in s.models.items() if k != "answers"),
             "malformed": rec.get("malformed_citations", 0),
             "filed": _filed(rec),
         }
         for key, _ in COLUMNS:
-            v = metric_value(s["metrics"], key)
+            v = metric_value(s.metrics, key)
             row[key] = v if key in UNSCALED else _pct(v)
         rows.append(row)
     for p in PAPER_ROWS:
@@ -104,9 +147,8 @@ def plots(board: Path, site: Path) -> list[str]:
 
     made = []
     for res_file in sorted(board.glob("runs/*/results.json")):
-        res = json.loads(res_file.read_text())
         run = res_file.parent.name
-        tables = res.get("tables", {})
+        tables = {exp: [r.model_dump() for r in rows] for exp, rows in _load(res_file, _Results).tables.items()}
         for exp, title in (("knowledge_removal", "Knowledge removal"), ("retrieval", "Retrieval accuracy")):
             rows = tables.get(exp)
             if not rows:

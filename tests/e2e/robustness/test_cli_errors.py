@@ -29,6 +29,13 @@ def files(tmp_path_factory):
     (d / "sub.jsonl").write_text(
         "\n".join([json.dumps(sub_head)] + [Answer(entry_id=e.id, text="x [NA].", model="m").model_dump_json() for e in entries]) + "\n"
     )
+    for board, rel, text in (
+        ("board-torn", "submissions/x/submission.json", '{"submission": {"name": "x",\n "model": '),
+        ("board-bare", "submissions/x/submission.json", '{"submission": {"name": "x"}}'),
+        ("board-runs", "runs/r/results.json", '{"tables": {"main": [{"llm": "m"}]}}'),
+    ):
+        (d / board / rel).parent.mkdir(parents=True)
+        (d / board / rel).write_text(text)
     (d / "bad.ttl").write_text("this is not turtle <<< .\n")
     (d / "store").mkdir()
     (d / "store" / "CURRENT").write_text("garbage\n")
@@ -121,6 +128,15 @@ CASES = {
         ["bench", "submit", "{d}/sub.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b", "--metric", "na:relevance=maybe"],
         "option 'relevance'",
     ),
+    "leaderboard: truncated submission.json": (
+        ["leaderboard", "{d}/board-torn", "-o", "{out}/site"],
+        "board-torn/submissions/x/submission.json:2: not valid JSON",
+    ),
+    "leaderboard: submission.json without scores": (
+        ["leaderboard", "{d}/board-bare", "-o", "{out}/site"],
+        "submission.json:1: field 'summary': Field required",
+    ),
+    "leaderboard: results.json of another kind": (["leaderboard", "{d}/board-runs", "-o", "{out}/site"], "results.json:1: field 'tables.main.0.condition'"),
     "toml: empty": (["bench", "run", "{d}/empty.toml", "-o", "{out}/r"], "nothing to run"),
     "toml: llms = []": (["bench", "run", "{d}/nollms.toml", "-o", "{out}/r"], "key 'llms'"),
     "toml: nan": (["bench", "run", "{d}/nan.toml", "-o", "{out}/r"], "key 'temperature'"),
