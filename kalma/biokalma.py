@@ -81,15 +81,17 @@ def read_release_raw(path: str | Path) -> list[tuple[str, list[RawGraph]]]:
         graphs = item[1] if len(item) > 1 else []
         if not isinstance(graphs, list) or not all(isinstance(g, dict) for g in graphs):
             raise ValueError(f"{path}: item {i}: graphs must be a list of objects")
+        for j, g in enumerate(graphs):  # a graph is a person: without a QID it could only be dropped
+            if not isinstance(g.get("qid"), str) or not QID_RE.match(g["qid"]):
+                raise ValueError(f"{path}: item {i}, graph {j}: field 'qid': not a Wikidata id: {g.get('qid')!r}")
         out.append((item[0], graphs))
     return out
 
 
-def graph_from_release(graph: RawGraph) -> EntityGraph | None:
-    """One release graph as an EntityGraph; values are labels (the release has no value QIDs)."""
-    qid = graph.get("qid", "")
-    if not isinstance(qid, str) or not QID_RE.match(qid):
-        return None
+def graph_from_release(graph: RawGraph) -> EntityGraph:
+    """One release graph (its QID checked by `read_release_raw`) as an EntityGraph; values are
+    labels (the release has no value QIDs)."""
+    qid = str(graph["qid"])
     name = graph.get("name")
     if not isinstance(name, str) or not name:
         name = qid
@@ -109,7 +111,7 @@ def graph_from_release(graph: RawGraph) -> EntityGraph | None:
 
 
 def read_release(path: str | Path) -> list[tuple[str, list[EntityGraph]]]:
-    return [(q, [g for g in (graph_from_release(x) for x in graphs) if g]) for q, graphs in read_release_raw(path)]
+    return [(q, [graph_from_release(x) for x in graphs]) for q, graphs in read_release_raw(path)]
 
 
 def release_entries(specific: str | Path, general: str | Path | None = None) -> list[DatasetEntry]:

@@ -36,6 +36,7 @@ def files(tmp_path_factory):
     ):
         (d / board / rel).parent.mkdir(parents=True)
         (d / board / rel).write_text(text)
+    (d / "noqid.json").write_text(json.dumps([["Q?", [{"qid": "Q1", "name": "A"}]], ["Q?", [{"qid": 5, "name": "B"}]]]))
     (d / "bad.ttl").write_text("this is not turtle <<< .\n")
     (d / "store").mkdir()
     (d / "store" / "CURRENT").write_text("garbage\n")
@@ -105,6 +106,14 @@ CASES = {
     ),
     "kg show 'Q1 }'": (["kg", "show", "Q1 }"], "not a Wikidata id: 'Q1 }'"),
     "kg import-biokalma, not JSON": (["kg", "import-biokalma", "{d}/release.json", "-o", "{out}/bk.nt"], "not a JSON release file"),
+    "dataset import-biokalma, a graph without a QID": (
+        ["dataset", "import-biokalma", "--specific", "{d}/noqid.json", "-o", "{out}/bk.jsonl"],
+        "noqid.json: item 1, graph 0: field 'qid': not a Wikidata id: 5",
+    ),
+    "kg import-biokalma, a graph without a QID": (
+        ["kg", "import-biokalma", "{d}/noqid.json", "-o", "{out}/bk.nt"],
+        "noqid.json: item 1, graph 0: field 'qid': not a Wikidata id: 5",
+    ),
     "dataset import-biokalma, not JSON": (["dataset", "import-biokalma", "--specific", "{d}/release.json", "-o", "{out}/bk.jsonl"], "not a JSON release file"),
     "dataset stats on answers": (["dataset", "stats", "{d}/answers.jsonl"], "expected a 'dataset' file, found 'answers'"),
     "build, a bare number": (

@@ -61,7 +61,7 @@ def test_a_byte_order_mark_is_read_past_by_every_reader(tmp_path):
         "r.csv": "paragraph,person_a,relation,person_b\nA was the father of B.,Orazio Gentileschi,father,Artemisia Gentileschi\n",
         "r.jsonl": json.dumps({"paragraph": "p", "person_a": "Orazio Gentileschi", "relation": "father", "person_b": "Artemisia Gentileschi"}) + "\n",
         "c.toml": 'name = "bom"\n[experiments.main]\n',
-        "release.json": json.dumps([["Q?", [{"Q1": {"name": "A"}}]]]),
+        "release.json": json.dumps([["Q?", [{"qid": "Q1", "name": "A", "occupation": "painter"}]]]),
         "t.jsonl": json.dumps({"premise": "p", "hypothesis": "h", "label": "entailment"}) + "\n",
     }
     plain, marked = tmp_path / "plain", tmp_path / "bom"
