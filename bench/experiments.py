@@ -119,6 +119,8 @@ class BenchConfig(BaseModel):
                 check(spec)
             except ConfigError as exc:
                 raise ConfigError(f"{path}: key '{key}': {exc}") from None
+        if cfg.dataset != "demo" and not Path(cfg.dataset).is_file():  # checked now, not after the first models load
+            raise ConfigError(f"{path}: key 'dataset': no such file {cfg.dataset!r} (relative paths are read from {Path.cwd()})")
         return cfg
 
     def components(self) -> list[tuple[str, Callable[[str], None], str]]:

@@ -56,6 +56,7 @@ def files(tmp_path_factory):
         "option": '[experiments.main]\nmetrics = ["citation", {name = "conner", agg = "median"}]\n',
         "nameless": 'nli = {argument = "x"}\n[experiments.main]\n',
         "llm": '[experiments.knowledge_removal]\nllm = "smolm2"\n',
+        "nodata": 'dataset = "no/such/dataset.jsonl"\n[experiments.main]\n',
     }
     for name, text in tomls.items():
         (d / f"{name}.toml").write_text(text)
@@ -146,6 +147,7 @@ CASES = {
         "submission.json:1: field 'summary': Field required",
     ),
     "leaderboard: results.json of another kind": (["leaderboard", "{d}/board-runs", "-o", "{out}/site"], "results.json:1: field 'tables.main.0.condition'"),
+    "toml: dataset missing": (["bench", "run", "{d}/nodata.toml", "-o", "{out}/r"], "key 'dataset': no such file 'no/such/dataset.jsonl'"),
     "toml: empty": (["bench", "run", "{d}/empty.toml", "-o", "{out}/r"], "nothing to run"),
     "toml: llms = []": (["bench", "run", "{d}/nollms.toml", "-o", "{out}/r"], "key 'llms'"),
     "toml: nan": (["bench", "run", "{d}/nan.toml", "-o", "{out}/r"], "key 'temperature'"),
