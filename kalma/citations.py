@@ -16,8 +16,8 @@ starts after a comma at a label the vocabulary knows (which may itself hold a co
 follows a pair up to the next pair belongs to its value (`Washington, D.C.`). A pair that
 follows a complete pair is its own citation, unless gluing it back gives a value the entry's
 knowledge holds for that relation (`Love, Death: Robots`). Quotes around a label, or around a
-value the entry does not hold with its quotes, are not part of it (`"place of birth": "Rome"`). `[`, `]` and `\\` in a value are
-written with a backslash.
+value the entry does not hold with its quotes, are not part of it (`"place of birth": "Rome"`).
+`[`, `]` and `\\` in a value are written with a backslash.
 
 Sentences end at a full stop (not an abbreviation, initial or decimal), a blank line, a list
 item (`- `, `• `, `1. `, `2) `: models write lists without full stops), and a line whose last
@@ -433,7 +433,7 @@ def _line_ends(masked: str, masks: set[int]) -> list[int]:
     ends = [m.start() for m in _LIST_ITEM_RE.finditer(masked)]
     for m in re.finditer(r"\n[ \t]*", masked):
         last = m.start() - 1
-        while last >= 0 and masked[last] in " \t" and last not in masks:
+        while last >= 0 and masked[last] in " \t\r" and last not in masks:
             last -= 1
         if last in masks and m.end() < len(masked) and not masked[m.end()].islower():
             ends.append(m.start())

@@ -96,6 +96,7 @@ LISTS = {
     "numbered, with stops": "1. Born in Rome [Q1, place of birth: Rome].\n2. Died in Naples [Q1, place of death: Naples].\n3. Liked cats [NA].",
     "numbered inline": "1. Born in Rome [Q1, place of birth: Rome]. 2. Died in Naples [Q1, place of death: Naples]. 3. Liked cats [NA].",
     "lines ending in citations": "Born in Rome [Q1, place of birth: Rome]\nDied in Naples [Q1, place of death: Naples]\nLiked cats [NA]",
+    "Windows line ends": "Born in Rome [Q1, place of birth: Rome]\r\nDied in Naples [Q1, place of death: Naples]\r\nLiked cats [NA]",
     "citations after the stop": "- Born in Rome. [Q1, place of birth: Rome]\n- Died in Naples. [Q1, place of death: Naples]\n- Liked cats. [NA]",
 }
 
