@@ -59,7 +59,7 @@ def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
     "--compat", type=click.Choice(["default", "original"]), default="default", show_default=True, help="`original` reproduces the authors' code formulas."
 )
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
-@click.option("--lenient", is_flag=True, help="Exit 0 even when the answers file had corrupt lines, unknown ids or duplicates.")
+@click.option("--lenient", is_flag=True, help="Exit 0 even when the answers file had corrupt lines, unknown ids, duplicates or reasoning in answer texts.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
 def evaluate(

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .jsonl import read_jsonl
+from .models.base import leading_reasoning
 from .schema import Answer
 
-PROBLEM_KINDS = ("corrupt_line", "unknown_id", "duplicate", "missing")
+PROBLEM_KINDS = ("corrupt_line", "unknown_id", "duplicate", "missing", "reasoning_in_text")
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ class AnswersFile:
 
 
 def load_answers(path: str | Path, entry_ids: Collection[str]) -> AnswersFile:
-    """Valid answers of `path` plus one `Problem` per corrupt line, unknown entry id and duplicate."""
+    """Valid answers of `path` plus one `Problem` per corrupt line, unknown entry id, duplicate,
+    and answer whose text opens with a reasoning model's thoughts (kept, and flagged)."""
     res = read_jsonl(path, Answer, kind="answers", strict=False)
     out = AnswersFile(answers=[], header=res.header, problems=[Problem("corrupt_line", str(e)) for e in res.errors])
     ids = set(entry_ids)
@@ -62,4 +64,11 @@ def load_answers(path: str | Path, entry_ids: Collection[str]) -> AnswersFile:
             continue
         out.lines[aid] = line
         out.answers.append(a)
+        if leading_reasoning(a.text) is not None:  # its citations would be scored with the answer's
+            out.problems.append(
+                Problem(
+                    "reasoning_in_text",
+                    f"{path}:{line}: field 'text': opens with a model's reasoning (<think>…); it is scored as written: move it to meta.reasoning",
+                )
+            )
     return out

@@ -116,20 +116,26 @@ _REASONING_RE = re.compile(r"\s*<(think|thinking|reasoning)>(.*?)(?:</\1>|$)", r
 _REASONING_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
 
 
+def leading_reasoning(text: str) -> tuple[str, str] | None:
+    """(thoughts, answer) when `text` opens with a reasoning block, else None. An unclosed block
+    (the thoughts ran out of tokens) leaves an empty answer."""
+    m = _REASONING_RE.match(text)
+    if m:
+        return m.group(2).strip(), text[m.end() :].strip()
+    close = _REASONING_CLOSE_RE.search(text)
+    if close is None or "<" + close.group(0)[2:] in text[: close.start()]:
+        return None
+    return text[: close.start()].strip(), text[close.end() :].strip()
+
+
 def split_reasoning(g: Generation) -> Generation:
     """`g` with a leading reasoning block moved from `text` to `reasoning`, so that what is
-    scored, parsed or stored as the answer is the answer. An unclosed block (the thoughts ran
-    out of tokens) leaves an empty answer; text without a block is returned as it is."""
-    m = _REASONING_RE.match(g.text)
-    if m:
-        thought, answer = m.group(2), g.text[m.end() :]
-    else:
-        close = _REASONING_CLOSE_RE.search(g.text)
-        if close is None or "<" + close.group(0)[2:] in g.text[: close.start()]:
-            return g
-        thought, answer = g.text[: close.start()], g.text[close.end() :]
-    thoughts = "\n\n".join(t for t in (g.reasoning, thought.strip()) if t)
-    return replace(g, text=answer.strip(), reasoning=thoughts or None)
+    scored, parsed or stored as the answer is the answer."""
+    found = leading_reasoning(g.text)
+    if found is None:
+        return g
+    thoughts = "\n\n".join(t for t in (g.reasoning, found[0]) if t)
+    return replace(g, text=found[1], reasoning=thoughts or None)
 
 
 class LLM(ABC):

@@ -194,6 +194,17 @@ k = [2]
         Bench(BenchConfig.load(tmp_path / "bad.toml"), tmp_path / "run2", progress=False).run()
 
 
+def test_a_submission_whose_answers_hold_reasoning_is_refused_with_the_line(entries, tmp_path):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    meta = {"name": "r1", "model": "m", "seed": 0, "settings": {}}
+    texts = ["<think>Rome? [Q212657, place of birth: Rome]</think>\nBorn in Rome [NA]."] + ["x [NA]."] * (len(entries) - 1)
+    write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text=t, model="m") for e, t in zip(entries, texts)], "answers", header={"submission": meta})
+    checked = validate(tmp_path / "s.jsonl", entries)
+    assert checked.problems == [
+        f"{tmp_path / 's.jsonl'}:2: field 'text': opens with a model's reasoning (<think>…); it is scored as written: move it to meta.reasoning"
+    ]
+
+
 def test_a_resubmission_that_fails_to_score_leaves_the_filed_entry_whole(entries, tmp_path):
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     meta = {"name": "keep-me", "model": "m", "seed": 0, "settings": {}}

@@ -160,6 +160,18 @@ CASES = {
 }
 
 
+def test_an_answer_that_opens_with_thoughts_is_scored_and_flagged(files, tmp_path):
+    entries = demo_entries(open_source("demo"))
+    texts = ["<think>Maybe [Q212657, place of birth: Rome]?</think> Born in Rome [NA]."] + ["x [NA]."] * (len(entries) - 1)
+    write_jsonl(tmp_path / "t.jsonl", [Answer(entry_id=e.id, text=t, model="m") for e, t in zip(entries, texts)], "answers")
+    args = ["evaluate", "--dataset", str(files / "dataset.jsonl"), "--answers", str(tmp_path / "t.jsonl"), "--metrics", "citation"]
+    res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "e")])
+    assert res.exit_code == 1 and "t.jsonl: 1 reasoning in text; every valid answer was scored" in res.stderr.splitlines()[-1]
+    summary = json.loads((tmp_path / "e" / "summary.json").read_text())
+    assert summary["counts"]["problems_reasoning_in_text"] == 1 and summary["counts"]["citations"] == 1  # scored as written
+    assert CliRunner().invoke(main, [*args, "--lenient", "-o", str(tmp_path / "e2")]).exit_code == 0
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_user_error_is_one_line_and_a_non_zero_exit(files, tmp_path, monkeypatch, case):
     args, expected = CASES[case]
