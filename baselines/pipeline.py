@@ -103,6 +103,7 @@ def answer_dataset(
             if f"{e.id}#{cfg.setting}-t{temp}-s{seed}" not in done
         ]
         bar = tqdm(total=len(jobs), desc=f"answer ({cfg.llm})", unit="answer", disable=not progress)
+        cut = 0  # answers the token limit ended: scored as they are, so the report says how many
         for start in range(0, len(jobs), cfg.batch):
             chunk = jobs[start : start + cfg.batch]
             # one call per (seed, temperature) group keeps the parameters uniform within a batch
@@ -111,6 +112,7 @@ def answer_dataset(
                 params = GenParams(temperature=key[1], top_p=cfg.top_p, max_tokens=cfg.max_tokens, seed=key[0])
                 gens = llm.chat_many([build_messages(e.question(cfg.setting), kg) for e, kg, *_ in group], params)
                 for (e, kg, trace, seed, temp, run_label), gen in zip(group, gens):
+                    cut += gen.finish_reason == "length"
                     output.write(
                         Answer(
                             entry_id=e.id,
@@ -133,4 +135,4 @@ def answer_dataset(
                     )
             bar.update(len(chunk))
         bar.close()
-    return {**report, "written": len(jobs), "skipped_existing": len(done)}
+    return {**report, "written": len(jobs), "skipped_existing": len(done), "cut_at_max_tokens": cut}

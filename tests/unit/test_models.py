@@ -183,6 +183,7 @@ def test_reasoning_models_behind_an_openai_compatible_server(tmp_path):
         args = ["answer", "--dataset", str(tmp_path / "d.jsonl"), "--retrieval", "gold", "--llm", f"openai-compatible:{url}/v1:r1,concurrency=1"]
         res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "a.jsonl")])
         assert res.exit_code == 0, res.output
+        assert '"cut_at_max_tokens": 1' in res.output  # the report says one answer ran into the limit
     rows = {a.entry_id: a for a in read_jsonl(tmp_path / "a.jsonl", Answer).records}
     first, second = rows[entries[0].id], rows[entries[1].id]
     assert first.text == "She was born in Rome [NA]." and first.meta["reasoning"] == "Which fact? [Q1, x: y]" and first.meta["finish_reason"] == "stop"
