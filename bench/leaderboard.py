@@ -49,11 +49,19 @@ PAPER_REMOVAL: dict[str, list[float]] = {
 PAPER_RETRIEVAL: dict[str, list[float]] = {"accuracy": [100, 80], "recall": [57.1, 42.5]}
 
 
+class _Submission(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    model: str = ""
+    seed: int | str = ""
+
+
 class _Filed(BaseModel):
-    """What the board reads of a `submission.json`: the rest of the record is kept, not read."""
+    """What the board reads of a `submission.json`; the rest (when filed, what it replaced, the
+    malformed count) is read from `model_extra`."""
 
     model_config = ConfigDict(extra="allow")
-    submission: dict[str, Any]
+    submission: _Submission
     summary: Summary
 
 
@@ -104,14 +112,11 @@ def collect(board: Path) -> list[dict[str, Any]]:
         if f.parent.name.startswith("."):  # a submission still being scored, or one cut short
             continue
         filed = _load(f, _Filed)
-        rec, s, meta = filed.model_dump(), filed.summary, filed.submission
-        if "name" not in meta:
-            raise RecordError(f, 1, "submission.name", "missing")
-        model = str(meta.get("model", ""))
+        rec, s, meta = filed.model_extra or {}, filed.summary, filed.submission
         row = {
-            "name": meta["name"],
-            "model": model + (" (fixed patterns, not a model)" if model == "template" else ""),
-            "seed": meta.get("seed", ""),
+            "name": meta.name,
+            "model": meta.model + (" (fixed patterns, not a model)" if meta.model == "template" else ""),
+            "seed": meta.seed,
             "reference": False,
             "backends": "; ".join(f"{k}: {v}" for k, v in s.models.items() if k != "answers"),
             "malformed": rec.get("malformed_citations", 0),
