@@ -69,10 +69,7 @@ HEADER_PREFIX = b'{"' + HEADER_KEY.encode() + b'"'
 def _decode_line(path: Path, lineno: int, raw: bytes) -> Any:
     """One line as a JSON value, or a RecordError saying why it is not one. Checked per line:
     UTF-8, JSON syntax, nesting depth, and lone surrogate escapes (`\\ud800` parses, but is no
-    character and cannot be written back). A byte order mark opening the file is not part of
-    it (Windows editors write one)."""
-    if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8) :]
+    character and cannot be written back)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -104,18 +101,24 @@ def _check_header(path: Path, lineno: int, header: Any, kind: str | None) -> dic
     return header
 
 
+def _numbered_lines(fh: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of a file, without the byte order mark some editors open it with."""
+    for lineno, raw in enumerate(fh, start=1):
+        yield lineno, raw.removeprefix(codecs.BOM_UTF8) if lineno == 1 else raw
+
+
 def read_header(path: str | Path) -> dict[str, Any]:
     """The header of a record file ({} when it has none); a torn header is an error."""
     path = Path(path)
     with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        for lineno, raw in _numbered_lines(fh):
             if raw.strip():
                 return _header_or_none(path, lineno, raw, None) or {}
     return {}
 
 
 def _header_or_none(path: Path, lineno: int, raw: bytes, kind: str | None) -> dict[str, Any] | None:
-    is_header = raw.lstrip().removeprefix(codecs.BOM_UTF8).startswith(HEADER_PREFIX)
+    is_header = raw.lstrip().startswith(HEADER_PREFIX)
     try:
         obj = _decode_line(path, lineno, raw)
     except RecordError as err:
@@ -145,7 +148,7 @@ def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, str
         result.errors.append(err)
 
     with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        for lineno, raw in _numbered_lines(fh):
             if not raw.strip():
                 continue
             if first or raw.lstrip().startswith(HEADER_PREFIX):
