@@ -142,7 +142,7 @@ def smollm2(n_single: int = 24) -> dict[str, Any]:
     out: dict[str, Any] = {"smollm2 items": len(items)}
     for label, kw in (("old", {**OLD, "batch_size": 8, "logits": "all"}), ("new", NEW)):
         sc = HFCausalScorer(path, spec=SPEC, **kw)
-        lengths = [len(ids) for ids, _, _ in sc._encode(items)]
+        lengths = [len(e.ids) for e in sc._prepare(items)]
         out["smollm2 tokens per item (min-max)"] = f"{min(lengths)}-{max(lengths)}"
         sc.token_logprobs([items[0][1]], [items[0][0]], cache=Cache(None))
         t_batch, _ = timed(lambda: sc.token_logprobs([t for _, t in items], [c for c, _ in items], cache=Cache(None)))

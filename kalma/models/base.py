@@ -78,11 +78,13 @@ def cached_batches(
     cache: Cache | None = None,
     store: bool = True,
     plan: Callable[[list[Any]], list[list[int]] | None] | None = None,
+    prepare: Callable[[list[Any]], list[Any]] | None = None,
 ) -> list[Any]:
     """The one caching path of every backend: look all keys up at once, compute each missing
     distinct item once, in the batches `plan` groups them into (e.g. by a token budget, sorted
     by length; default: `batch_size` items in input order), store each batch as it completes,
-    and return a value per input in input order."""
+    and return a value per input in input order. `prepare` turns the missing items into what
+    `plan` and `compute` work on (e.g. token ids), so that work is done once."""
     cache = cache or get_cache()
     found = cache.get_many(list(dict.fromkeys(keys))) if store else {}
     missing: dict[str, Any] = {}
@@ -90,14 +92,15 @@ def cached_batches(
         if k not in found:
             missing.setdefault(k, it)
     todo = list(missing.items())
-    groups = plan([it for _, it in todo]) if plan and todo else None
+    work = prepare([it for _, it in todo]) if prepare and todo else [it for _, it in todo]
+    groups = plan(work) if plan and todo else None
     if groups is None:
         groups = [list(range(i, min(i + batch_size, len(todo)))) for i in range(0, len(todo), batch_size)]
     fresh: dict[str, Any] = {}
     for group in groups:
         chunk = [todo[i] for i in group]
         try:
-            batch = dict(zip([k for k, _ in chunk], compute([it for _, it in chunk])))
+            batch = dict(zip([k for k, _ in chunk], compute([work[i] for i in group])))
         except PartialBatch as partial:
             if store:  # keep what arrived (paid calls), then fail
                 cache.put_many(namespace, {chunk[i][0]: v for i, v in partial.done.items()})
@@ -233,23 +236,28 @@ class Matcher(ABC):
 
 
 class LMScorer(ABC):
-    """Token log-probabilities of texts given optional contexts."""
+    """Token log-probabilities of texts given optional contexts. A backend turns the
+    (context, text) items into its own work items once (`_prepare`, e.g. token ids), groups
+    those into batches (`_plan`) and scores a batch of them (`_score`)."""
 
     spec: str = ""
     batch_size: int = 8
 
-    @abstractmethod
-    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[tuple[float, int, int]]]:
-        """For each (context, text): (log-prob, start, end) of each token of `text` given all
-        that precedes it; start/end are character offsets into `text`."""
+    def _prepare(self, items: Sequence[tuple[str, str]]) -> list[Any]:
+        return list(items)
 
-    def _plan(self, items: Sequence[tuple[str, str]]) -> list[list[int]] | None:
+    @abstractmethod
+    def _score(self, batch: Sequence[Any]) -> list[list[tuple[float, int, int]]]:
+        """For each prepared (context, text): (log-prob, start, end) of each token of `text`
+        given all that precedes it; start/end are character offsets into `text`."""
+
+    def _plan(self, prepared: Sequence[Any]) -> list[list[int]] | None:
         return None
 
     def token_spans(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[tuple[float, int, int]]]:
         items = list(zip(contexts or [""] * len(texts), texts))
         keys = [make_key("lm", type(self).__name__, self.spec, {"spans": 1}, list(it)) for it in items]
-        out = cached_batches("lm", keys, items, self._score, self.batch_size, cache, plan=self._plan)
+        out = cached_batches("lm", keys, items, self._score, self.batch_size, cache, plan=self._plan, prepare=self._prepare)
         return [[(float(lp), int(a), int(b)) for lp, a, b in row] for row in out]
 
     def token_logprobs(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[float]]:

@@ -23,6 +23,7 @@ import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import BackendError
@@ -270,12 +271,25 @@ class HFCausalLM(HFBackend, LLM):
         return gens
 
 
+@dataclass(frozen=True)
+class Encoded:
+    """One (context, text) item as the scorer runs it: token ids with BOS, the index of the
+    first text token, and the character span in `text` of each text token."""
+
+    ids: tuple[int, ...]
+    start: int
+    spans: tuple[tuple[int, int], ...]
+
+
 class HFCausalScorer(HFBackend, LMScorer):
     """`hf:<hub id or path>[@dtype]` as an LM scorer: token log-probs of a text given a context.
 
-    `logits="scored"` (default) left-pads and computes logits only for the positions that
-    predict the text's tokens; `logits="all"` right-pads and computes them everywhere (the
-    reference the tests compare against, and the old path the benchmark measures)."""
+    Paths (all give the same log-probs, within float rounding):
+    - `shared_prefix=True` (default): items that share a prefix (the builder's candidates after
+      one paragraph, texts under the same knowledge) run it once (`kalma.models.shared_prefix`);
+    - `shared_prefix=False, logits="scored"`: left-padded rows, logits only at the scored positions;
+    - `logits="all"`: right-padded rows with logits everywhere (the reference the tests compare
+      against, and the oldest path the benchmarks measure)."""
 
     def __init__(
         self,
@@ -287,14 +301,18 @@ class HFCausalScorer(HFBackend, LMScorer):
         batching: Literal["tokens", "items"] = "tokens",
         batch_size: int = 16,
         logits: Literal["scored", "all"] = "scored",
+        shared_prefix: bool = True,
+        min_shared: int = 64,
     ):
         super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size)
         self.logits = logits
+        self.shared_prefix = shared_prefix and logits == "scored" and batching == "tokens"
+        self.min_shared = min_shared  # token positions a shared prefix must save to get a pass of its own
         self._cut_warned = False
-        self._planned: dict[tuple[str, str], tuple[list[int], int, list[tuple[int, int]]]] = {}
+        self._runner: Any = None
 
-    def _encode(self, items: Sequence[tuple[str, str]]) -> list[tuple[list[int], int, list[tuple[int, int]]]]:
-        """Per item: (token ids with BOS, index of the first text token, character spans of the text tokens)."""
+    def _prepare(self, items: Sequence[tuple[str, str]]) -> list[Encoded]:
+        """Tokenize every item once; contexts beyond the model's window are cut from the left."""
         tok, _ = self.model()
         bos = [tok.bos_token_id] if tok.bos_token_id is not None else [tok.eos_token_id]
         out = []
@@ -303,7 +321,7 @@ class HFCausalScorer(HFBackend, LMScorer):
             ctx = tok(context, add_special_tokens=False)["input_ids"] if context else []
             sep = " " if context and text and not context.endswith((" ", "\n")) else ""
             enc = tok(sep + text, add_special_tokens=False, return_offsets_mapping=True)
-            spans = [(max(0, a - len(sep)), max(0, b - len(sep))) for a, b in enc["offset_mapping"]]
+            spans = tuple((max(0, a - len(sep)), max(0, b - len(sep))) for a, b in enc["offset_mapping"])
             if limit is not None and 1 + len(ctx) + len(spans) > limit:
                 # The text is scored whole; what precedes it is cut from the left to fit the window,
                 # as a sliding-window evaluation would (beyond the window the model cannot see it).
@@ -320,33 +338,64 @@ class HFCausalScorer(HFBackend, LMScorer):
                     )
                     self._cut_warned = True
                 ctx = ctx[len(ctx) - room :]
-            out.append((bos + ctx + enc["input_ids"], 1 + len(ctx), spans))
+            out.append(Encoded(tuple(bos + ctx + enc["input_ids"]), 1 + len(ctx), spans))
         return out
 
-    def _plan(self, items: Sequence[tuple[str, str]]) -> list[list[int]]:
-        encoded = self._encode(items)
-        self._planned = dict(zip(items, encoded))  # the batches that follow reuse these, not tokenize again
-        return self.plan([len(ids) for ids, _, _ in encoded])
+    def _budget(self) -> int:
+        return self.token_budget or default_token_budget(self.model()[1])
 
-    def _score(self, items: Sequence[tuple[str, str]]) -> list[list[tuple[float, int, int]]]:
+    def _plan(self, encoded: Sequence[Encoded]) -> list[list[int]]:
+        if not self.shared_prefix:
+            return self.plan([len(e.ids) for e in encoded])
+        # Items in token order, so that those sharing a prefix meet in one batch; a batch is cut
+        # when the tokens it adds beyond each item's common prefix with the previous one (about
+        # what the shared-prefix runner computes) exceed a few budgets.
+        order = sorted(range(len(encoded)), key=lambda i: encoded[i].ids)
+        batches: list[list[int]] = []
+        cur: list[int] = []
+        fresh, limit = 0, 8 * self._budget()
+        prev: tuple[int, ...] = ()
+        for i in order:
+            ids = encoded[i].ids
+            shared = next((k for k, (a, b) in enumerate(zip(prev, ids)) if a != b), min(len(prev), len(ids)))
+            if cur and fresh + len(ids) - shared > limit:
+                batches.append(cur)
+                cur, fresh, shared = [], 0, 0
+            cur.append(i)
+            fresh += len(ids) - shared
+            prev = ids
+        return batches + ([cur] if cur else [])
+
+    def _score(self, batch: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
+        if self.shared_prefix:
+            from .shared_prefix import Request, SharedPrefixRunner
+
+            tok, model = self.model()
+            if self._runner is None:
+                pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+                self._runner = SharedPrefixRunner(model, pad_id=pad, token_budget=self._budget(), min_saved=self.min_shared)
+            results = self._runner.run([Request(e.ids, e.start) for e in batch])
+            return [list(zip(r.logprobs, (a for a, _ in e.spans), (b for _, b in e.spans))) for r, e in zip(results, batch)]
+        return self._score_padded(batch)
+
+    def _score_padded(self, encoded: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
         import torch
 
         tok, model = self.model()
-        encoded = [self._planned.pop(it) if it in self._planned else self._encode([it])[0] for it in items]
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-        width = -(-max(len(ids) for ids, _, _ in encoded) // PAD_MULTIPLE) * PAD_MULTIPLE
+        width = -(-max(len(e.ids) for e in encoded) // PAD_MULTIPLE) * PAD_MULTIPLE
         left = self.logits == "scored"
         rows, masks = [], []
-        for ids, _, _ in encoded:
-            fill = [pad] * (width - len(ids))
-            rows.append(fill + ids if left else ids + fill)
-            masks.append([0] * len(fill) + [1] * len(ids) if left else [1] * len(ids) + [0] * len(fill))
+        for e in encoded:
+            fill = [pad] * (width - len(e.ids))
+            rows.append(fill + list(e.ids) if left else list(e.ids) + fill)
+            masks.append([0] * len(fill) + [1] * len(e.ids) if left else [1] * len(e.ids) + [0] * len(fill))
         ids_t = torch.tensor(rows, device=model.device)
         mask_t = torch.tensor(masks, device=model.device)
         kwargs: dict[str, Any] = {"input_ids": ids_t, "attention_mask": mask_t}
         if left:
             kwargs["position_ids"] = (mask_t.cumsum(-1) - 1).clamp(min=0)
-            keep = max(len(ids) - start for ids, start, _ in encoded) + 1  # the text tokens, and the position before the first
+            keep = max(len(e.ids) - e.start for e in encoded) + 1  # the text tokens, and the position before the first
             kwargs["logits_to_keep"] = keep
         with torch.no_grad():
             logits = model(**kwargs).logits.float()
@@ -354,11 +403,11 @@ class HFCausalScorer(HFBackend, LMScorer):
         targets = ids_t[:, width - logits.shape[1] + 1 :]
         chosen = logp.gather(2, targets.unsqueeze(-1)).squeeze(-1)
         out = []
-        for i, (ids, start, spans) in enumerate(encoded):
-            n_text = len(ids) - start
+        for i, e in enumerate(encoded):
+            n_text = len(e.ids) - e.start
             offset = width - logits.shape[1] + 1  # absolute position of chosen[:, 0]'s target
-            first = (width - n_text if left else start) - offset
-            out.append([(lp, a, b) for lp, (a, b) in zip(chosen[i, first : first + n_text].tolist(), spans)])
+            first = (width - n_text if left else e.start) - offset
+            out.append([(lp, a, b) for lp, (a, b) in zip(chosen[i, first : first + n_text].tolist(), e.spans)])
         return out
 
 

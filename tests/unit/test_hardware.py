@@ -46,7 +46,7 @@ def causal(request, tmp_path_factory):
 def test_scorer_token_budget_and_scored_logits_equal_one_at_a_time(causal, dtype):
     fast = HFCausalScorer(f"{causal}@{dtype}", token_budget=96)  # several sorted batches
     reference = HFCausalScorer(f"{causal}@{dtype}", logits="all", batching="items", batch_size=1)
-    assert len(fast.plan([len(fast._encode([p])[0][0]) for p in PAIRS])) > 2
+    assert len(fast.plan([len(e.ids) for e in fast._prepare(PAIRS)])) > 2
     got = fast.token_logprobs(TEXTS, CONTEXTS, cache=Cache(None))
     want = reference.token_logprobs(TEXTS, CONTEXTS, cache=Cache(None))
     for g, w, t in zip(got, want, TEXTS):
