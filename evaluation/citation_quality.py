@@ -14,7 +14,7 @@ Card
 
 >>> from kalma.schema import Answer, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
 >>> ks = [Triple(subject="Q1", relation_label=f"r{i}", relation="", value=f"v{i}", value_label=f"v{i}") for i in range(1, 10)]
->>> entry = DatasetEntry(id="e", general_question="q", specific_question="q",
+>>> entry = DatasetEntry(id="e", general_question="", specific_question="q",
 ...     knowledge_pool=KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="X", triples=ks)]), minimum_set=ks[:5])
 >>> c = lambda i: f"[Q1, r{i}: v{i}]"
 >>> text = f"S1 {c(1)}{c(2)}. S2 {c(2)}{c(6)}[NA]. S3 {c(6)}{c(9)}."

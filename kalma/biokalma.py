@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .properties import Vocabulary
-from .schema import ISO_DATE_RE, PID_RE, QID_RE, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
+from .schema import ISO_DATE_RE, PID_RE, QID_RE, DatasetEntry, EntityGraph, KnowledgeGraph, Triple, same_question
 
 _PREFIX = re.compile(r"^\s*question\s*:\s*", re.IGNORECASE)
 DATE_KEYS = {"date_of_birth": "date of birth", "date_of_death": "date of death"}
@@ -115,20 +115,30 @@ def read_release(path: str | Path) -> list[tuple[str, list[EntityGraph]]]:
 
 
 def release_entries(specific: str | Path, general: str | Path | None = None) -> list[DatasetEntry]:
-    """Dataset entries from the release: ids `biokalma-<index>`, minimum set unknown."""
+    """Dataset entries from the release: ids `biokalma-<index>`, minimum set unknown.
+
+    Without the `general` file, entries have no general question (never a copy of the specific
+    one); where the release pairs a general question with the same text as its specific one (11
+    items), the entry keeps the specific question only and says so in `meta`."""
     spec = read_release(specific)
-    gen = read_release(general) if general else [(q, g) for q, g in spec]
+    gen = [q for q, _ in read_release(general)] if general else [""] * len(spec)
     if len(gen) != len(spec):
         raise ValueError(f"{general}: {len(gen)} items but {specific} has {len(spec)}; the files must be index-aligned")
-    return [
-        DatasetEntry(
-            id=f"biokalma-{i}",
-            specific_question=strip_question_prefix(sq),
-            general_question=strip_question_prefix(gq),
-            people=[g.qid for g in graphs],
-            knowledge_pool=KnowledgeGraph(entities=graphs),
-            minimum_set=None,
-            meta={"source": "biokalma-release", "index": i},
+    out = []
+    for i, ((sq, graphs), gq) in enumerate(zip(spec, gen)):
+        specific_q, general_q = strip_question_prefix(sq), strip_question_prefix(gq)
+        meta: dict[str, Any] = {"source": "biokalma-release", "index": i}
+        if general_q and same_question(general_q, specific_q):
+            general_q, meta["general_question"] = "", "the release's general question is the specific one: dropped"
+        out.append(
+            DatasetEntry(
+                id=f"biokalma-{i}",
+                specific_question=specific_q,
+                general_question=general_q,
+                people=[g.qid for g in graphs],
+                knowledge_pool=KnowledgeGraph(entities=graphs),
+                minimum_set=None,
+                meta=meta,
+            )
         )
-        for i, ((sq, graphs), (gq, _)) in enumerate(zip(spec, gen))
-    ]
+    return out

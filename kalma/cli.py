@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from . import __version__
+from .schema import RECORD_KINDS
 
 ENTRY_POINT_GROUP = "kalma.commands"
 
@@ -115,12 +116,11 @@ def main() -> None:
 
 @main.command("check")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--kind", type=click.Choice(sorted(["dataset", "answers", "scores", "records", "entity_graphs", "triples"])), required=True)
+@click.option("--kind", type=click.Choice(sorted(RECORD_KINDS)), required=True)
 @click.option("--lenient", is_flag=True, help="Report every bad line instead of stopping at the first.")
 def check(path: str, kind: str, lenient: bool) -> None:
     """Validate a record file and report its bad lines."""
     from .jsonl import RecordError, read_jsonl
-    from .schema import RECORD_KINDS
 
     try:
         res = read_jsonl(path, RECORD_KINDS[kind], kind=kind, strict=not lenient)

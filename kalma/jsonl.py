@@ -59,7 +59,7 @@ def _validation_error(path: Path, lineno: int, err: ValidationError) -> RecordEr
     first = err.errors()[0]
     loc = ".".join(str(p) for p in first["loc"])
     extra = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-    return RecordError(path, lineno, loc, first["msg"] + extra)
+    return RecordError(path, lineno, loc, first["msg"].removeprefix("Value error, ") + extra)
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 FORMAT_VERSION = 3  # 2: EntityGraph.property_aliases; 3: scores and summaries per metric
 # (version 1 and 2 datasets, answers and KGs still read; no output of another version is resumed)
@@ -151,7 +151,16 @@ class RoundTrace(Record):
     paragraph: str = ""
 
 
+def same_question(a: str, b: str) -> bool:
+    """Whether two questions are the same text, case and spacing aside."""
+    return normalize_text(a).casefold() == normalize_text(b).casefold()
+
+
 class DatasetEntry(Record):
+    """One question pair with its knowledge. An entry that needs no knowledge (an empty minimum
+    set: `null` means unknown, as in the authors' release) or whose two questions are the same
+    text is not a dataset entry: it is refused here, so `kalma check` and every reader refuse it."""
+
     id: str
     general_question: str
     specific_question: str
@@ -163,8 +172,66 @@ class DatasetEntry(Record):
     trace: list[RoundTrace] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("specific_question")
+    @classmethod
+    def _asked(cls, v: str, info: ValidationInfo) -> str:
+        if not normalize_text(v):
+            raise ValueError("empty")
+        general = info.data.get("general_question") or ""
+        if normalize_text(general) and same_question(general, v):
+            raise ValueError("the same text as general_question")
+        return v
+
+    @field_validator("minimum_set")
+    @classmethod
+    def _needs_knowledge(cls, v: list[Triple] | None) -> list[Triple] | None:
+        if v is not None and not v:
+            raise ValueError("empty: an entry needs at least one piece of knowledge (null when unknown)")
+        return v
+
     def question(self, setting: Setting) -> str:
         return self.general_question if setting == "general" else self.specific_question
+
+
+class LLMCall(Record):
+    """One LLM call of a build, as sent and as answered: what a published dataset is audited by."""
+
+    step: str  # annotate | extend | general-question | specific-question
+    round: int
+    attempt: int = 0
+    backend: str
+    seed: int | None
+    temperature: float
+    max_tokens: int
+    messages: list[dict[str, str]]
+    reply: str
+    reasoning: str | None = None
+    finish_reason: str | None = None
+
+
+class BuildTrace(Record):
+    """What building one entry did: every LLM call, and whether the entry was written or why not."""
+
+    entry_id: str
+    status: Literal["written", "failed"]
+    failures: list[str] = Field(default_factory=list, description="why the entry was not written (BUILD_FAILURES)")
+    source: str = ""
+    source_line: int | None = None
+    seed: int
+    calls: list[LLMCall] = Field(default_factory=list)
+
+
+class RemovedRecord(Record):
+    """A relation record the builder did not build from, with its line and the reason."""
+
+    source: str
+    line: int
+    stage: Literal["selection", "disambiguation"]
+    reason: str
+    detail: str = ""
+    person_a: str = ""
+    relation: str = ""
+    person_b: str = ""
 
 
 class Answer(Record):
@@ -235,4 +302,6 @@ RECORD_KINDS: dict[str, type[Record]] = {
     "answers": Answer,
     "scores": AnswerScores,
     "records": SeedRecord,
+    "build_trace": BuildTrace,
+    "removed_records": RemovedRecord,
 }

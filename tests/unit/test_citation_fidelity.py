@@ -183,7 +183,7 @@ def test_the_release_keys_match_the_imported_graph():
             "languages spoken": "Italian",
         }
     )
-    entry = DatasetEntry(id="r", general_question="q", specific_question="q", knowledge_pool=KnowledgeGraph(entities=[g]))
+    entry = DatasetEntry(id="r", general_question="", specific_question="q", knowledge_pool=KnowledgeGraph(entities=[g]))
     text = (
         "Orazio was born in 1563 [qid: Q367360, date_of_birth: 1563-07-19, date of birth: 1563-07-19] and painted Diana "
         "[qid: Q367360, notable work: Diana the Huntress, noble family: Gentileschi, languages spoken, written or signed: Italian]."

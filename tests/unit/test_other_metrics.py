@@ -20,7 +20,7 @@ def _entry(reference: str = "", question: str = "where was she born ?") -> Datas
     t = Triple(subject="Q1", subject_label="artemisia", relation="P19", relation_label="place of birth", value="Q220", value_label="rome")
     return DatasetEntry(
         id="e",
-        general_question=question,
+        general_question="",
         specific_question=question,
         reference=reference,
         knowledge_pool=KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="artemisia", triples=[t])]),

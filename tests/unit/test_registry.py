@@ -132,7 +132,7 @@ def test_a_metric_missing_its_model_is_marked_unavailable(tmp_path):
     from kalma.jsonl import write_jsonl
     from kalma.schema import Answer, DatasetEntry
 
-    write_jsonl(tmp_path / "d.jsonl", [DatasetEntry(id="e", general_question="q", specific_question="q")], "dataset")
+    write_jsonl(tmp_path / "d.jsonl", [DatasetEntry(id="e", general_question="", specific_question="q")], "dataset")
     write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id="e", text="x [NA].", model="m")], "answers")
     s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "o", metrics=["citation", "geval", "consens"], progress=False)
     assert s.value("geval.coherence_mean") is None and s.value("consens.consens_mean") is None
@@ -155,7 +155,7 @@ def test_two_metrics_with_one_key_keep_their_own_values(tmp_path):
     from kalma.jsonl import read_jsonl, write_jsonl
     from kalma.schema import Answer, AnswerScores, DatasetEntry
 
-    write_jsonl(tmp_path / "d.jsonl", [DatasetEntry(id="e", general_question="q", specific_question="q")], "dataset")
+    write_jsonl(tmp_path / "d.jsonl", [DatasetEntry(id="e", general_question="", specific_question="q")], "dataset")
     write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id="e", text="Anna [NA].", model="m")], "answers")
     METRICS.add("citation-copy", f"{__name__}:CitationCopy", argument="none")
     try:
