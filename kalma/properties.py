@@ -89,6 +89,23 @@ PROPERTIES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Properties that state one fact from either end, for sources that give no inverse-property
+# statements (Wikidata's P1696) of their own: `Artemisia father Orazio` and `Orazio child
+# Artemisia` are one fact. Spouse and sibling are symmetric: Wikidata marks them by a
+# constraint, not by P1696, so they are only here.
+INVERSE_PROPERTIES: dict[str, tuple[str, ...]] = {
+    "P22": ("P40",),  # father -> child
+    "P25": ("P40",),  # mother -> child
+    "P40": ("P22", "P25"),  # child -> father, mother
+    "P26": ("P26",),  # spouse
+    "P3373": ("P3373",),  # sibling
+    "P1066": ("P802",),  # student of -> student
+    "P802": ("P1066",),
+    "P184": ("P185",),  # doctoral advisor -> doctoral student
+    "P185": ("P184",),
+}
+
+
 def relation_norm(name: str) -> str:
     """How relation names are compared: NFC, case-folded, `_` as a space, spaces collapsed.
 

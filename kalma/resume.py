@@ -34,6 +34,57 @@ def file_digest(path: str | Path) -> str:
     return "sha256:" + h.hexdigest()
 
 
+def _memo_digest(path: Path) -> str:
+    """`file_digest`, remembered in the call cache by the file's identity and modification
+    (path, size, mtime, inode): a model folder of gigabytes is read once, not on every run."""
+    from .cache import get_cache, make_key
+
+    st = path.stat()
+    key = make_key("digest", "file", str(path.resolve()), {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}, None)
+    cache = get_cache()
+    found = cache.get(key)
+    if isinstance(found, str):
+        return found
+    digest = file_digest(path)
+    cache.put(key, "digest", digest)
+    return digest
+
+
+def path_digest(path: str | Path) -> str:
+    """The content digest of a file, or of a folder (every file in it, by relative path)."""
+    path = Path(path)
+    if not path.is_dir():
+        return _memo_digest(path)
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        h.update(f"{f.relative_to(path).as_posix()}\0{_memo_digest(f)}\n".encode())
+    return "sha256:" + h.hexdigest()
+
+
+def spec_paths(spec: str | None) -> list[Path]:
+    """The local files or folders a component spec names, whose content decides its results:
+    `kg.ttl`, `rdflib:kg.ttl`, `oxigraph:STORE`, `table:labels.jsonl`, `hf:./model@bf16`,
+    `llm:hf:./model`; `demo` names the bundled snapshot. URLs and hub ids name none.
+
+    >>> spec_paths("sparql:http://127.0.0.1:7878/query"), spec_paths("openai:gpt-4o-mini")
+    ([], [])
+    """
+    from .registry import parse_spec
+
+    if not spec:
+        return []
+    if spec.partition(",")[0] == "demo":
+        from .kg import demo_snapshot_path
+
+        return [demo_snapshot_path()]
+    for text in (spec, parse_spec(spec)[1]):
+        for candidate in (text, text.rpartition("@")[0]):  # `@bf16` and the like follow a model path
+            if candidate and not candidate.startswith(("http://", "https://")) and Path(candidate).expanduser().exists():
+                return [Path(candidate).expanduser()]
+    argument = parse_spec(spec)[1]
+    return spec_paths(argument) if ":" in argument and argument != spec else []  # `llm:SPEC` names another spec
+
+
 def records_digest(records: Iterable[BaseModel]) -> str:
     h = hashlib.sha256()
     for r in records:
@@ -45,10 +96,17 @@ def value_digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-def fingerprint(inputs: Mapping[str, str | Path | Iterable[BaseModel] | None], config: Mapping[str, Any]) -> dict[str, Any]:
+def fingerprint(
+    inputs: Mapping[str, str | Path | Iterable[BaseModel] | None], config: Mapping[str, Any], components: Mapping[str, str | None] | None = None
+) -> dict[str, Any]:
     """{"inputs": {name: digest}, "config": config}: files are hashed by content, record lists
-    by their JSON; `config` must be JSON-serialisable and is stored as is."""
+    by their JSON; `config` must be JSON-serialisable and is stored as is. `components` maps a
+    role to the spec of the component playing it (`{"kg": "kg.ttl", "nli": "table:labels.jsonl"}`):
+    every file or folder a spec names is an input too, by content (`spec_paths`)."""
     digests: dict[str, str | None] = {}
+    for role, spec in (components or {}).items():
+        for path in spec_paths(spec):
+            digests[f"{role} {path}"] = path_digest(path)
     for name, src in inputs.items():
         if src is None:
             digests[name] = None

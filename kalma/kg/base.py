@@ -41,6 +41,7 @@ class KnowledgeSource(Protocol):
     def subgraphs(self, qids: Iterable[str]) -> dict[str, EntityGraph]: ...
     def linked(self, triples: Iterable[tuple[str, str, str]]) -> set[tuple[str, str, str]]: ...
     def labels(self, qids: Iterable[str]) -> dict[str, str]: ...
+    def inverse_properties(self, pids: Iterable[str]) -> dict[str, list[str]]: ...
 
 
 TERM_TYPES = frozenset({"uri", "literal", "bnode", "typed-literal"})
@@ -164,6 +165,19 @@ class SparqlSource(ABC):
                 if pid:
                     out.setdefault(pid, set()).add(row["alias"]["value"])
         return {p: sorted(a) for p, a in out.items()}
+
+    def inverse_properties(self, pids: Iterable[str]) -> dict[str, list[str]]:
+        """{PID: the properties that state its facts from the other end}, as the source says
+        (Wikidata's P1696), in both directions; properties with none are absent."""
+        pids = sorted(set(pids), key=_qid_num)
+        out: dict[str, set[str]] = {}
+        for chunk in _chunks(pids, self.batch_size * 4):
+            for row in self.select(sparql.inverse_properties_query(chunk), ("prop", "inverse")):
+                p, q = iri_id(row["prop"]["value"]), iri_id(row["inverse"]["value"])
+                if p and q and p.startswith("P") and q.startswith("P"):
+                    out.setdefault(p, set()).add(q)
+                    out.setdefault(q, set()).add(p)
+        return {p: sorted(q, key=_qid_num) for p, q in out.items()}
 
     def subgraph(self, qid: str) -> EntityGraph | None:
         return self.subgraphs([qid]).get(qid)

@@ -56,7 +56,9 @@ def import_biokalma(path: str | Path, out: str | Path) -> dict[str, int]:
     `educated at`, the raw `date_of_birth`) becomes its `skos:altLabel`. Values have no QIDs in
     the release: a value naming a person of the release links to that person's QID;
     `instance of: human` is Q5; everything else is minted under BIOKALMA_NS. Dates become
-    xsd:dateTime; empty and "unknown value" dates are skipped.
+    xsd:dateTime; empty and "unknown value" dates are skipped. A value that would link a person
+    to themselves (51 in the release, e.g. Q216838 `father` "Robert Southey") is dropped and
+    counted (`self_loops_dropped`).
     """
     import rdflib
 
@@ -130,6 +132,9 @@ class _BiokalmaWriter:
                     g.add((s, p, human))
                     g.add((human, RDFS.label, Literal("human", lang="en")))
                 elif fact.value in self.person_iri:
+                    if self.person_iri[fact.value] == s:  # "X father X": a person is not their own relative
+                        stats["self_loops_dropped"] += 1
+                        continue
                     g.add((s, p, self.person_iri[fact.value]))
                     stats["person_links"] += 1
                 else:

@@ -115,6 +115,17 @@ def property_aliases_query(pids: Iterable[str], lang: str = "en") -> str:
     )
 
 
+def inverse_properties_query(pids: Iterable[str]) -> str:
+    """The inverse properties (P1696) Wikidata states for the given properties."""
+    return (
+        PREFIXES
+        + f"""SELECT ?prop ?inverse WHERE {{
+  {_values("prop", (entity(p) for p in pids))}
+  ?prop wdt:P1696 ?inverse .
+}}"""
+    )
+
+
 def links_query(triples: Iterable[tuple[str, str, str]]) -> str:
     """Which (a, property, b) hold in either direction."""
     rows = " ".join(f"({entity(a)} {entity(p, 'wdt')} {entity(b)})" for a, p, b in triples)
@@ -130,14 +141,14 @@ def links_query(triples: Iterable[tuple[str, str, str]]) -> str:
 def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
     """The one-hop neighbourhood of `qids` plus every label a snapshot needs to answer the
     queries above (entity, property and value labels; entity and property aliases;
-    descriptions; property types)."""
+    descriptions; property types; inverse properties)."""
     tag = literal(lang, None)
     return (
         PREFIXES
         + f"""CONSTRUCT {{
   ?item ?p ?value . ?item rdfs:label ?l . ?item skos:altLabel ?a . ?item schema:description ?d .
   ?prop wikibase:directClaim ?p . ?prop rdfs:label ?pl . ?prop wikibase:propertyType ?pt .
-  ?prop skos:altLabel ?pa . ?value rdfs:label ?vl .
+  ?prop skos:altLabel ?pa . ?value rdfs:label ?vl . ?prop wdt:P1696 ?inv .
 }} WHERE {{
   {_values("item", (entity(q) for q in qids))}
   {{ ?item rdfs:label ?l . FILTER(LANG(?l) = {tag}) }}
@@ -149,6 +160,7 @@ def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
     {{ ?prop rdfs:label ?pl . FILTER(LANG(?pl) = {tag}) }}
     UNION {{ ?prop wikibase:propertyType ?pt }}
     UNION {{ ?prop skos:altLabel ?pa . FILTER(LANG(?pa) = {tag}) }}
+    UNION {{ ?prop wdt:P1696 ?inv }}
     UNION {{ ?value rdfs:label ?vl . FILTER(LANG(?vl) = {tag}) }}
   }}
 }}"""
