@@ -1,26 +1,38 @@
 """`kalma build`: relation records → a BioKaLMA-style dataset, resumable and seeded.
 
+Three files, beside one another (`ds.jsonl` gives `ds.trace.jsonl` and `ds.removed.jsonl`):
+- the dataset: only entries that succeeded (`kalma.schema.DatasetEntry` refuses the others);
+- the trace: per entry, every LLM call (prompt, reply, backend, seed, round) and whether the
+  entry was written, or why not: what a published dataset is audited by;
+- the removed records: every record not built from, with its line and reason (selection, then
+  disambiguation). The dataset's header summarises them.
+
 Entry ids come from the records' file and line, and every entry's seed is derived from the
 run seed and its id, so a killed run resumes with no entry lost, doubled or shifted, and the
-resumed file equals an uninterrupted one.
+resumed files equal uninterrupted ones. The fingerprint that decides whether an output may be
+resumed covers the records, the relation table, the KG source (a file by content, an
+endpoint by URL), the LLM and the LM scorer.
 """
 
 from __future__ import annotations
 
-import hashlib
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
 
+from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 from kalma.models import get_llm, get_scorer
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
-from kalma.schema import DatasetEntry, KnowledgeGraph
+from kalma.schema import BuildTrace, DatasetEntry, RemovedRecord
+from kalma.seeds import derive_seed
 
 from .disambiguate import disambiguate, load_relation_table
 from .evolve import EvolveConfig, evolve
+from .pool import inverse_table, make_pool
 from .records import read_records
 from .selection import relation_counts
 
@@ -36,8 +48,10 @@ class BuildConfig:
     columns: dict[str, str] = field(default_factory=dict)
 
 
-def entry_seed(seed: int, entry_id: str) -> int:
-    return int(hashlib.sha256(f"{seed}:{entry_id}".encode()).hexdigest()[:8], 16)
+def beside(out: str | Path, name: str) -> Path:
+    """The file `name` that goes with the dataset `out`: `ds.jsonl` -> `ds.<name>.jsonl`."""
+    out = Path(out)
+    return out.with_name(f"{out.stem if out.suffix == '.jsonl' else out.name}.{name}.jsonl")
 
 
 def build(
@@ -49,33 +63,70 @@ def build(
     resolutions, status = disambiguate(selection.records, source, table)
     resolved = [r for r in resolutions if r.status == "resolved"]
     graphs = source.subgraphs(sorted({q for r in resolved for q in (r.qid_a, r.qid_b)}))  # type: ignore[misc]
-    pools = [KnowledgeGraph(entities=[graphs[r.qid_a], graphs[r.qid_b]]) for r in resolved]  # type: ignore[index]
+    pools, unlabelled = [], 0
+    for r in resolved:
+        pool, dropped = make_pool([graphs[r.qid_a], graphs[r.qid_b]])  # type: ignore[index]
+        pools.append(pool)
+        unlabelled += dropped
+    inverses = inverse_table(source, {t.relation for p in pools for t in p.triples() if t.relation})
     counts, n = relation_counts(pools)
     llm, scorer = get_llm(cfg.llm), get_scorer(cfg.lm)
-    config = {"records": str(records), **{k: v for k, v in asdict(cfg).items()}, "llm_note": llm.label_note}
-    run = fingerprint({"records": records, "relation_table": cfg.relation_table}, {**config, "llm_identity": llm.spec, "lm_identity": scorer.spec})
+
+    removed: list[RemovedRecord] = selection.removed + [
+        RemovedRecord(
+            source=x.record.source,
+            line=x.record.source_line or 0,
+            stage="disambiguation",
+            reason=x.status,
+            detail=f"candidates {list(x.candidates_a)} / {list(x.candidates_b)}",
+            person_a=x.record.person_a,
+            relation=x.record.relation,
+            person_b=x.record.person_b,
+        )
+        for x in resolutions
+        if x.status != "resolved"
+    ]
+    removed_file, trace_file = beside(out, "removed"), beside(out, "trace")
+    removed.sort(key=lambda r: r.line)
+    write_jsonl(removed_file, removed, "removed_records", provenance(records=str(records)))
+    accounted = {
+        "read": selection.report()["read"],
+        "built from": len(resolved),
+        "removed": dict(Counter(r.reason for r in removed)),
+        "removed_file": removed_file.name,
+        "unlabelled values left out of pools": unlabelled,
+    }
+    config = {"records": str(records), **asdict(cfg), "llm_note": llm.label_note}
+    run = fingerprint(
+        {"records": records, "relation_table": cfg.relation_table},
+        {**config, "llm_identity": llm.spec, "lm_identity": scorer.spec},
+        components={"kg": cfg.kg, "llm": cfg.llm, "lm": cfg.lm},
+    )
     stem = Path(records).stem
-    with ResumableOutput(out, "dataset", DatasetEntry, lambda e: e.id, run, provenance(config=config), overwrite=overwrite) as output:
-        done = set(output.done)
-        todo = [(r, p) for r, p in zip(resolved, pools) if f"{stem}-{r.record.source_line}" not in done]
+    header = provenance(config=config, records=accounted, trace_file=trace_file.name)
+    with (
+        ResumableOutput(trace_file, "build_trace", BuildTrace, lambda t: t.entry_id, run, header, overwrite=overwrite) as traces,
+        ResumableOutput(out, "dataset", DatasetEntry, lambda e: e.id, run, header, overwrite=overwrite) as output,
+    ):
+        traced = {t.entry_id: t for t in traces.existing}
+        finished = set(output.done) | {eid for eid, t in traced.items() if t.status == "failed"}
+        todo = [(r, p) for r, p in zip(resolved, pools) if f"{stem}-{r.record.source_line}" not in finished]
         if stop_after is not None:
             todo = todo[:stop_after]
+        written = 0
         for r, pool in tqdm(todo, desc=f"build ({cfg.llm})", unit="entry", disable=not progress):
             eid = f"{stem}-{r.record.source_line}"
-            output.write(evolve(eid, r.record, (r.qid_a, r.qid_b), pool, llm, scorer, counts, n, cfg.evolve, entry_seed(cfg.seed, eid)))  # type: ignore[arg-type]
+            outcome = evolve(eid, r.record, (r.qid_a, r.qid_b), pool, llm, scorer, counts, n, cfg.evolve, derive_seed(cfg.seed, "build", eid), inverses)  # type: ignore[arg-type]
+            if eid not in traces.done:  # a kill between the two writes redoes the entry, not its trace row
+                traces.write(outcome.trace)
+                traced[eid] = outcome.trace
+            if outcome.entry is not None:
+                output.write(outcome.entry)
+                written += 1
+    failed = Counter(reason for t in traced.values() if t.status == "failed" for reason in t.failures)
     return {
-        "selection": selection.report(),
+        "records": accounted,
         "disambiguation": dict(status),
-        "unresolved": [
-            {
-                "line": x.record.source_line,
-                "pair": [x.record.person_a, x.record.relation, x.record.person_b],
-                "status": x.status,
-                "candidates": [list(x.candidates_a), list(x.candidates_b)],
-            }
-            for x in resolutions
-            if x.status != "resolved"
-        ],
-        "built": len(todo),
-        "already_there": len(done),
+        "entries": {"written": written, "already_there": len(output.done) - written, "failed": dict(failed), "attempted": len(todo)},
+        "files": {"dataset": str(out), "trace": str(trace_file), "removed": str(removed_file)},
     }

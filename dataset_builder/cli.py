@@ -41,16 +41,26 @@ def import_biokalma(specific: str, general: str | None, output: str) -> None:
 
 @dataset.command("stats")
 @click.argument("dataset_file", type=click.Path(exists=True, dir_okay=False))
-def stats(dataset_file: str) -> None:
-    """The paper's §2.3 figures: entries, mean minimum-set size, countries, cities, occupations, era, relations."""
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (this dataset's figures, the paper's, and the relation counts).")
+def stats(dataset_file: str, as_json: bool) -> None:
+    """The paper's §2.3 figures (entries, knowledge per minimum set, countries, cities, occupations,
+    era) for this dataset, beside the paper's own for BioKaLMA."""
     import json
+    from pathlib import Path
 
     from kalma.jsonl import read_jsonl
     from kalma.schema import DatasetEntry
 
-    from .stats import dataset_stats
+    from .stats import PAPER, dataset_stats, stats_table
 
-    click.echo(json.dumps(dataset_stats(list(read_jsonl(dataset_file, DatasetEntry, kind="dataset"))), indent=2, ensure_ascii=False))
+    figures = dataset_stats(list(read_jsonl(dataset_file, DatasetEntry, kind="dataset")))
+    if as_json:
+        click.echo(json.dumps({"dataset": figures, "paper": PAPER}, indent=2, ensure_ascii=False))
+        return
+    click.echo(stats_table(figures, Path(dataset_file).name))
+    top = ", ".join(f"{k} {v}" for k, v in list(figures["minimum_set_relations"].items())[:8])
+    if top:
+        click.echo(f"\nmost frequent relations in minimum sets: {top}")
 
 
 @click.command("build")

@@ -1,11 +1,16 @@
 """Evolutionary question generation (paper §2.2, Appendix A.3) for one resolved pair.
 
 Round 1 has the LLM annotate the seed paragraph with pool triples, keeping only annotations
-that exist in the pool. Rounds 2..R each select one unused, non-trivial triple by the selection
-score, and have the LLM add one sentence that cites it; a sentence that does not carry the
-triple is retried, then the round is skipped, and either way the round is recorded. Finally the
-LLM writes a general and a specific question for the final paragraph with citations stripped.
-The minimum knowledge set is every triple validated along the way.
+that exist in the pool. Rounds 2..R each select one unused triple by the selection score, and
+have the LLM add one sentence that cites it; a sentence that does not carry the triple is
+retried, then the round is skipped, and either way the round is recorded. Finally the LLM
+writes a general and a specific question for the final paragraph with citations stripped.
+
+The minimum knowledge set is every triple validated along the way, under one rule for every
+round: no trivial relation (`is_trivial`), one triple per fact (`pool.Facts`: never a triple
+and its inverse). An entry with an empty minimum set, an empty question, or two questions of
+the same text is not written: `evolve` returns why (`BUILD_FAILURES`). Every LLM call (prompt,
+reply, backend, seed, round) is kept for the build's trace file.
 """
 
 from __future__ import annotations
@@ -13,16 +18,22 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from kalma.biokalma import strip_question_prefix
 from kalma.citations import parse_answer, strip_citations
-from kalma.models import LLM, GenParams, LMScorer
+from kalma.models import LLM, Generation, GenParams, LMScorer
+from kalma.models.base import Message
 from kalma.properties import Vocabulary
-from kalma.schema import Candidate, DatasetEntry, KnowledgeGraph, RoundTrace, SeedRecord, Triple
+from kalma.schema import BuildTrace, Candidate, DatasetEntry, KnowledgeGraph, LLMCall, RoundTrace, SeedRecord, Triple, normalize_text, same_question
+from kalma.seeds import derive_seed
 
 from . import prompts
-from .selection import TRIVIAL_RELATIONS, selection_scores, template_sentence
+from .pool import Facts
+from .selection import is_trivial, selection_scores, template_sentence
+
+BUILD_FAILURES = ("empty minimum set", "empty general question", "empty specific question", "same questions")
 
 
 @dataclass
@@ -32,6 +43,44 @@ class EvolveConfig:
     attempts: int = 2
     temperature: float = 0.7
     max_tokens: int = 160
+
+
+@dataclass
+class CallLog:
+    """The LLM, with every call kept as sent and answered."""
+
+    llm: LLM
+    seed: int
+    cfg: EvolveConfig
+    calls: list[LLMCall] = field(default_factory=list)
+
+    def chat(self, messages: list[Message], step: str, rnd: int, attempt: int = 0) -> Generation:
+        params = GenParams(temperature=self.cfg.temperature, max_tokens=self.cfg.max_tokens, seed=derive_seed(self.seed, step, rnd, attempt))
+        g = self.llm.chat(messages, params)
+        self.calls.append(
+            LLMCall(
+                step=step,
+                round=rnd,
+                attempt=attempt,
+                backend=self.llm.spec,
+                seed=params.seed,
+                temperature=params.temperature,
+                max_tokens=params.max_tokens,
+                messages=messages,
+                reply=g.text,
+                reasoning=g.reasoning,
+                finish_reason=g.finish_reason,
+            )
+        )
+        return g
+
+
+@dataclass
+class Outcome:
+    """An entry (None when it failed) and the trace of how it was built."""
+
+    entry: DatasetEntry | None
+    trace: BuildTrace
 
 
 def clean_question(text: str) -> str:
@@ -45,6 +94,15 @@ def cited_keys(text: str, vocab: Vocabulary) -> list[tuple[str, str, str]]:
     return [vocab.citation_key(c.qid, c.relation, c.value) for c in parse_answer(text, vocab).citations]
 
 
+def failures(minimum: list[Triple], general: str, specific: str) -> list[str]:
+    """Why an entry with these parts may not be written (empty when it may)."""
+    found = [] if minimum else ["empty minimum set"]
+    found += [f"empty {kind} question" for kind, q in (("general", general), ("specific", specific)) if not normalize_text(q)]
+    if normalize_text(general) and normalize_text(specific) and same_question(general, specific):
+        found.append("same questions")
+    return found
+
+
 def evolve(
     entry_id: str,
     record: SeedRecord,
@@ -56,35 +114,36 @@ def evolve(
     n: int,
     cfg: EvolveConfig,
     seed: int,
-) -> DatasetEntry:
+    inverses: Mapping[str, frozenset[str]],
+) -> Outcome:
     vocab = Vocabulary.of(pool)
     index = {vocab.triple_key(t): t for t in pool.triples()}
+    log = CallLog(llm, seed, cfg)
+    facts = Facts(inverses, vocab)
     trace: list[RoundTrace] = []
 
-    def params(attempt: int) -> GenParams:
-        return GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=seed + attempt)
-
-    # Round 1: annotate the seed paragraph.
-    out = llm.chat(prompts.annotate(record.paragraph, pool), params(0)).text
+    # Round 1: annotate the seed paragraph; keep what the pool holds, under the minimum set's rules.
+    out = log.chat(prompts.annotate(record.paragraph, pool), "annotate", 1).text
     same_text = difflib.SequenceMatcher(None, strip_citations(out).lower(), record.paragraph.lower()).ratio() >= 0.8
-    kept = list(dict.fromkeys(k for k in cited_keys(out, vocab) if k in index)) if same_text else []
+    left_out: Counter[str] = Counter()
+    for k in dict.fromkeys(cited_keys(out, vocab)) if same_text else ():
+        t = index.get(k)
+        if t is None:
+            continue
+        if is_trivial(t):
+            left_out["trivial relation"] += 1
+        elif not facts.add(t):
+            left_out["the inverse of a kept triple"] += 1
     paragraph = out if same_text else record.paragraph
-    trace.append(
-        RoundTrace(
-            round=1,
-            kind="annotate",
-            kept=[index[k] for k in kept],
-            paragraph=paragraph,
-            status="ok" if same_text else "failed",
-            note="" if same_text else "the annotated text no longer matched the seed paragraph; annotations dropped",
-        )
-    )
-    used = set(kept)
-    minimum: list[Triple] = [index[k] for k in kept]
+    note = "" if same_text else "the annotated text no longer matched the seed paragraph; annotations dropped"
+    if left_out:
+        note = "left out: " + ", ".join(f"{n} {why}" for why, n in left_out.items())
+    trace.append(RoundTrace(round=1, kind="annotate", kept=list(facts.triples), paragraph=paragraph, status="ok" if same_text else "failed", note=note))
+    tried = {vocab.triple_key(t) for t in facts.triples}
 
     # Rounds 2..R: select one triple, extend by one sentence that cites it.
     for rnd in range(2, cfg.rounds + 1):
-        cands = [t for t in pool.triples() if vocab.triple_key(t) not in used and t.relation_label.lower() not in TRIVIAL_RELATIONS]
+        cands = [t for t in pool.triples() if vocab.triple_key(t) not in tried and not is_trivial(t) and t not in facts]
         if not cands:
             trace.append(RoundTrace(round=rnd, kind="extend", status="skipped", note="no unused non-trivial triple left"))
             break
@@ -93,19 +152,19 @@ def evolve(
         scored = selection_scores([t.relation_label for t in cands], ppls, counts, n, cfg.alpha)
         best = max(range(len(cands)), key=lambda i: (scored[i][2], -i))
         chosen = cands[best]
-        used.add(vocab.triple_key(chosen))
+        tried.add(vocab.triple_key(chosen))
         candidates = [Candidate(triple=t, specificity=s, coherence=c, perplexity=p, score=sc) for t, p, (s, c, sc) in zip(cands, ppls, scored)]
         added, attempts = "", 0
         for attempt in range(cfg.attempts):
             attempts += 1
-            reply = llm.chat(prompts.extend(paragraph, chosen), params(rnd * 10 + attempt)).text
+            reply = log.chat(prompts.extend(paragraph, chosen), "extend", rnd, attempt).text
             sentence = _carrying_sentence(reply, paragraph, chosen, vocab)
             if sentence:
                 added = sentence
                 break
         if added:
             paragraph = f"{paragraph.rstrip()} {added}"
-            minimum.append(chosen)
+            facts.add(chosen)
         trace.append(
             RoundTrace(
                 round=rnd,
@@ -122,18 +181,31 @@ def evolve(
     # Questions for the final paragraph, citations stripped.
     reference = strip_citations(paragraph)
     names = [record.person_a, record.person_b]
-    general = clean_question(llm.chat(prompts.general_question(reference, names), params(100)).text)
-    specific = clean_question(llm.chat(prompts.specific_question(reference, names, minimum), params(101)).text)
+    minimum = list(facts.triples)
+    general = clean_question(log.chat(prompts.general_question(reference, names), "general-question", cfg.rounds + 1).text)
+    specific = clean_question(log.chat(prompts.specific_question(reference, names, minimum), "specific-question", cfg.rounds + 1).text)
+    failed = failures(minimum, general, specific)
     trace.append(
         RoundTrace(
             round=cfg.rounds + 1,
             kind="questions",
             paragraph=reference,
             note=f"general: {general!r}; specific: {specific!r}",
-            status="ok" if general and specific else "failed",
+            status="failed" if failed else "ok",
         )
     )
-    return DatasetEntry(
+    built = BuildTrace(
+        entry_id=entry_id,
+        status="failed" if failed else "written",
+        failures=failed,
+        source=record.source,
+        source_line=record.source_line,
+        seed=seed,
+        calls=log.calls,
+    )
+    if failed:
+        return Outcome(None, built)
+    entry = DatasetEntry(
         id=entry_id,
         general_question=general,
         specific_question=specific,
@@ -152,6 +224,7 @@ def evolve(
             **({"llm_note": llm.label_note} if llm.label_note else {}),
         },
     )
+    return Outcome(entry, built)
 
 
 def _carrying_sentence(reply: str, paragraph: str, fact: Triple, vocab: Vocabulary) -> str:

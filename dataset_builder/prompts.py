@@ -78,12 +78,19 @@ def specific_question(paragraph: str, people: Sequence[str], facts: Sequence[Tri
 
 
 def _template_annotate(prompt: str) -> str:
-    """Cite, after each sentence, the listed facts whose value the sentence mentions."""
+    """Cite, after each sentence, the listed facts whose value the sentence mentions and whose
+    subject it or the sentence before names (so "She ... her father, Orazio" cites Artemisia's father)."""
     facts = knowledge_from_prompt(prompt)
-    out = []
+    out, previous = [], ""
     for s in parse_answer(section(prompt, PARAGRAPH)).sentences:
-        cits = [c for c in facts if c.relation not in TRIVIAL_RELATIONS and c.value.lower() in s.clean.lower() and c.value.lower() != c.entity_name.lower()]
+        here, near = s.clean.lower(), f"{previous} {s.clean}".lower()
+        cits = [
+            c
+            for c in facts
+            if c.relation not in TRIVIAL_RELATIONS and c.value.lower() in here and c.value.lower() != c.entity_name.lower() and c.entity_name.lower() in near
+        ]
         out.append(format_sentence(s.clean, cits))
+        previous = s.clean
     return " ".join(out)
 
 

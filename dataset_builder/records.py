@@ -1,8 +1,9 @@
 """Person selection (paper §2.2): relation records → pairs of complete names.
 
 A relation record is a paragraph with (person A, relation, person B), read from CSV or JSONL
-with configurable column names. Only complete names (a given name and a family name) are kept;
-the report says how many records each filter removed and why.
+with configurable column names. Only complete names (a given name and a family name) are kept:
+a title and one name ("Lady Liu", "Emperor Wu") is not one. Every removed record is kept with
+its line and reason (`RemovedRecord`), for the report written beside the dataset.
 """
 
 from __future__ import annotations
@@ -15,34 +16,60 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kalma.schema import SeedRecord
+from kalma.schema import RemovedRecord, SeedRecord
 
 DEFAULT_COLUMNS = {"paragraph": "paragraph", "person_a": "person_a", "relation": "relation", "person_b": "person_b"}
 _NAME_PART = re.compile(r"^[A-ZÀ-ÖØ-Þ][\w'’.-]*$")
 _CONNECTORS = {"de", "da", "di", "del", "della", "van", "von", "der", "den", "le", "la", "du", "y", "bin", "ibn", "al"}
+# Titles, ranks and honorifics that open a name: "Lady Liu" or "Emperor Wu" is a title and one
+# name, neither a given name nor a family name. Several may open one name ("Grand Duke").
+TITLES = frozenset(
+    """lady lord sir dame king queen prince princess emperor empress duke duchess count countess earl baron baroness
+    marquess marquis viscount archduke archduchess grand crown tsar czar tsarina kaiser sultan sultana shah pharaoh
+    caliph maharaja raja rani pope saint st st. mr mr. mrs mrs. ms ms. miss dr dr. doctor prof prof. professor rev rev.
+    reverend father brother sister mother general admiral captain colonel marshal president chancellor senator
+    bishop archbishop cardinal rabbi imam sheikh madame monsieur mademoiselle don doña herr frau""".split()
+)
+_REGNAL = re.compile(r"^[IVXLC]+$")  # "Henry VIII": a regnal number, not a family name
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` is not a complete name (a given name and a family name), or None.
+
+    >>> [name_problem(n) for n in ["Artemisia Gentileschi", "Ludwig van Beethoven", "Sir Isaac Newton", "Artemisia", "J. Smith"]]
+    [None, None, None, 'incomplete name', 'incomplete name']
+    >>> [name_problem(n) for n in ["Lady Liu", "Lord Byron", "Emperor Wu", "Grand Duke Michael", "Henry VIII"]]
+    ['title with one name', 'title with one name', 'title with one name', 'title with one name', 'incomplete name']
+    """
+    parts = name.split()
+    titled = 0
+    while titled < len(parts) - 1 and parts[titled].lower() in TITLES:
+        titled += 1
+    named = [p for p in parts[titled:] if p.lower() not in _CONNECTORS and not _REGNAL.match(p)]
+    if len(named) >= 2 and all(_NAME_PART.match(p) for p in named) and not any(len(p.rstrip(".")) <= 1 for p in named):
+        return None
+    return "title with one name" if titled and len(named) == 1 else "incomplete name"
 
 
 def is_complete_name(name: str) -> bool:
-    """A given name and a family name: two or more capitalised words that are not initials.
+    """A given name and a family name (a title before them is allowed; a title and one name is not).
 
-    >>> [is_complete_name(n) for n in ["Artemisia Gentileschi", "Artemisia", "J. Smith", "Ludwig van Beethoven", "the painter"]]
-    [True, False, False, True, False]
+    >>> [is_complete_name(n) for n in ["Artemisia Gentileschi", "Artemisia", "J. Smith", "Ludwig van Beethoven", "the painter", "Lady Ashcombe"]]
+    [True, False, False, True, False, False]
     """
-    parts = name.split()
-    named = [p for p in parts if p.lower() not in _CONNECTORS]
-    if len(named) < 2 or not all(_NAME_PART.match(p) for p in named):
-        return False
-    return not any(len(p.rstrip(".")) <= 1 for p in named)
+    return name_problem(name) is None
 
 
 @dataclass
 class Selection:
     records: list[SeedRecord]
-    removed: Counter[str] = field(default_factory=Counter)
-    examples: dict[str, str] = field(default_factory=dict)
+    removed: list[RemovedRecord] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(r.reason for r in self.removed))
 
     def report(self) -> dict[str, object]:
-        return {"kept": len(self.records), "removed": dict(self.removed), "examples": self.examples}
+        return {"read": len(self.records) + len(self.removed), "kept": len(self.records), "removed": self.counts()}
 
 
 def read_records(path: str | Path, columns: dict[str, str] | None = None, relations: set[str] | None = None) -> Selection:
@@ -70,29 +97,36 @@ def read_records(path: str | Path, columns: dict[str, str] | None = None, relati
                 if "kalma" not in obj:
                     rows.append((i, obj))
     sel = Selection(records=[])
-    seen: set[tuple[str, str, str]] = set()
-
-    def drop(reason: str, line: int, detail: str) -> None:
-        sel.removed[reason] += 1
-        sel.examples.setdefault(reason, f"{path}:{line}: {detail}")
+    seen: dict[tuple[str, str, str], int] = {}
 
     for line, row in rows:
-        missing = [k for k, c in cols.items() if not str(row.get(c) or "").strip()]
-        if missing:
-            drop("missing field", line, f"no {', '.join(cols[m] for m in missing)}")
+        a, rel, b = (" ".join(str(row.get(cols[k]) or "").split()) for k in ("person_a", "relation", "person_b"))
+        why = _why_removed(row, cols, (a, rel, b), relations, seen)
+        if why is not None:
+            sel.removed.append(
+                RemovedRecord(source=path.name, line=line, stage="selection", reason=why[0], detail=why[1], person_a=a, relation=rel, person_b=b)
+            )
             continue
-        a, rel, b = (" ".join(str(row[cols[k]]).split()) for k in ("person_a", "relation", "person_b"))
-        if not is_complete_name(a) or not is_complete_name(b):
-            drop("incomplete name", line, f"{a!r} / {b!r}")
-            continue
-        if relations is not None and rel.lower() not in relations:
-            drop("unmapped relation", line, rel)
-            continue
-        if (a, rel.lower(), b) in seen:
-            drop("duplicate", line, f"{a} {rel} {b}")
-            continue
-        seen.add((a, rel.lower(), b))
+        seen[(a, rel.lower(), b)] = line
         sel.records.append(
             SeedRecord(paragraph=str(row[cols["paragraph"]]).strip(), person_a=a, relation=rel.lower(), person_b=b, source=str(path.name), source_line=line)
         )
     return sel
+
+
+def _why_removed(
+    row: dict[str, str], cols: dict[str, str], pair: tuple[str, str, str], relations: set[str] | None, seen: dict[tuple[str, str, str], int]
+) -> tuple[str, str] | None:
+    """(reason, detail) when the record is not kept; the filters apply in this order."""
+    a, rel, b = pair
+    missing = [k for k, c in cols.items() if not str(row.get(c) or "").strip()]
+    if missing:
+        return "missing field", f"no {', '.join(cols[m] for m in missing)}"
+    for name in (a, b):
+        if problem := name_problem(name):
+            return problem, repr(name)
+    if relations is not None and rel.lower() not in relations:
+        return "unmapped relation", rel
+    if (a, rel.lower(), b) in seen:
+        return "duplicate", f"the same pair and relation as line {seen[(a, rel.lower(), b)]}"
+    return None

@@ -13,6 +13,7 @@ perplexity of the triple rendered as a simple sentence, appended to the current 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -20,10 +21,17 @@ from collections.abc import Iterable, Sequence
 from kalma.nlp import load_spacy
 from kalma.schema import KnowledgeGraph, Triple
 
-# Relations that say nothing specific about a person (the paper's list, plus identifiers of pages).
+# Relations that say nothing specific about a person (the paper's list, plus identifiers of
+# pages), by label and by PID: they never enter a minimum set, in any round.
 TRIVIAL_RELATIONS = frozenset(
     {"sex or gender", "given name", "family name", "instance of", "topic's main category", "described by source", "wikimedia category", "surname"}
 )
+TRIVIAL_PIDS = frozenset({"P21", "P735", "P734", "P31", "P910", "P1343"})
+
+
+def is_trivial(t: Triple) -> bool:
+    """Whether `t`'s relation is one the builder never asks about (`TRIVIAL_RELATIONS`)."""
+    return t.relation in TRIVIAL_PIDS or t.relation_label.strip().lower() in TRIVIAL_RELATIONS
 
 
 def softmax(xs: Sequence[float]) -> list[float]:
@@ -62,9 +70,17 @@ def template_sentence(t: Triple, subject: str | None = None) -> str:
     in") → "X participated in Y."; a noun phrase ("place of birth") → "X's place of birth is Y."
     """
     name = subject or t.subject_label or t.subject
-    head = load_spacy()(t.relation_label)[0]
-    if head.tag_ == "VBN":
+    form = relation_form(t.relation_label)
+    if form == "participle":
         return f"{name} was {t.relation_label} {t.value_label}."
-    if head.pos_ in {"VERB", "AUX"}:
+    if form == "verb":
         return f"{name} {t.relation_label} {t.value_label}."
     return f"{name}'s {t.relation_label} is {t.value_label}."
+
+
+@functools.lru_cache(maxsize=4096)
+def relation_form(label: str) -> str:
+    """ "participle", "verb" or "noun": the part of speech of the relation label's head word
+    (parsed once per label, not once per candidate)."""
+    head = load_spacy()(label)[0]
+    return "participle" if head.tag_ == "VBN" else "verb" if head.pos_ in {"VERB", "AUX"} else "noun"

@@ -1,5 +1,6 @@
-"""Dataset statistics as in the paper's §2.3: entries, mean minimum-set size (BioKaLMA: 6.8),
-countries, cities, occupations, era range and the relation distribution."""
+"""Dataset statistics as in the paper's §2.3 (entries, mean minimum-set size, countries,
+cities, occupations, era range, relation distribution), printed beside the paper's own figures
+for BioKaLMA (`PAPER`), so a rebuilt dataset can be compared with the one the paper measured."""
 
 from __future__ import annotations
 
@@ -46,3 +47,39 @@ def dataset_stats(entries: Sequence[DatasetEntry]) -> dict[str, Any]:
         "seed_relations": dict(Counter(e.seed.relation for e in entries if e.seed).most_common()),
         "minimum_set_relations": dict(Counter(t.relation_label for e in entries for t in e.minimum_set or []).most_common(15)),
     }
+
+
+# The KaLMA paper, §2.3 "Dataset Analysis", for BioKaLMA.
+PAPER: dict[str, Any] = {
+    "entries": 1085,
+    "mean_minimum_set_size": 6.8,
+    "countries": 196,
+    "cities": 949,
+    "occupations": 279,
+    "era": {"earliest_birth_year": -1950, "latest_birth_year": 2001},
+}
+ROWS = (
+    ("entries", "entries"),
+    ("people", "people"),
+    ("mean_minimum_set_size", "knowledge per minimum set (mean)"),
+    ("entries_without_minimum_set", "entries without a minimum set"),
+    ("countries", "countries (of citizenship)"),
+    ("cities", "cities (of birth or death)"),
+    ("occupations", "occupations"),
+    ("era", "era (birth years)"),
+)
+
+
+def _show(key: str, value: Any) -> str:
+    if value is None:
+        return "–"
+    if key == "era":
+        return " to ".join(f"{-y} BC" if y < 0 else f"{y} AD" for y in (value["earliest_birth_year"], value["latest_birth_year"]))
+    return f"{value:.1f}" if isinstance(value, float) else f"{value:,}"
+
+
+def stats_table(stats: dict[str, Any], name: str) -> str:
+    """The statistics beside the paper's, as a Markdown table."""
+    lines = [f"| | {name} | BioKaLMA (paper §2.3) |", "|---|---|---|"]
+    lines += [f"| {label} | {_show(key, stats.get(key))} | {_show(key, PAPER.get(key))} |" for key, label in ROWS]
+    return "\n".join(lines)

@@ -113,12 +113,19 @@ def completion(text: str, logprobs: bool = False, *, reasoning_content: str | No
     ).encode()
 
 
-def echo_completion(h: BaseHTTPRequestHandler, body: bytes) -> None:
-    """An OpenAI-compatible chat endpoint that answers the last message in upper case: a
-    deterministic server for contract tests."""
-    payload = completion(json.loads(body)["messages"][-1]["content"].upper())
-    h.send_response(200)
-    h.send_header("Content-Type", "application/json")
-    h.send_header("Content-Length", str(len(payload)))
-    h.end_headers()
-    h.wfile.write(payload)
+def answering(respond: Callable[[str], str]) -> Handler:
+    """An OpenAI-compatible chat endpoint that answers each request with `respond(last message)`."""
+
+    def handler(h: BaseHTTPRequestHandler, body: bytes) -> None:
+        payload = completion(respond(json.loads(body)["messages"][-1]["content"]))
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        h.wfile.write(payload)
+
+    return handler
+
+
+# Answers the last message in upper case: a deterministic server for contract tests.
+echo_completion = answering(str.upper)

@@ -15,8 +15,9 @@ from dataset_builder.build import BuildConfig, build
 from dataset_builder.disambiguate import RELATION_PROPERTIES, disambiguate
 from dataset_builder.evolve import EvolveConfig, clean_question
 from dataset_builder.records import read_records
-from dataset_builder.selection import selection_scores, specificity
+from dataset_builder.selection import is_trivial, selection_scores, specificity
 from kalma.jsonl import read_jsonl
+from kalma.properties import INVERSE_PROPERTIES
 from kalma.schema import DatasetEntry
 
 RECORDS = Path(__file__).resolve().parents[2] / "dataset_builder" / "data" / "demo_records.jsonl"
@@ -44,8 +45,8 @@ def test_questions_lose_their_prefix():
 
 def test_record_filters_are_reported():
     sel = read_records(RECORDS, relations=set(RELATION_PROPERTIES))
-    assert len(sel.records) == 5 and sel.removed == Counter({"incomplete name": 1, "unmapped relation": 1})
-    assert "demo_records.jsonl:5" in sel.examples["incomplete name"]
+    assert len(sel.records) == 5 and sel.counts() == {"incomplete name": 1, "unmapped relation": 1}
+    assert [(r.line, r.reason, r.detail) for r in sel.removed] == [(5, "incomplete name", "'Crane'"), (7, "unmapped relation", "coach")]
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +58,10 @@ def _check_entries(entries: list[DatasetEntry], cfg: BuildConfig) -> None:
     for e in entries:
         pool = {t.key() for t in e.knowledge_pool.triples()}
         assert e.minimum_set and {t.key() for t in e.minimum_set} <= pool
+        assert not any(is_trivial(t) for t in e.minimum_set)
+        facts = [(t.subject, t.relation, t.value) for t in e.minimum_set]
+        inverse = {(v, q, s) for s, p, v in facts for q in INVERSE_PROPERTIES.get(p, ())}
+        assert not inverse & set(facts), e.id  # one fact, one triple
         assert e.general_question and e.specific_question and not e.general_question.lower().startswith("question:")
         assert e.seed is not None and len(e.people) == 2 and e.reference
         for r in e.trace:
@@ -71,10 +76,14 @@ def test_build_offline_with_template(tmp_path, tiny_lm):
     cfg = BuildConfig(llm="template", lm=tiny_lm)
     report = build(RECORDS, tmp_path / "ds.jsonl", cfg, progress=False)
     assert report["disambiguation"] == {"resolved": 4, "unlinked": 1}
+    assert report["records"]["removed"] == {"incomplete name": 1, "unmapped relation": 1, "unlinked": 1}
     entries = list(read_jsonl(tmp_path / "ds.jsonl", DatasetEntry, kind="dataset"))
     assert [e.people for e in entries][0] == ["Q212657", "Q367360"]  # Orazio resolved past the synthetic namesake
     _check_entries(entries, cfg)
     assert all(r.status == "ok" for e in entries for r in e.trace if r.kind == "extend")
+    # Artemisia's father and Orazio's child are one fact: the paragraph's "her father, Orazio" keeps the first
+    first = {(t.subject_label, t.relation_label) for t in entries[0].minimum_set or []}
+    assert ("Artemisia Gentileschi", "father") in first and ("Orazio Gentileschi", "child") not in first
 
 
 @pytest.mark.slow
@@ -102,8 +111,16 @@ def test_resume_equals_uninterrupted(tmp_path, tiny_lm):
     with (tmp_path / "part.jsonl").open("a") as fh:
         fh.write('{"id": "demo_records-3", "general_question": "Who')  # killed mid-write
     report = build(RECORDS, tmp_path / "part.jsonl", cfg, progress=False)
-    assert report["already_there"] == 2 and report["built"] == 2
+    assert report["entries"] == {"written": 2, "already_there": 2, "failed": {}, "attempted": 2}
     assert _records(tmp_path / "part.jsonl") == _records(tmp_path / "full.jsonl")
+    assert _records(tmp_path / "part.trace.jsonl") == _records(tmp_path / "full.trace.jsonl")
+    # killed after an entry's trace row and before its dataset row: the entry is redone, its trace row not doubled
+    lines = (tmp_path / "part.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "part.jsonl").write_text("".join(lines[:-1]))
+    report = build(RECORDS, tmp_path / "part.jsonl", cfg, progress=False)
+    assert report["entries"]["written"] == 1
+    assert _records(tmp_path / "part.jsonl") == _records(tmp_path / "full.jsonl")
+    assert _records(tmp_path / "part.trace.jsonl") == _records(tmp_path / "full.trace.jsonl")
 
 
 @pytest.mark.shared
