@@ -14,7 +14,9 @@ True
 from __future__ import annotations
 
 import hashlib
+import json
 import random
+from typing import Any
 
 SEED_BITS = 31  # fits every backend's seed field (torch, numpy, OpenAI's int)
 
@@ -28,3 +30,9 @@ def derive_seed(seed: int, *parts: str | int | float) -> int:
 def rng(seed: int, *parts: str | int | float) -> random.Random:
     """A random generator for one purpose (see `derive_seed`)."""
     return random.Random(derive_seed(seed, *parts))
+
+
+def item_seed(seed: int, item: Any) -> int:
+    """The seed one item (a chat, a prompt) is sampled with: the same whatever batch it is in."""
+    digest = hashlib.sha256(json.dumps(item, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+    return derive_seed(seed, "item", digest)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import BackendError
+from ..seeds import item_seed
 from .base import LLM, Entailment, Generation, GenParams, LMScorer, Message, TokenLogprob
 
 log = logging.getLogger(__name__)
@@ -182,11 +183,26 @@ class HFBackend:
         n = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         return int(n) if n else None
 
+    def budget(self) -> int:
+        """Padded tokens per forward pass (the policy above)."""
+        return self.token_budget or default_token_budget(self.model()[1])
+
     def plan(self, lengths: Sequence[int]) -> list[list[int]]:
         """Batches by token budget (sorted), or `batching="items"`: fixed-size, input order."""
         if self.batching == "items":
             return [list(range(i, min(i + self.batch_size, len(lengths)))) for i in range(0, len(lengths), self.batch_size)]
-        return token_batches(lengths, self.token_budget or default_token_budget(self.model()[1]) * self.budget_factor)
+        return token_batches(lengths, self.budget() * self.budget_factor)
+
+    def shared_runner(self, min_saved: int = 64) -> Any:
+        """This backend's shared-prefix runner (`kalma.models.shared_prefix`), made once: it
+        remembers recent contexts from one call to the next."""
+        from .shared_prefix import SharedPrefixRunner
+
+        if getattr(self, "_runner", None) is None:
+            tok, model = self.model()
+            pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+            self._runner = SharedPrefixRunner(model, pad_id=pad, token_budget=self.budget(), min_saved=min_saved)
+        return self._runner
 
 
 def render_chat(tok: Any, messages: list[Message]) -> str:
@@ -211,6 +227,18 @@ class HFCausalLM(HFBackend, LLM):
     def _plan(self, chats: Sequence[list[Message]]) -> list[list[int]]:
         return self.plan([self._length(c) for c in chats])
 
+    def _next_token(self, batch: Sequence[list[Message]], top: int) -> list[TokenLogprob]:
+        """One forward pass over each prompt (prompts sharing a prefix run it once); no generation."""
+        from .shared_prefix import Request
+
+        tok, _ = self.model()
+        ids = [tuple(tok(render_chat(tok, m), add_special_tokens=False)["input_ids"]) for m in batch]
+        out = []
+        for r in self.shared_runner().run([Request(i, len(i), top=top) for i in ids]):
+            first, lp = r.next_top[0]
+            out.append(TokenLogprob(tok.decode([first]), lp, {tok.decode([t]): v for t, v in reversed(r.next_top)}))
+        return out
+
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
         import torch
 
@@ -224,22 +252,25 @@ class HFCausalLM(HFBackend, LLM):
                 f"{self.spec}: a prompt of {longest} tokens plus {params.max_tokens} to generate exceeds the model's {limit} positions; "
                 "give it less knowledge or use a longer-context model"
             )
-        if params.seed is not None:
-            torch.manual_seed(params.seed)
-        sample = params.temperature > 0
         with torch.no_grad():
-            out = model.generate(
-                **enc,
-                max_new_tokens=params.max_tokens,
-                do_sample=sample,
-                temperature=params.temperature if sample else None,
-                top_p=params.top_p if sample else None,
-                top_k=None,
-                pad_token_id=tok.pad_token_id,
-                output_scores=params.logprobs > 0,
-                return_dict_in_generate=True,
-            )
-        new = out.sequences[:, enc["input_ids"].shape[1] :]
+            if params.temperature > 0:
+                # Each row samples from its own generator, seeded by the run seed and the chat itself:
+                # an answer never depends on what else shares its batch.
+                seeds = [item_seed(params.seed, m) if params.seed is not None else int(torch.randint(0, 1 << 31, ()).item()) for m in batch]
+                new, scores = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id)
+            else:
+                out = model.generate(
+                    **enc,
+                    max_new_tokens=params.max_tokens,
+                    do_sample=False,
+                    temperature=None,
+                    top_p=None,
+                    top_k=None,
+                    pad_token_id=tok.pad_token_id,
+                    output_scores=params.logprobs > 0,
+                    return_dict_in_generate=True,
+                )
+                new, scores = out.sequences[:, enc["input_ids"].shape[1] :], out.scores
         gens = []
         for i, ids in enumerate(new):
             stop = [j for j, t in enumerate(ids.tolist()) if t in {tok.eos_token_id, tok.pad_token_id}]
@@ -248,7 +279,7 @@ class HFCausalLM(HFBackend, LLM):
             if params.logprobs > 0:
                 lps = []
                 for step in range(n):
-                    logp = torch.log_softmax(out.scores[step][i].float(), dim=-1)
+                    logp = torch.log_softmax(scores[step][i].float(), dim=-1)
                     top = torch.topk(logp, params.logprobs)
                     tid = int(ids[step])
                     lps.append(
@@ -269,6 +300,43 @@ class HFCausalLM(HFBackend, LLM):
                 )
             )
         return gens
+
+
+def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: int | None, pad: int | None) -> tuple[Any, list[Any]]:
+    """Sampled decoding of a left-padded batch, each row drawing from its own seeded generator:
+    (new token ids [rows, steps], the processed scores of each step). Temperature and top-p are
+    applied as transformers' warpers apply them, so the scores are the same."""
+    import torch
+
+    rows = enc["input_ids"].shape[0]
+    gens = [torch.Generator(device=model.device).manual_seed(s) for s in seeds]
+    mask = enc["attention_mask"]
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    current, past = enc["input_ids"], None
+    finished = torch.zeros(rows, dtype=torch.bool, device=model.device)
+    fill = pad if pad is not None else (eos if eos is not None else 0)
+    tokens, scores = [], []
+    for _ in range(params.max_tokens):
+        out = model(input_ids=current, attention_mask=mask, position_ids=positions, past_key_values=past, use_cache=True, logits_to_keep=1)
+        past = out.past_key_values
+        logits = out.logits[:, -1, :].float() / params.temperature
+        if params.top_p < 1.0:  # keep the smallest set of tokens whose probability reaches top_p
+            ordered, order = torch.sort(logits, descending=False)
+            drop = ordered.softmax(-1).cumsum(-1) <= 1 - params.top_p
+            drop[:, -1] = False
+            logits = logits.masked_fill(drop.scatter(1, order, drop), float("-inf"))
+        scores.append(logits)
+        probs = logits.softmax(-1)
+        step = torch.stack([torch.multinomial(probs[i], 1, generator=gens[i])[0] for i in range(rows)])
+        step = torch.where(finished, torch.full_like(step, fill), step)
+        tokens.append(step)
+        finished |= (step == eos) if eos is not None else torch.zeros_like(finished)
+        if bool(finished.all()):
+            break
+        current = step[:, None]
+        mask = torch.cat([mask, torch.ones((rows, 1), dtype=mask.dtype, device=mask.device)], dim=-1)
+        positions = positions[:, -1:] + 1
+    return torch.stack(tokens, dim=1), scores
 
 
 @dataclass(frozen=True)
@@ -309,7 +377,6 @@ class HFCausalScorer(HFBackend, LMScorer):
         self.shared_prefix = shared_prefix and logits == "scored" and batching == "tokens"
         self.min_shared = min_shared  # token positions a shared prefix must save to get a pass of its own
         self._cut_warned = False
-        self._runner: Any = None
 
     def _prepare(self, items: Sequence[tuple[str, str]]) -> list[Encoded]:
         """Tokenize every item once; contexts beyond the model's window are cut from the left."""
@@ -341,9 +408,6 @@ class HFCausalScorer(HFBackend, LMScorer):
             out.append(Encoded(tuple(bos + ctx + enc["input_ids"]), 1 + len(ctx), spans))
         return out
 
-    def _budget(self) -> int:
-        return self.token_budget or default_token_budget(self.model()[1])
-
     def _plan(self, encoded: Sequence[Encoded]) -> list[list[int]]:
         if not self.shared_prefix:
             return self.plan([len(e.ids) for e in encoded])
@@ -353,7 +417,7 @@ class HFCausalScorer(HFBackend, LMScorer):
         order = sorted(range(len(encoded)), key=lambda i: encoded[i].ids)
         batches: list[list[int]] = []
         cur: list[int] = []
-        fresh, limit = 0, 8 * self._budget()
+        fresh, limit = 0, 8 * self.budget()
         prev: tuple[int, ...] = ()
         for i in order:
             ids = encoded[i].ids
@@ -368,13 +432,9 @@ class HFCausalScorer(HFBackend, LMScorer):
 
     def _score(self, batch: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
         if self.shared_prefix:
-            from .shared_prefix import Request, SharedPrefixRunner
+            from .shared_prefix import Request
 
-            tok, model = self.model()
-            if self._runner is None:
-                pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-                self._runner = SharedPrefixRunner(model, pad_id=pad, token_budget=self._budget(), min_saved=self.min_shared)
-            results = self._runner.run([Request(e.ids, e.start) for e in batch])
+            results = self.shared_runner(self.min_shared).run([Request(e.ids, e.start) for e in batch])
             return [list(zip(r.logprobs, (a for a, _ in e.spans), (b for _, b in e.spans))) for r, e in zip(results, batch)]
         return self._score_padded(batch)
 

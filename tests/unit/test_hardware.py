@@ -159,3 +159,16 @@ def test_the_baseline_against_an_openai_compatible_server(tmp_path, monkeypatch)
     assert len(answers) == len(log) == 2 * len(entries) and {a.model for a in answers} == {spec}
     assert all(json.loads(r["body"])["model"] == "meta-llama/Llama-2-7b-chat-hf" for r in log)
     assert all(a.text.endswith("[NA]") for a in answers)
+
+
+def test_a_seeded_sample_depends_on_the_item_not_its_batch_mates(causal):
+    """hf: and smollm2 used to seed once per batch: item A sampled alone and A batched after B differed."""
+    a = [{"role": "user", "content": "artemisia was born in"}]
+    b = [{"role": "user", "content": "the father of orazio gentileschi was a painter in rome"}]
+    params = GenParams(temperature=1.0, max_tokens=12, seed=7, logprobs=2)
+    alone = HFCausalLM(causal).chat_many([a], params, cache=Cache(None))[0]
+    after_b = HFCausalLM(causal).chat_many([b, a], params, cache=Cache(None))[1]
+    assert alone.text == after_b.text and alone.text
+    assert [t.logprob for t in alone.logprobs] == pytest.approx([t.logprob for t in after_b.logprobs], abs=1e-4)
+    other_seed = HFCausalLM(causal).chat_many([a], GenParams(temperature=1.0, max_tokens=12, seed=8), cache=Cache(None))[0]
+    assert other_seed.text != alone.text  # the seed still decides the sample
