@@ -52,13 +52,15 @@ def answer_dataset(
     out: str | Path,
     cfg: BaselineConfig,
     progress: bool = True,
-    given: Mapping[str, tuple[KnowledgeGraph, list[Triple]]] | None = None,
+    given: Mapping[str, tuple[KnowledgeGraph, list[Triple] | None]] | None = None,
     overwrite: bool = False,
+    desc: str | None = None,
 ) -> dict[str, object]:
     """Generate every missing answer into `out`; returns the retrieval report and counts.
 
     `given` overrides retrieval with an explicit (KG, absent set) per entry id, for ablations;
-    the absent set is stored with each answer for the [NA] metrics. An existing `out` is
+    otherwise the absent set is what the KG given lacks of the entry's minimum set
+    (`DatasetEntry.absent_from`). It is stored with each answer for the [NA] metrics. An existing `out` is
     resumed only when it was made from the same dataset, KGs and settings (`kalma.resume`)."""
     llm = get_llm(cfg.llm)
     traces: list[dict[str, object]] = [{} for _ in entries]
@@ -88,7 +90,9 @@ def answer_dataset(
     if llm.label_note:
         config["llm_note"] = llm.label_note
     given_digest = (
-        value_digest({k: (kg.model_dump(mode="json"), [t.model_dump(mode="json") for t in absent]) for k, (kg, absent) in sorted(given.items())})
+        value_digest(
+            {k: (kg.model_dump(mode="json"), [t.model_dump(mode="json") for t in absent or []], absent is None) for k, (kg, absent) in sorted(given.items())}
+        )
         if given is not None
         else None
     )
@@ -102,7 +106,7 @@ def answer_dataset(
             for e, kg, trace in zip(entries, kgs, traces)
             if f"{e.id}#{cfg.setting}-t{temp}-s{seed}" not in done
         ]
-        bar = tqdm(total=len(jobs), desc=f"answer ({cfg.llm})", unit="answer", disable=not progress)
+        bar = tqdm(total=len(jobs), desc=f"answer: {desc or cfg.llm}", unit="answer", disable=not progress)
         cut = 0  # answers the token limit ended: scored as they are, so the report says how many
         for start in range(0, len(jobs), cfg.batch):
             chunk = jobs[start : start + cfg.batch]
@@ -122,7 +126,7 @@ def answer_dataset(
                             seed=seed,
                             kg=kg,
                             run=run_label,
-                            absent=given[e.id][1] if given is not None else None,
+                            absent=given[e.id][1] if given is not None else e.absent_from(kg),
                             settings={"temperature": temp, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION, "kg_source": cfg.kg},
                             meta={
                                 "retrieval": trace,

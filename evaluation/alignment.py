@@ -19,7 +19,7 @@ from kalma.models import get_entailment
 from kalma.schema import normalize_text
 from kalma.verbalize import hypothesis
 
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, macro, micro, ratio
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, macro, micro, ratio, total
 
 
 def entailment_label(spec: str) -> str:
@@ -39,6 +39,12 @@ class Alignment(Metric):
 
     def models(self) -> dict[str, str]:
         return {"alignment": entailment_label(self.options.nli)}
+
+    def caveats(self) -> list[str]:
+        return approximate_entailment(self.options.nli)
+
+    def support(self, rows: Sequence[Scored], dropped: dict[str, int]) -> dict[str, int]:
+        return {**super().support(rows, dropped), "alignment_micro": total(rows, "align_pairs")}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         ent = get_entailment(self.options.nli)

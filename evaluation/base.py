@@ -14,7 +14,7 @@ import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from kalma.citations import KINDS, ParsedAnswer, parse_answer
 from kalma.errors import ConfigError
@@ -94,6 +94,32 @@ class Scored:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+# What a number is, so that every table shows it the same way: a rate 0-1 is shown x100,
+# everything else as it is, with its scale named.
+SCALES = {
+    "rate": "0-1, shown x100",
+    "1-5": "a 1-5 rating",
+    "-1..1": "-1 to 1",
+    "count": "a count",
+    "per answer": "a mean count per answer",
+}
+
+
+def show(value: float | None, scale: str = "rate") -> str:
+    """A value as every table prints it: n/a when it could not be computed, rates x100.
+
+    >>> show(0.698), show(1.0, "1-5"), show(None), show(3.0, "count")
+    ('69.8', '1.00', 'n/a', '3')
+    """
+    if value is None:
+        return "n/a"
+    if scale == "rate":
+        return f"{100 * value:.1f}"
+    if scale == "count":
+        return f"{value:g}"
+    return f"{value:.2f}"
+
+
 @dataclass(frozen=True)
 class Card:
     measures: str
@@ -111,13 +137,26 @@ class Metric(ABC):
     card: Card
     needs: tuple[str, ...] = ()  # run models: "nli", "judge", "lm"; per-item data is in the card
     outputs: tuple[str, ...] = ()
+    scales: ClassVar[dict[str, str]] = {}  # output -> a key of SCALES; unlisted outputs are rates
 
     def __init__(self, options: EvalOptions):
         self.options = options
 
+    def scale(self, output: str) -> str:
+        return self.scales.get(output, "rate")
+
     def models(self) -> dict[str, str]:
         """Which model produced this metric's numbers (spec and any caveat)."""
         return {}
+
+    def caveats(self) -> list[str]:
+        """What a reader must know about these numbers (e.g. an approximate entailment backend)."""
+        return []
+
+    def support(self, rows: Sequence[Scored], dropped: dict[str, int]) -> dict[str, int]:
+        """How many things each output is computed over: by default the answers that have it;
+        micro figures override this with their denominators (citations, sentences, triples)."""
+        return {k: len(rows) - dropped.get(k, 0) for k in self.outputs}
 
     def model_spec(self, need: Literal["judge", "lm"]) -> str:
         """The run's `--judge` or `--lm` spec, for a metric that declares the need; the runner
@@ -163,6 +202,20 @@ def macro(rows: Sequence[Scored], key: str) -> tuple[float | None, int]:
 
 MARKUP_TOTALS = ("sentences", "citations", "na_marks", "malformed")
 MALFORMED_REASONS = tuple(KINDS)
+
+
+def total(rows: Sequence[Scored], key: str) -> int:
+    """The sum of one per-answer count: the denominator of a micro figure."""
+    return sum(r.counts.get(key, 0) for r in rows)
+
+
+def approximate_entailment(spec: str) -> list[str]:
+    """The caveat every report carries when entailment comes from a rule-based stand-in."""
+    from kalma.models import get_entailment
+
+    if get_entailment(spec).approximate:
+        return [f"Entailment by `{spec}`: a rule-based APPROXIMATION of an NLI model, not a model's judgement."]
+    return []
 
 
 def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro, ratio  # noqa: F401 (EvalOptions: doctest)
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro, ratio, total  # noqa: F401 (EvalOptions: doctest)
 
 
 class CitationQuality(Metric):
@@ -76,6 +76,18 @@ class CitationQuality(Metric):
                 values |= {"precision": p, "recall": r, "f1": f1(p if p is not None else 0.0, r) if r is not None else None}
             out.append(Scored(values, counts, notes))
         return out
+
+    scales = {"malformed_per_answer": "per answer"}
+
+    def support(self, rows: Sequence[Scored], dropped: dict[str, int]) -> dict[str, int]:
+        with_set = [r for r in rows if "minimum" in r.counts]
+        micro_n = {
+            "correctness_micro": total(rows, "citations"),
+            "precision_micro": total(with_set, "citations"),
+            "recall_micro": total(with_set, "minimum"),
+            "f1_micro": total(with_set, "minimum"),
+        }
+        return {**super().support(rows, dropped), **micro_n}
 
     def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         with_set = [r for r in rows if "minimum" in r.counts]

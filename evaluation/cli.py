@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
-from .base import DEFAULT_METRICS
+from .base import DEFAULT_METRICS, EvalOptions
 
 F = TypeVar("F", bound=Callable[..., object])
 
 # `kalma evaluate` and `kalma bench submit` score the same way, so they take the same options.
 _SCORING_OPTIONS = (
-    click.option("--nli", default="lexical", show_default=True, help="Entailment backend: hf-seq2seq:ID, hf-nli:ID, llm:SPEC, lexical."),
+    click.option("--nli", default="lexical", show_default=True, help="Entailment backend: hf-seq2seq:ID, hf-nli:ID, llm:SPEC, table:FILE, lexical."),
     click.option("--judge", default=None, help="LLM for G-Eval text quality, e.g. openai:gpt-4o-mini or smollm2."),
     click.option("--lm", default=None, help="LM scorer for the metrics that need one (hf:ID, smollm2)."),
     click.option(
@@ -30,14 +30,23 @@ _SCORING_OPTIONS = (
         help="A metric with options, repeatable; replaces --metrics. E.g. conner:agg=mean,l=3  na:relevance=false  "
         "alignment:verbalized=true,substring_shortcut=true  geval:samples=5  conner-extrinsic:u=5.",
     ),
+    click.option(
+        "--compat", type=click.Choice(["default", "original"]), default="default", show_default=True, help="`original` reproduces the authors' code formulas."
+    ),
+    click.option("--seed", default=0, show_default=True, help="Seed of every draw the metrics make (CONNER's negatives, G-Eval samples)."),
 )
 
 
 def scoring_options(f: F) -> F:
-    """--nli, --judge, --lm, --metrics and the repeatable --metric NAME[:OPTIONS]."""
+    """--nli, --judge, --lm, --metrics, the repeatable --metric NAME[:OPTIONS], --compat and --seed."""
     for option in reversed(_SCORING_OPTIONS):
         f = option(f)
     return f
+
+
+def scoring(nli: str, judge: str | None, lm: str | None, metrics: str, metric_specs: tuple[str, ...], compat: str, seed: int) -> tuple[EvalOptions, list[str]]:
+    """The options and metrics `scoring_options` collected: the one place the command line builds them."""
+    return EvalOptions(compat=compat, nli=nli, judge=judge, lm=lm, seed=seed), metric_names(metrics, metric_specs)
 
 
 def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
@@ -55,40 +64,20 @@ def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
 @click.option("--answers", required=True, type=click.Path(exists=True, dir_okay=False), help="answers.jsonl")
 @click.option("--kg", "kg_source", default=None, help="Judge answers that carry no KG against this source's subgraphs of the entry's people.")
 @scoring_options
-@click.option(
-    "--compat", type=click.Choice(["default", "original"]), default="default", show_default=True, help="`original` reproduces the authors' code formulas."
-)
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("--lenient", is_flag=True, help="Exit 0 even when the answers file had corrupt lines, unknown ids, duplicates or reasoning in answer texts.")
-@click.option("--seed", default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
-def evaluate(
-    dataset: str,
-    answers: str,
-    kg_source: str | None,
-    nli: str,
-    judge: str | None,
-    lm: str | None,
-    metrics: str,
-    metric_specs: tuple[str, ...],
-    compat: str,
-    overwrite: bool,
-    lenient: bool,
-    seed: int,
-    output: str,
-) -> None:
+def evaluate(dataset: str, answers: str, kg_source: str | None, overwrite: bool, lenient: bool, output: str, **scoring_args: Any) -> None:
     """Score an answers file: citation quality, alignment, [NA], text quality and more."""
-    from .base import EvalOptions
     from .runner import evaluate as run
     from .runner import markdown_table
 
-    opts = EvalOptions(compat=compat, nli=nli, judge=judge, lm=lm, seed=seed)
-    summary = run(dataset, answers, output, metrics=metric_names(metrics, metric_specs), options=opts, kg_source=kg_source, overwrite=overwrite)
+    opts, metrics = scoring(**scoring_args)
+    summary = run(dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite)
     click.echo(markdown_table(summary))
     click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md")
-    problems = {k[len("problems_") :]: v for k, v in summary.counts.items() if k.startswith("problems_")}
-    if problems and not lenient:
-        found = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in problems.items())
+    if summary.problems and not lenient:
+        found = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in summary.problems.items())
         raise click.ClickException(
             f"{answers}: {found}; every valid answer was scored (details in {output}/summary.json); pass --lenient to accept such a file"
         )

@@ -28,7 +28,6 @@ Card
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -36,10 +35,11 @@ from typing import Literal
 from kalma.citations import strip_citations
 from kalma.models import get_entailment, get_matcher, get_scorer
 from kalma.schema import DatasetEntry, KnowledgeGraph
+from kalma.seeds import rng
 from kalma.verbalize import verbalize
 
 from .alignment import entailment_label
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, knowledge_prose, lm_context, macro
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, knowledge_prose, lm_context, macro
 from .instruct_qa import tokens
 
 AGGREGATE: dict[str, Callable[[list[float]], float]] = {"min": min, "mean": statistics.fmean, "max": max}
@@ -85,6 +85,10 @@ class ConnerIntrinsic(Metric):
             "conner_coherence": f"sentences: {self.options.lm}; paragraph: {para}",
             "conner_informativeness": str(self.options.lm),
         }
+
+    def caveats(self) -> list[str]:
+        fallback = ["CONNER relevance by the `minilm` embedding fallback, not a relevance ranker."] if self._matcher_spec() == "minilm" else []
+        return approximate_entailment(self.options.nli) + fallback
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.model_spec("lm")), get_matcher(self._matcher_spec())
@@ -159,13 +163,16 @@ class ConnerExtrinsic(Metric):
     def models(self) -> dict[str, str]:
         return {"conner_helpfulness": str(self.options.lm), "conner_validity": entailment_label(self.options.nli)}
 
+    def caveats(self) -> list[str]:
+        return approximate_entailment(self.options.nli)
+
     def prepare(self, entries: Sequence[DatasetEntry]) -> None:
         self.pools = {e.id: e.knowledge_pool for e in entries if e.knowledge_pool.entities}
 
     def negatives(self, entry_id: str) -> list[str]:
         """u other entries, drawn with a seed derived from the run seed and the entry id."""
         others = sorted(k for k in self.pools if k != entry_id)
-        return random.Random(f"{self.options.seed}:{entry_id}").sample(others, min(self.u, len(others)))
+        return rng(self.options.seed, "conner-negatives", entry_id).sample(others, min(self.u, len(others)))
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         scorer, ent = get_scorer(self.model_spec("lm")), get_entailment(self.options.nli)

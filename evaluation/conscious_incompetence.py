@@ -24,7 +24,7 @@ from kalma.models import Entailment, get_entailment
 from kalma.verbalize import hypothesis
 
 from .alignment import entailment_label
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro, ratio
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, f1, macro, micro, ratio, total
 
 
 class ConsciousIncompetence(Metric):
@@ -40,6 +40,14 @@ class ConsciousIncompetence(Metric):
     def models(self) -> dict[str, str]:
         rule = "on" if self.relevance else "off"
         return {"na": f"{entailment_label(self.options.nli)}; irrelevant-[NA]-counts-correct rule (§4.5) {rule}"}
+
+    def caveats(self) -> list[str]:
+        return approximate_entailment(self.options.nli)
+
+    def support(self, rows: Sequence[Scored], dropped: dict[str, int]) -> dict[str, int]:
+        scored = [r for r in rows if "absent" in r.counts]
+        micro_n = {"na_precision_micro": total(scored, "na_sentences"), "na_recall_micro": total(scored, "absent"), "na_f1_micro": len(scored)}
+        return {**super().support(rows, dropped), **micro_n}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         ent = get_entailment(self.options.nli)
@@ -57,11 +65,7 @@ class ConsciousIncompetence(Metric):
         for i, it in enumerate(items):
             n_na = sum(s.na for s in it.parsed.sentences)
             if it.absent is None:
-                out.append(
-                    Scored(
-                        {"na_precision": None, "na_recall": None}, {"na_sentences": n_na}, {"na": "no absent-knowledge set: [NA] precision/recall unavailable"}
-                    )
-                )
+                out.append(Scored({"na_precision": None, "na_recall": None}, {}, {"na": "no absent-knowledge set: [NA] precision/recall unavailable"}))
                 continue
             n_entailing = sum(1 for j, _ in entailing if j == i)
             n_irrelevant = sum(1 for j, _ in irrelevant if j == i)

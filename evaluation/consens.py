@@ -58,6 +58,7 @@ class ConSens(Metric):
     card = Card("dependence of the answer on the given knowledge", "-1 to 1", "Vankov et al., ConSens")
     needs = ("lm",)
     outputs = ("consens_mean",)
+    scales = {"consens_mean": "-1..1"}
 
     def models(self) -> dict[str, str]:
         return {"consens": self.options.lm or "none"}

@@ -10,6 +10,7 @@ resumed run reports exactly what an uninterrupted one would.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
@@ -25,7 +26,7 @@ from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
 from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary
 
-from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, EvalItem, EvalOptions, Metric, Scored, get_metric
+from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, EvalItem, EvalOptions, Metric, Scored, get_metric, show
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE = "scores.jsonl", "summary.json", "summary.md"
 
@@ -52,6 +53,7 @@ def evaluate(
     progress: bool = True,
     stop_after: int | None = None,
     overwrite: bool = False,
+    desc: str | None = None,
 ) -> Summary:
     """Score `answers` against `dataset` into `out_dir` (see the module docstring).
 
@@ -91,7 +93,11 @@ def evaluate(
         "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
         "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>",
     }
-    models = {k: v for m in active for k, v in m.models().items()}
+    models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here
+    limits = dataset_limits(entry_list, answer_list, [m.name for m in active])
+    if progress:  # said once, before any scoring
+        for line in limits:
+            tqdm.write(f"note: {line}", file=sys.stderr)
     answer_models = sorted({a.model for a in answer_list if not a.meta.get("missing")})
 
     run = fingerprint(
@@ -112,7 +118,7 @@ def evaluate(
         todo = [a for a in answer_list if a.answer_id() not in done]
         if stop_after is not None:
             todo = todo[:stop_after]
-        bar = tqdm(total=len(todo), desc="evaluate", unit="answer", disable=not progress)
+        bar = tqdm(total=len(todo), desc=f"evaluate: {desc}" if desc else "evaluate", unit="answer", disable=not progress)
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start : start + chunk_size]
             items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
@@ -137,7 +143,8 @@ def evaluate(
 
         wanted = [a.answer_id() for a in answer_list]
         rows = [done[k] for k in wanted if k in done]
-        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, complete=len(rows) == len(wanted))
+        notices = [a.meta["note"] for a in answer_list if isinstance(a.meta.get("note"), str)]
+        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, complete=len(rows) == len(wanted))
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
     return summary
@@ -157,6 +164,27 @@ def _attach_kg(answers: list[Answer], entries: dict[str, DatasetEntry], spec: st
     ]
 
 
+def dataset_limits(entries: Sequence[DatasetEntry], answers: Sequence[Answer], metrics: Sequence[str]) -> list[str]:
+    """What the dataset (and the answers' absent sets) cannot support, said once and up front."""
+    out = []
+    n = len(entries)
+    no_set = sum(e.minimum_set is None for e in entries)
+    if "citation" in metrics and no_set:
+        who = "The dataset has no minimum knowledge sets" if no_set == n else f"{no_set} of {n} entries have no minimum knowledge set"
+        out.append(f"{who} (as in the authors' release): citation precision, recall and F1 are n/a for them; correctness and alignment still apply.")
+    no_ref = sum(not e.reference for e in entries)
+    wanting = [m for m in ("kprec", "conner-extrinsic") if m in metrics]
+    if wanting and no_ref:
+        who = "No entry has a reference answer" if no_ref == n else f"{no_ref} of {n} entries have no reference answer"
+        out.append(f"{who}: {', '.join(wanting)} reference-based values are n/a for them.")
+    if "na" in metrics and answers and all(a.absent is None for a in answers):
+        out.append(
+            "No answer carries an absent set (what the KG given lacks of the minimum set): [NA] precision and recall are n/a. "
+            "`kalma answer` and `kalma bench run` record one whenever the dataset has minimum sets."
+        )
+    return out
+
+
 def summarize(
     rows: Sequence[AnswerScores],
     metrics: Sequence[Metric],
@@ -165,59 +193,61 @@ def summarize(
     answer_models: list[str],
     problems: list[Problem],
     n_missing: int,
+    limits: Sequence[str] = (),
+    notices: Sequence[str] = (),
     complete: bool = True,
 ) -> Summary:
     values: dict[str, dict[str, float | None]] = {}
     dropped: dict[str, dict[str, int]] = {}
+    support: dict[str, dict[str, int]] = {}
     for m in metrics:
         own = [Scored(r.values.get(m.name, {}), r.counts.get(m.name, {})) for r in rows]
         v, d = m.aggregate(own)
         if set(v) != set(m.outputs):  # a renamed key must fail here, not blank a table column downstream
             raise RuntimeError(f"metric {m.name!r} returned {sorted(set(v) ^ set(m.outputs))} against its declared outputs")
         values[m.name] = v
+        support[m.name] = m.support(own, d)
         if d:
             dropped[m.name] = d
-    notes = sorted({n for r in rows for n in r.notes.values()})
-    if any("approximation" in v for v in models.values()):
-        notes.insert(0, "Entailment by the rule-based `lexical` backend: an APPROXIMATION of an NLI model.")
-    if any(m.startswith("template") for m in answer_models):
-        notes.insert(0, "Answers from the `template` backend: fixed patterns, not a language model.")
-    if not complete:
-        notes.insert(0, "INCOMPLETE: not every answer has been scored yet; rerun to resume.")
+    caveats = ["INCOMPLETE: not every answer has been scored yet; rerun to resume."] if not complete else []
+    caveats += [f"Answers: {n}" for n in dict.fromkeys(notices)]  # e.g. the template backend is not a language model
+    caveats += list(dict.fromkeys(c for m in metrics for c in m.caveats()))
+    caveats += list(limits)
     total = {k: sum(r.markup.get(k, 0) for r in rows) for k in MARKUP_TOTALS}
     if any("correct" in r.counts.get("citation", {}) for r in rows):
         total["correct_citations"] = sum(r.counts.get("citation", {}).get("correct", 0) for r in rows)
     malformed = {k: n for k in MALFORMED_REASONS if (n := sum(r.markup.get(f"malformed_{k}", 0) for r in rows))}
     return Summary(
         metrics=values,
-        counts={
-            "answers": len(rows),
-            **total,
-            "missing_answers_scored_empty": n_missing,
-            "problems": len(problems),
-            **{f"problems_{k}": n for k, n in Counter(p.kind for p in problems).items()},
-        },
+        counts={"answers": len(rows), **total, "missing_answers_scored_empty": n_missing},
         malformed=malformed,
         dropped=dropped,
+        support=support,
+        scales={m.name: {k: m.scale(k) for k in m.outputs} for m in metrics},
         models={"answers": ", ".join(answer_models) or "none", **models},
-        notes=notes + [p.message for p in problems],
+        caveats=caveats,
+        problems=dict(Counter(p.kind for p in problems)),
+        notes=sorted({n for r in rows for n in r.notes.values()}) + [p.message for p in problems],
         provenance=provenance(config=config),
     )
 
 
-def _fmt(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:.1f}" if abs(v) <= 1.0 else f"{v:.2f}"
-
-
 def markdown_table(s: Summary) -> str:
-    lines = [f"# Evaluation of {s.models.get('answers', '?')}", "", "Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.counts.items()), ""]
+    lines = [f"# Evaluation of {s.models.get('answers', '?')}", ""]
+    if s.caveats:
+        lines += ["Read first:", ""] + [f"- {c}" for c in s.caveats] + [""]
+    lines += ["Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.counts.items()), ""]
+    if s.problems:
+        lines += ["Problems of the answers file: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in s.problems.items()), ""]
     if s.malformed:
         lines += ["Malformed markup: " + ", ".join(f"{k} {v}" for k, v in s.malformed.items()), ""]
-    lines += ["| metric | value | dropped |", "|---|---|---|"]
+    lines += ["| metric | value | scale | computed over | dropped |", "|---|---|---|---|---|"]
     for name, values in s.metrics.items():
         for k, v in values.items():
-            lines.append(f"| {name}.{k} | {_fmt(v)} | {s.dropped.get(name, {}).get(k, '')} |")
-    lines += ["", "Values in 0-1 are shown ×100. Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
+            scale = s.scales.get(name, {}).get(k, "rate")
+            over = s.support.get(name, {}).get(k, "")
+            lines.append(f"| {name}.{k} | {show(v, scale)} | {SCALES.get(scale, scale)} | {over} | {s.dropped.get(name, {}).get(k, '')} |")
+    lines += ["", "Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
     if s.notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in s.notes]
     return "\n".join(lines) + "\n"

@@ -192,6 +192,15 @@ class DatasetEntry(Record):
     def question(self, setting: Setting) -> str:
         return self.general_question if setting == "general" else self.specific_question
 
+    def absent_from(self, kg: KnowledgeGraph) -> list[Triple] | None:
+        """The minimum-set knowledge `kg` lacks: what a claim needing it should mark [NA] (None
+        when the minimum set is unknown). Nothing under gold retrieval; the removed triples under
+        knowledge removal; what retrieval missed otherwise."""
+        if self.minimum_set is None:
+            return None
+        given = kg.keys()
+        return [t for t in self.minimum_set if t.key() not in given]
+
 
 class LLMCall(Record):
     """One LLM call of a build, as sent and as answered: what a published dataset is audited by."""
@@ -284,10 +293,20 @@ class Summary(Record):
     to say what produced them."""
 
     metrics: dict[str, dict[str, float | None]]
-    counts: dict[str, int] = Field(default_factory=dict, description="answers, sentences, citations, correct citations, [NA] marks, malformed, problems")
+    counts: dict[str, int] = Field(default_factory=dict, description="answers, sentences, citations, correct citations, [NA] marks, malformed")
     malformed: dict[str, int] = Field(default_factory=dict, description="malformed markup by reason (kalma.citations.KINDS)")
     dropped: dict[str, dict[str, int]] = Field(default_factory=dict, description="per metric and value: answers that dropped out of it")
+    support: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="per metric and value: what it is computed over (citations, sentences, triples, answers)"
+    )
+    scales: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="per metric and value: its scale (evaluation.base.SCALES); only rates are shown x100"
+    )
     models: dict[str, str] = Field(default_factory=dict)
+    caveats: list[str] = Field(
+        default_factory=list, description="what a reader must know before any number: approximations, template answers, what the dataset cannot support"
+    )
+    problems: dict[str, int] = Field(default_factory=dict, description="problems of the answers file, by kind (kalma.answers_file.PROBLEM_KINDS)")
     notes: list[str] = Field(default_factory=list)
     provenance: dict[str, Any] = Field(default_factory=dict)
 

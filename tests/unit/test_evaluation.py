@@ -161,7 +161,7 @@ def test_bad_answers_file(tmp_path):
     assert "a.jsonl:4: field 'entry_id': unknown entry id 'nope'" in text
     assert "a.jsonl:5: duplicate answer 'e1' (first on line 2)" in text
     assert s.counts["answers"] == 3 and s.counts["missing_answers_scored_empty"] == 1  # e2 had only a corrupt line
-    assert (s.counts["problems_corrupt_line"], s.counts["problems_unknown_id"], s.counts["problems_duplicate"]) == (1, 1, 1)
+    assert s.problems == {"corrupt_line": 1, "unknown_id": 1, "duplicate": 1}
     rows = {json.loads(line)["answer_id"]: json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()[1:]}
     assert rows["e3"]["values"]["citation"]["recall"] == 0.0 and rows["e3"]["markup"]["citations"] == 0  # empty answer: recall 0
     assert rows["e1"]["values"]["citation"]["recall"] == pytest.approx(1 / 5)

@@ -55,7 +55,9 @@ def files(tmp_path_factory):
         "broken": "name = \n",
         "option": '[experiments.main]\nmetrics = ["citation", {name = "conner", agg = "median"}]\n',
         "nameless": 'nli = {argument = "x"}\n[experiments.main]\n',
-        "llm": '[experiments.knowledge_removal]\nllm = "smolm2"\n',
+        "llm": '[experiments.knowledge_removal]\nllms = ["smolm2"]\n',
+        "llm_key": '[experiments.knowledge_removal]\nllm = "template"\n',
+        "unused_key": '[experiments.knowledge_removal]\nretrieval = "ner"\n',
         "nodata": 'dataset = "no/such/dataset.jsonl"\n[experiments.main]\n',
     }
     for name, text in tomls.items():
@@ -144,9 +146,9 @@ CASES = {
     ),
     "leaderboard: submission.json without scores": (
         ["leaderboard", "{d}/board-bare", "-o", "{out}/site"],
-        "submission.json:1: field 'summary': Field required",
+        "submission.json:1: field 'submission.model': Field required",
     ),
-    "leaderboard: results.json of another kind": (["leaderboard", "{d}/board-runs", "-o", "{out}/site"], "results.json:1: field 'tables.main.0.condition'"),
+    "leaderboard: results.json of another kind": (["leaderboard", "{d}/board-runs", "-o", "{out}/site"], "results.json:1: field 'config': Field required"),
     "toml: dataset missing": (["bench", "run", "{d}/nodata.toml", "-o", "{out}/r"], "key 'dataset': no such file 'no/such/dataset.jsonl'"),
     "toml: empty": (["bench", "run", "{d}/empty.toml", "-o", "{out}/r"], "nothing to run"),
     "toml: llms = []": (["bench", "run", "{d}/nollms.toml", "-o", "{out}/r"], "key 'llms'"),
@@ -154,7 +156,12 @@ CASES = {
     "toml: broken": (["bench", "run", "{d}/broken.toml", "-o", "{out}/r"], "not valid TOML"),
     "toml: metric option": (["bench", "run", "{d}/option.toml", "-o", "{out}/r"], "key 'experiments.main.metrics.1': metric 'conner,agg=median': option 'agg'"),
     "toml: table without name": (["bench", "run", "{d}/nameless.toml", "-o", "{out}/r"], "key 'nli': a component table needs name"),
-    "toml: unknown llm": (["bench", "run", "{d}/llm.toml", "-o", "{out}/r"], "key 'experiments.knowledge_removal.llm': unknown LLM backend 'smolm2'"),
+    "toml: unknown llm": (["bench", "run", "{d}/llm.toml", "-o", "{out}/r"], "key 'experiments.knowledge_removal.llms.0': unknown LLM backend 'smolm2'"),
+    "toml: llm for llms": (["bench", "run", "{d}/llm_key.toml", "-o", "{out}/r"], "unknown key 'experiments.knowledge_removal.llm'. Did you mean 'llms'?"),
+    "toml: a key the experiment does not use": (
+        ["bench", "run", "{d}/unused_key.toml", "-o", "{out}/r"],
+        "unknown key 'experiments.knowledge_removal.retrieval'",
+    ),
     "torn header": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/torn.jsonl", "-o", "{out}/e"], "the header line is damaged"),
     "repeated header": (["check", "{d}/twice.jsonl", "--kind", "answers", "--lenient"], "a second header line"),
 }
@@ -168,7 +175,7 @@ def test_an_answer_that_opens_with_thoughts_is_scored_and_flagged(files, tmp_pat
     res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "e")])
     assert res.exit_code == 1 and "t.jsonl: 1 reasoning in text; every valid answer was scored" in res.stderr.splitlines()[-1]
     summary = json.loads((tmp_path / "e" / "summary.json").read_text())
-    assert summary["counts"]["problems_reasoning_in_text"] == 1 and summary["counts"]["citations"] == 1  # scored as written
+    assert summary["problems"]["reasoning_in_text"] == 1 and summary["counts"]["citations"] == 1  # scored as written
     assert CliRunner().invoke(main, [*args, "--lenient", "-o", str(tmp_path / "e2")]).exit_code == 0
 
 

@@ -128,7 +128,7 @@ def test_evaluate_scores_the_good_rows_around_bad_bytes(tmp_path, entries):
     (tmp_path / "a.jsonl").write_bytes(b"\n".join([HEAD.encode(), good[0], b"\xff\xfe", b'{"x": "\\ud800"}', *good[1:]]) + b"\n")
     s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
     assert s.counts["answers"] == len(entries) and s.counts["missing_answers_scored_empty"] == 0
-    assert s.counts["problems_corrupt_line"] == 2
+    assert s.problems["corrupt_line"] == 2
 
 
 # ---------------------------------------------------------------- stale outputs
@@ -194,14 +194,14 @@ def test_a_resubmission_replaces_its_entry_and_the_board_says_so(tmp_path, entri
     ]
     write_jsonl(tmp_path / "s.jsonl", cited, "answers", header=meta)
     first = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
-    assert first["summary"]["metrics"]["citation"]["recall_micro"] == 1.0 and first["replaces"] is None
+    assert first.summary.value("citation.recall_micro") == 1.0 and first.replaces is None
     write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers", header=meta)
     time.sleep(1.1)
     second = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
-    assert second["summary"]["metrics"]["citation"]["recall_micro"] == 0.0  # the new answers' scores, not the old ones
-    assert second["replaces"]["filed"] == first["filed"] and second["filed"] > first["filed"]
-    row = next(r for r in collect(tmp_path / "board") if r["name"] == "mine")
-    assert row["citation.recall_micro"] == 0.0 and "replaces the entry of" in row["filed"]
+    assert second.summary.value("citation.recall_micro") == 0.0  # the new answers' scores, not the old ones
+    assert second.replaces is not None and second.replaces.filed == first.filed and second.filed > first.filed
+    row = next(r for t in collect(tmp_path / "board").tables for r in t.rows if r.name == "mine")
+    assert row.values["citation.recall_micro"] == 0.0 and "replaces the entry of" in row.filed
 
 
 # ---------------------------------------------------------------- concurrent writers
