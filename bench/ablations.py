@@ -1,20 +1,28 @@
-"""The paper's ablations, exact and seeded.
+"""The paper's ablations, exact, seeded and nested.
 
 - Knowledge removal (§5.2, Table 5, Figure 4): remove k triples of each question's minimum
   set from the KG given to the model; they form the absent set the [NA] metrics use. Exactly k
-  are removed, fewer only when the set is smaller, and then the shortfall is recorded.
+  are removed, fewer only when the set is smaller, and then the shortfall is recorded. For one
+  seed the steps are nested: the triples removed at k = 2 include those removed at k = 1.
 - Retrieval accuracy (§5.3, Figure 5): keep exactly round(p·N) of the N gold person graphs of
-  the dataset, chosen with a seed, and replace every other one with the graph of a different
-  person drawn from other entries (varied: no replacement graph is reused while others remain).
+  the dataset and replace every other one with the graph of a different person drawn from
+  other entries (varied: no stand-in is reused while others remain). As in the paper ("in each
+  subsequent round, we randomly replace additional 20% knowledge graphs"), for one seed the
+  graphs kept at 0.6 are a subset of those kept at 0.8, and a graph replaced at 0.8 stays
+  replaced, by the same stand-in, at every lower accuracy: one seeded order of the graphs
+  decides which go first, and each graph's stand-in is drawn once.
+
+Every condition's absent set is what its KG lacks of the minimum set (`DatasetEntry.absent_from`),
+so the [NA] metrics mean the same thing in every condition.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kalma.schema import DatasetEntry, EntityGraph, KnowledgeGraph, Triple
+from kalma.seeds import rng
 
 
 @dataclass
@@ -22,50 +30,75 @@ class Condition:
     """What one entry is given under an ablation, and what was done to get it."""
 
     kg: KnowledgeGraph
-    absent: list[Triple]
+    absent: list[Triple] | None
     note: str = ""
+
+
+def removal_order(entry: DatasetEntry, seed: int) -> list[Triple]:
+    """The entry's minimum set in the seeded order in which triples are removed."""
+    order = list(entry.minimum_set or [])
+    rng(seed, "remove", entry.id).shuffle(order)
+    return order
 
 
 def remove_knowledge(entries: Sequence[DatasetEntry], k: int, seed: int) -> dict[str, Condition]:
     out = {}
     for e in entries:
-        rng = random.Random(f"remove:{seed}:{k}:{e.id}")
-        pool = list(e.minimum_set or [])
-        removed = rng.sample(pool, min(k, len(pool)))
-        note = "" if len(removed) == k else f"minimum set has {len(pool)} triples: removed {len(removed)} of k={k}"
-        out[e.id] = Condition(e.knowledge_pool.without({t.key() for t in removed}), removed, note)
-        assert len(removed) == min(k, len(pool))
+        order = removal_order(e, seed)
+        removed = order[:k]
+        note = "" if len(removed) == k else f"minimum set has {len(order)} triples: removed {len(removed)} of k={k}"
+        kg = e.knowledge_pool.without({t.key() for t in removed})
+        out[e.id] = Condition(kg, e.absent_from(kg), note)
+        assert len(removed) == min(k, len(order))
     return out
 
 
-def retrieval_accuracy(entries: Sequence[DatasetEntry], p: float, seed: int) -> dict[str, Condition]:
+Slot = tuple[str, int]  # (entry id, index of the graph in its pool)
+
+
+def replacement_plan(entries: Sequence[DatasetEntry], seed: int) -> tuple[list[Slot], dict[Slot, EntityGraph]]:
+    """(every gold graph in the seeded order of replacement, each graph's one stand-in). A
+    stand-in is a person of another entry, never one of the entry's own, never twice in one
+    entry, and none is reused while others remain."""
     slots = [(e.id, i) for e in entries for i in range(len(e.knowledge_pool.entities))]
-    n = len(slots)
-    keep_n = round(p * n)
-    rng = random.Random(f"retrieval:{seed}:{p}")
-    kept = set(rng.sample(slots, keep_n))
-    by_id = {e.id: e for e in entries}
-    # Replacement graphs: people of OTHER entries, drawn without reuse while any remain.
+    r = rng(seed, "retrieval")
+    order = slots[:]
+    r.shuffle(order)
     everyone = {g.qid: g for e in entries for g in e.knowledge_pool.entities}
-    out = {}
+    stand_in: dict[Slot, EntityGraph] = {}
     bag: list[str] = []
     for e in entries:
-        graphs: list[EntityGraph] = []
-        replaced = []
-        for i, g in enumerate(e.knowledge_pool.entities):
-            if (e.id, i) in kept:
-                graphs.append(g)
-                continue
-            own = {x.qid for x in e.knowledge_pool.entities}
-            choices = [q for q in sorted(everyone) if q not in own and q not in {x.qid for x in graphs}]
-            if not bag or not any(q in choices for q in bag):
+        own = {g.qid for g in e.knowledge_pool.entities}
+        taken: set[str] = set()
+        for i in range(len(e.knowledge_pool.entities)):
+            choices = [q for q in sorted(everyone) if q not in own and q not in taken]
+            if not choices:
+                continue  # a dataset of one person has no stand-in: the graph is then never replaced
+            if not any(q in choices for q in bag):
                 bag = choices[:]
-                rng.shuffle(bag)
+                r.shuffle(bag)
             q = next(q for q in bag if q in choices)
             bag.remove(q)
-            graphs.append(everyone[q])
-            replaced.append(f"{g.qid}->{q}")
-        out[e.id] = Condition(KnowledgeGraph(entities=graphs), [], "replaced " + ", ".join(replaced) if replaced else "")
-    gold_kept = sum(1 for e in entries for g in out[e.id].kg.entities if g.qid in {x.qid for x in by_id[e.id].knowledge_pool.entities})
-    assert gold_kept == keep_n, (gold_kept, keep_n)
+            taken.add(q)
+            stand_in[(e.id, i)] = everyone[q]
+    return [s for s in order if s in stand_in], stand_in
+
+
+def retrieval_accuracy(entries: Sequence[DatasetEntry], p: float, seed: int) -> dict[str, Condition]:
+    order, stand_in = replacement_plan(entries, seed)
+    n = sum(len(e.knowledge_pool.entities) for e in entries)
+    replaced = set(order[: n - round(p * n)])
+    out = {}
+    for e in entries:
+        graphs, notes = [], []
+        for i, g in enumerate(e.knowledge_pool.entities):
+            if (e.id, i) in replaced:
+                graphs.append(stand_in[(e.id, i)])
+                notes.append(f"{g.qid}->{stand_in[(e.id, i)].qid}")
+            else:
+                graphs.append(g)
+        kg = KnowledgeGraph(entities=graphs)
+        out[e.id] = Condition(kg, e.absent_from(kg), "replaced " + ", ".join(notes) if notes else "")
+    gold_kept = sum(1 for e in entries for i in range(len(e.knowledge_pool.entities)) if (e.id, i) not in replaced)
+    assert gold_kept == round(p * n) or len(order) < n - round(p * n), (gold_kept, round(p * n))
     return out

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from evaluation.cli import metric_names, scoring_options
+from evaluation.cli import scoring, scoring_options
 
 
 @click.group("bench")
@@ -18,13 +20,14 @@ def bench() -> None:
 @click.option("--overwrite", is_flag=True, help="Start every condition over instead of resuming it.")
 def run(config: str, output: str, overwrite: bool) -> None:
     """Run every experiment a TOML configuration names (see bench/experiments.py)."""
-    from .experiments import TABLE_NOTE, Bench, BenchConfig, table_line
+    from .experiments import TABLE_NOTE, Bench, BenchConfig, format_table
 
     out = Bench(BenchConfig.load(config), output, overwrite=overwrite).run()
-    click.echo(f"micro ×100: {TABLE_NOTE}")
-    for exp, rows in out["tables"].items():
-        for r in rows:
-            click.echo(f"{exp:<18} {r['condition']:<8} {r['llm']:<10} {table_line(r, std=True)}")
+    click.echo(TABLE_NOTE)
+    for exp, rows in out.tables.items():
+        click.echo(format_table(exp, rows, out.dataset))
+    for caveat in dict.fromkeys(c for r in out.results for c in r.caveats):
+        click.echo(f"note: {caveat}")
     click.echo(f"wrote {output}/results.json")
 
 
@@ -32,30 +35,54 @@ def run(config: str, output: str, overwrite: bool) -> None:
 @click.argument("submission", type=click.Path(exists=True, dir_okay=False))
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--leaderboard", "board", required=True, type=click.Path(file_okay=False))
+@click.option("--name", help="The name on the board: ASCII letters, digits, '.', '_', '-' (default: the file header's).")
+@click.option("--model", help="The model that wrote the answers, e.g. org/model-7b (default: the file header's).")
+@click.option("--url", help="Where to read about the model or the submission (http or https).")
+@click.option("--description", help="One line about the submission.")
+@click.option("--dataset-name", help="How the board names the dataset (default: its file name).")
+@click.option("--kg", "kg_source", default=None, help="Judge answers that carry no KG against this source's subgraphs of the entry's people.")
 @scoring_options
-def submit_cmd(submission: str, dataset: str, board: str, nli: str, judge: str | None, lm: str | None, metrics: str, metric_specs: tuple[str, ...]) -> None:
+def submit_cmd(
+    submission: str,
+    dataset: str,
+    board: str,
+    name: str | None,
+    model: str | None,
+    url: str | None,
+    description: str | None,
+    dataset_name: str | None,
+    kg_source: str | None,
+    **scoring_args: Any,
+) -> None:
     """Validate a submission (every problem, with its line), score it, and file it on the leaderboard."""
-    from evaluation.base import EvalOptions
     from evaluation.runner import markdown_table
-    from kalma.schema import Summary
 
     from .submissions import SubmissionError, submit
 
+    options, metrics = scoring(**scoring_args)
+    given = {"name": name, "model": model, "url": url, "description": description}
     try:
-        rec = submit(submission, dataset, board, EvalOptions(nli=nli, judge=judge, lm=lm), metric_names(metrics, metric_specs))
+        rec = submit(submission, dataset, board, options, metrics, meta=given, kg=kg_source, dataset_name=dataset_name)
     except SubmissionError as exc:
         for p in exc.problems:
             click.echo(p, err=True)
         raise click.ClickException(f"{submission}: {len(exc.problems)} problem(s), listed above; nothing was filed") from None
-    click.echo(markdown_table(Summary.model_validate(rec["summary"])))
-    click.echo(f"filed {rec['submission']['name']!r} in {board}/submissions ({rec['malformed_citations']} malformed citations)")
+    click.echo(markdown_table(rec.summary))
+    click.echo(
+        f"filed {rec.submission.name!r} in {board}/submissions: {rec.answers_scored} answers on {rec.dataset.label()}, "
+        f"seeds {rec.submission.seeds or 'none recorded'}, {rec.malformed_citations} malformed citations"
+    )
 
 
 @click.command("leaderboard")
 @click.argument("board", type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False))
 def leaderboard(board: str, output: str) -> None:
-    """Render the leaderboard page (sortable table, plots, Markdown and CSV)."""
+    """Render the leaderboard page (one table per dataset, plots, Markdown and CSV)."""
     from .leaderboard import render
 
-    click.echo(f"wrote {render(board, output)}")
+    page, damaged = render(board, output)
+    click.echo(f"wrote {page}")
+    if damaged:  # the page is written without them; the exit status says so
+        more = f" (and {len(damaged) - 1} more, listed on the page)" if len(damaged) > 1 else ""
+        raise click.ClickException(f"left off the page: {damaged[0]}{more}")

@@ -29,19 +29,20 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
     """Run dataset → builder → baseline → every metric → ablations → leaderboard, offline."""
     from dataset_builder.build import BuildConfig, build
     from dataset_builder.stats import dataset_stats
-    from evaluation.base import DEFAULT_METRICS, EvalOptions
+    from evaluation.base import DEFAULT_METRICS, show
     from kalma.jsonl import read_jsonl
-    from kalma.schema import DatasetEntry, metric_value
+    from kalma.schema import DatasetEntry
 
-    from .experiments import Bench, BenchConfig, table_line
+    from .experiments import TABLE_NOTE, Bench, BenchConfig, format_table
     from .leaderboard import render
+    from .records import SubmissionMeta
     from .submissions import as_submission, submit
 
     t0 = time.time()
     out = Path(output)
     cfg = BenchConfig.load(config or str(resources.files("bench") / "configs" / "demo.toml"))
     bench = Bench(cfg, out / "board" / "runs" / cfg.name, overwrite=overwrite)
-    click.echo(f"[1] dataset: {len(bench.entries)} hand-written questions -> {bench.dataset_path}")
+    click.echo(f"[1] dataset: {bench.dataset.label()} -> {bench.dataset_path}")
 
     records = Path(str(resources.files("dataset_builder") / "data" / "demo_records.jsonl"))
     report = build(records, out / "built.jsonl", BuildConfig(llm="template", lm=cfg.lm or "smollm2"), overwrite=overwrite)
@@ -52,36 +53,34 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
     )
 
     results = bench.run()
-    click.echo(f"[3] experiments (micro ×100; alignment/[NA] by lexical = rule-based APPROXIMATION; G-Eval judge {cfg.judge}; LM metrics by {cfg.lm})")
-    for exp, rows in results["tables"].items():
-        for r in rows:
-            click.echo(f"    {exp:<18} {r['condition']:<8} {r['llm']:<9} {table_line(r)}")
+    click.echo(f"[3] experiments ({TABLE_NOTE}; G-Eval judge {cfg.judge}; LM metrics by {cfg.lm}; alignment and [NA] by {cfg.nli})")
+    for exp, rows in results.tables.items():
+        click.echo("    " + format_table(exp, rows, results.dataset).replace("\n", "\n    "))
 
     board = out / "board"
-    for row in [r for r in results["results"] if r["experiment"] == "main"]:
-        sub = as_submission(
-            bench.rundir / row["answers_file"],
-            out / f"submission-{row['llm']}.jsonl",
-            {
-                "name": f"baseline-{row['llm']}",
-                "model": row["llm"],
-                "seed": row["seed"],
-                "settings": {"temperature": cfg.temperature, "setting": row["setting"], "retrieval": "gold"},
-            },
+    for row in [r for r in results.results if r.experiment == "main"]:
+        meta = SubmissionMeta(
+            name=f"baseline-{row.llm}-s{row.seed}",
+            model=row.llm,
+            seeds=[row.seed],
+            settings={"temperature": cfg.temperature, "setting": row.setting, "retrieval": row.retrieval},
         )
+        sub = as_submission(bench.rundir / row.answers_file, out / f"submission-{row.llm}-s{row.seed}.jsonl", meta)
         rec = submit(
             sub,
             bench.dataset_path,
             board,
-            EvalOptions(nli=cfg.nli, judge=cfg.judge or None, seed=row["seed"]),
+            cfg.options(row.seed),
             [*DEFAULT_METRICS, "geval"] if cfg.judge else list(DEFAULT_METRICS),
+            dataset_name="kalma demo",
         )
-        f1 = metric_value(rec["summary"]["metrics"], "citation.f1_micro")
-        shown = "n/a" if f1 is None else f"{100 * f1:.1f}"
-        click.echo(f"[4] submission baseline-{row['llm']}: {rec['malformed_citations']} malformed citations, F1 {shown}")
-    page = render(board, out / "site")
-    (out / "demo.json").write_text(json.dumps({"tables": results["tables"], "builder": report}, indent=2, default=str))
-    click.echo(f"[5] leaderboard: {page.resolve()}")
+        f1 = show(rec.summary.value("citation.f1_micro"))
+        click.echo(f"[4] submission {meta.name}: {rec.answers_scored} answers, {rec.malformed_citations} malformed citations, F1 {f1}")
+    page, damaged = render(board, out / "site")
+    (out / "demo.json").write_text(
+        json.dumps({"tables": {k: [r.model_dump() for r in v] for k, v in results.tables.items()}, "builder": report}, indent=2, default=str)
+    )
+    click.echo(f"[5] leaderboard: {page.resolve()}" + (f" ({len(damaged)} damaged board files left off)" if damaged else ""))
     click.echo(
         f"done in {time.time() - t0:.0f} s. Notes: `template` answers are fixed patterns, not a model; "
         "`lexical` entailment is an approximation; SmolLM2-135M is a real but very small model."

@@ -1,26 +1,29 @@
-"""Leaderboard submissions: a documented answers file, validated, scored and filed.
+"""Leaderboard submissions: an answers file, validated, scored and filed.
 
-Format: an answers JSONL file (see README) whose header carries the submission metadata:
+An answers file as `kalma answer` writes it, or as your own system does (see README), is a
+submission once it is named: by `kalma bench submit --name NAME --model MODEL [--url URL]
+[--description TEXT]`, or by a `submission` section in its header (the options win):
 
-    {"kalma": {"kind": "answers", "format_version": 1,
-               "submission": {"name": "my-model-v1", "model": "org/model-7b", "seed": 0,
+    {"kalma": {"kind": "answers", "format_version": 3,
+               "submission": {"name": "my-model-v1", "model": "org/model-7b", "seeds": [0],
                               "settings": {"temperature": 0.5, "setting": "specific"}}}}
 
-then one `Answer` per dataset entry and run (its `kg` is optional; without it the entry's pool
-is the KG given; `run` tells several seeds apart). Validation reports every problem at once with its line: corrupt lines, unknown
-entry ids, duplicates, missing entries, missing metadata. Malformed citations are counted, not
-rejected: they are part of what the benchmark scores.
+then one `Answer` per dataset entry and run (its `kg` is optional: without it the entry's pool,
+or `--kg`'s subgraphs of its people, is the KG given; `run` tells several seeds apart). The
+seeds default to the answers' own. Validation reports every problem at once with its line:
+corrupt lines, unknown entry ids, duplicates, missing entries, bad metadata. Malformed
+citations are counted, not rejected: they are part of what the benchmark scores.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from evaluation.base import EvalOptions
 from evaluation.runner import evaluate
@@ -31,7 +34,7 @@ from kalma.locks import OutputLock
 from kalma.resume import file_digest
 from kalma.schema import Answer, DatasetEntry
 
-REQUIRED = ("name", "model", "seed", "settings")
+from .records import DatasetId, FiledSubmission, Replaced, SubmissionMeta
 
 
 class SubmissionError(KalmaError, ValueError):
@@ -43,38 +46,68 @@ class SubmissionError(KalmaError, ValueError):
 @dataclass
 class Checked:
     answers: list[Answer]
-    meta: dict[str, Any]
+    meta: SubmissionMeta | None
     problems: list[str] = field(default_factory=list)
 
 
-def validate(path: str | Path, entries: list[DatasetEntry]) -> Checked:
+def read_meta(path: str | Path, header: dict[str, Any], answers: list[Answer], given: dict[str, Any]) -> tuple[SubmissionMeta | None, list[str]]:
+    """The submission's metadata: the header's `submission` section under the options `given`;
+    `seed` (one) is read as `seeds`, and the seeds default to those of the answers."""
+    raw = header.get("submission", {})
+    if not isinstance(raw, dict):
+        return None, [f"{path}:1: field 'submission': must be an object, got {type(raw).__name__}"]
+    merged = {**raw, **{k: v for k, v in given.items() if v is not None}}
+    if "seed" in merged:
+        merged.setdefault("seeds", [merged.pop("seed")])
+    merged.setdefault("seeds", sorted({a.seed for a in answers if a.seed is not None}))
+    try:
+        return SubmissionMeta.model_validate(merged), []
+    except ValidationError as exc:
+        where = f"{path}:1" if raw else "the options"
+        missing = [e for e in exc.errors() if e["type"] == "missing"]
+        problems = [f"{where}: field 'submission.{'.'.join(map(str, e['loc']))}': {e['msg'].removeprefix('Value error, ')}" for e in exc.errors()]
+        if missing:
+            problems.append("name a submission with --name and --model (or a `submission` section in the file's header)")
+        return None, problems
+
+
+def validate(path: str | Path, entries: list[DatasetEntry], given: dict[str, Any] | None = None) -> Checked:
     """Every problem of a submission at once: bad lines, unknown ids, duplicate answers, entries
-    missing from a run, and missing metadata. Answers are keyed like everywhere else: by entry
-    id and run label, so one file may hold several seeds."""
+    missing from a run, and bad metadata. Answers are keyed like everywhere else: by entry id and
+    run label, so one file may hold several seeds."""
     loaded = load_answers(path, [e.id for e in entries])
     problems = [p.message for p in loaded.problems]
-    meta = loaded.header.get("submission") if isinstance(loaded.header.get("submission"), dict) else None
-    if meta is None:
-        problems.append(f"{path}:1: field 'submission': the header names no submission metadata ({', '.join(REQUIRED)})")
-        meta = {}
-    else:
-        problems += [f"{path}:1: field 'submission.{k}': missing" for k in REQUIRED if k not in meta]
-        if "name" in meta and not re.fullmatch(r"[A-Za-z0-9][\w.-]{0,63}", str(meta["name"])):
-            problems.append(f"{path}:1: field 'submission.name': use letters, digits, '.', '_' or '-' (got {meta['name']!r})")
+    meta, meta_problems = read_meta(path, loaded.header, loaded.answers, given or {})
+    problems += meta_problems
     for run, missing in loaded.missing([e.id for e in entries]).items():
         where = f" in run {run!r}" if run else ""
         problems.append(f"{path}: missing answers{where} for {len(missing)} entries: {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else ""))
     return Checked(loaded.answers, meta, problems)
 
 
-def as_submission(answers: str | Path, out: str | Path, meta: dict[str, Any]) -> Path:
+def as_submission(answers: str | Path, out: str | Path, meta: SubmissionMeta) -> Path:
     """An answers file (e.g. from `kalma answer`) written again with submission metadata in its header."""
     res = read_jsonl(answers, Answer, kind="answers")
-    write_jsonl(out, res.records, "answers", res.header.get("provenance"), header={"submission": meta})
+    write_jsonl(out, res.records, "answers", res.header.get("provenance"), header={"submission": meta.model_dump(mode="json")})
     return Path(out)
 
 
-def submit(path: str | Path, dataset: str | Path, board: str | Path, options: EvalOptions, metrics: list[str]) -> dict[str, Any]:
+def filed_names(board: str | Path) -> list[str]:
+    root = Path(board) / "submissions"
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+
+
+def submit(
+    path: str | Path,
+    dataset: str | Path,
+    board: str | Path,
+    options: EvalOptions,
+    metrics: list[str],
+    *,
+    meta: dict[str, Any] | None = None,
+    kg: str | None = None,
+    dataset_name: str | None = None,
+) -> FiledSubmission:
     """Validate, score and file a submission under `board/submissions/<name>/`.
 
     A submission under a name already on the board replaces that entry entirely (answers,
@@ -82,36 +115,53 @@ def submit(path: str | Path, dataset: str | Path, board: str | Path, options: Ev
     hidden staging folder and swapped in only once complete, so a submission that fails to score
     (a bad metric option, a model that will not load, a kill) leaves the filed entry as it was."""
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
-    checked = validate(path, entries)
-    if checked.problems:
+    checked = validate(path, entries, meta)
+    if checked.meta is not None:
+        twin = next((n for n in filed_names(board) if n.lower() == checked.meta.name.lower() and n != checked.meta.name), None)
+        if twin:
+            checked.problems.append(f"the name {checked.meta.name!r} differs from the filed {twin!r} only in case: resubmit as {twin!r} or choose another")
+    if checked.problems or checked.meta is None:
         raise SubmissionError(path, checked.problems)
-    target = Path(board) / "submissions" / str(checked.meta["name"])
+    target = Path(board) / "submissions" / checked.meta.name
     staging, replaced = (target.with_name(f".{target.name}.{suffix}") for suffix in ("staging", "replaced"))
     target.parent.mkdir(parents=True, exist_ok=True)
     with OutputLock(target):
         if replaced.exists() and not target.exists():  # killed mid-swap last time: the old entry is still whole
             replaced.rename(target)
-        previous = json.loads((target / "submission.json").read_text()) if (target / "submission.json").exists() else None
+        previous = _previous(target / "submission.json")
         for stale in (staging, replaced):
             if stale.exists():
                 shutil.rmtree(stale)
         staging.mkdir()
         shutil.copyfile(path, staging / "answers.jsonl")
         # scored from the file as submitted, so the provenance names it rather than the staging copy
-        summary = evaluate(dataset, path, staging / "eval", metrics=metrics, options=options, progress=False)
-        record = {
-            "submission": checked.meta,
-            "filed": datetime.now(UTC).isoformat(timespec="seconds"),
-            "answers_sha256": file_digest(staging / "answers.jsonl"),
-            "replaces": {"filed": previous.get("filed"), "answers_sha256": previous.get("answers_sha256")} if previous else None,
-            "malformed_citations": summary.counts.get("malformed", 0),
-            "dataset": str(dataset),
-            "summary": summary.model_dump(),
-        }
-        (staging / "submission.json").write_text(json.dumps(record, indent=2, default=str))
+        summary = evaluate(dataset, path, staging / "eval", metrics=metrics, options=options, kg_source=kg, progress=False)
+        record = FiledSubmission(
+            submission=checked.meta,
+            filed=datetime.now(UTC).isoformat(timespec="seconds"),
+            answers_sha256=file_digest(staging / "answers.jsonl"),
+            replaces=previous,
+            dataset=DatasetId.of(entries, dataset_name or Path(dataset).stem),
+            answers_scored=summary.counts.get("answers", 0),
+            malformed_citations=summary.counts.get("malformed", 0),
+            summary=summary,
+        )
+        (staging / "submission.json").write_text(record.model_dump_json(indent=2))
         if target.exists():
             target.rename(replaced)
         staging.rename(target)
         if replaced.exists():
             shutil.rmtree(replaced)
     return record
+
+
+def _previous(path: Path) -> Replaced | None:
+    """What the entry being replaced was (when and which answers), read leniently: a damaged old
+    record must not stop its own replacement."""
+    import json
+
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+        return Replaced(filed=str(old["filed"]), answers_sha256=str(old["answers_sha256"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.ablations import remove_knowledge, retrieval_accuracy
+from bench.ablations import remove_knowledge, replacement_plan, retrieval_accuracy
 from bench.experiments import Bench, BenchConfig
 from bench.leaderboard import collect, render
+from bench.records import SubmissionMeta
 from bench.submissions import SubmissionError, as_submission, submit, validate
 from dataset_builder.demo import demo_entries
 from evaluation.base import EvalOptions
@@ -45,8 +46,33 @@ def test_retrieval_ablation_keeps_exactly_round_p_n(entries, p):
 def test_retrieval_replacements_vary_with_the_seed(entries):
     a, b = retrieval_accuracy(entries, 0.4, 1), retrieval_accuracy(entries, 0.4, 2)
     assert {k: v.kg.qids() for k, v in a.items()} != {k: v.kg.qids() for k, v in b.items()}
-    replaced = [q for c in a.values() for q in c.kg.qids()]
-    assert len(set(replaced)) > len(entries)  # varied, not one stand-in for all
+    for seed in (1, 2, 3):  # varied, not one stand-in for all: 9 graphs, 7 people, each entry excluding its own
+        _, stand_in = replacement_plan(entries, seed)
+        assert len({g.qid for g in stand_in.values()}) >= 5
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_the_retrieval_steps_are_nested(entries, seed):
+    """As the paper: each step replaces an additional 20%; what was replaced stays replaced, by the same person."""
+    steps = [retrieval_accuracy(entries, p, seed) for p in (1.0, 0.8, 0.6, 0.4, 0.2)]
+
+    def kept_and_stand_ins(cond):
+        kept = {(e.id, i) for e in entries for i, g in enumerate(cond[e.id].kg.entities) if g.qid == e.knowledge_pool.entities[i].qid}
+        stand = {(e.id, i): g.qid for e in entries for i, g in enumerate(cond[e.id].kg.entities) if (e.id, i) not in kept}
+        return kept, stand
+
+    for higher, lower in zip(steps, steps[1:]):
+        kept_hi, stand_hi = kept_and_stand_ins(higher)
+        kept_lo, stand_lo = kept_and_stand_ins(lower)
+        assert kept_lo < kept_hi  # strictly fewer, and a subset
+        assert all(stand_lo[slot] == q for slot, q in stand_hi.items())
+
+
+def test_knowledge_removal_is_nested_and_the_absent_set_is_what_was_removed(entries):
+    for e in entries:
+        removed = [{t.key() for t in remove_knowledge([e], k, 3)[e.id].absent or []} for k in range(4)]
+        assert removed[0] == set() and removed[0] <= removed[1] <= removed[2] <= removed[3]
+        assert all(len(r) == min(k, len(e.minimum_set or [])) for k, r in enumerate(removed))
 
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3, 9])
@@ -84,42 +110,46 @@ def test_malformed_citations_are_scored_not_rejected_and_seeds_may_share_a_file(
     rows = [json.dumps({"entry_id": e.id, "text": "Born in Rome [Q1, x: ].", "model": "m", "run": f"s{seed}"}) for seed in (0, 1) for e in entries]
     (tmp_path / "s.jsonl").write_text("\n".join([json.dumps(head)] + rows) + "\n")
     rec = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
-    assert rec["malformed_citations"] == 2 * len(entries) and rec["summary"]["malformed"] == {"empty_value": 2 * len(entries)}
+    assert rec.malformed_citations == 2 * len(entries) and rec.summary.malformed == {"empty_value": 2 * len(entries)}
+    assert rec.answers_scored == 2 * len(entries) and rec.submission.seeds == [0]
 
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory, entries):
     """A bench run with every experiment (template backend) and two filed submissions."""
     d = tmp_path_factory.mktemp("board")
-    cfg = BenchConfig(
-        name="t", llms=["template"], seeds=[0, 1], experiments={"main": {}, "knowledge_removal": {"k": [0, 1, 2, 3]}, "retrieval": {}, "settings": {}}
+    cfg = BenchConfig.model_validate(
+        {
+            "name": "t",
+            "llms": ["template"],
+            "seeds": [0, 1],
+            "experiments": {"main": {}, "knowledge_removal": {"k": [0, 1, 2, 3]}, "retrieval": {}, "settings": {}},
+        }
     )
     results = Bench(cfg, d / "runs" / "t", progress=False).run()
     for seed in (0, 1):
-        row = next(r for r in results["results"] if r["experiment"] == "main" and r["seed"] == seed)
-        sub = as_submission(
-            d / "runs" / "t" / row["answers_file"],
-            d / f"sub{seed}.jsonl",
-            {"name": f"template-s{seed}", "model": "template", "seed": seed, "settings": {"temperature": 0.0}},
-        )
-        submit(sub, d / "runs" / "t" / "dataset.jsonl", d, EvalOptions(), ["citation", "alignment", "na"])
+        row = next(r for r in results.results if r.experiment == "main" and r.seed == seed)
+        meta = SubmissionMeta(name=f"template-s{seed}", model="template", seeds=[seed], settings={"temperature": 0.0})
+        sub = as_submission(d / "runs" / "t" / row.answers_file, d / f"sub{seed}.jsonl", meta)
+        submit(sub, d / "runs" / "t" / "dataset.jsonl", d, EvalOptions(), ["citation", "alignment", "na"], dataset_name="demo")
     return d, results, cfg
 
 
 def test_bench_run_is_traceable_and_resumes(board):
     d, results, cfg = board
-    assert {r["experiment"] for r in results["results"]} == {"main", "knowledge_removal", "retrieval", "settings"}
-    for r in results["results"]:
-        assert (d / "runs" / "t" / r["answers_file"]).exists() and (d / "runs" / "t" / r["eval_dir"] / "summary.json").exists()
-    main = results["tables"]["main"][0]
-    assert main["seeds"] == [0, 1] and main["citation.f1_micro"]["std"] == 0.0  # template is deterministic
-    removal = {r["condition"]: r["citation.recall_micro"]["mean"] for r in results["tables"]["knowledge_removal"]}
+    assert {r.experiment for r in results.results} == {"main", "knowledge_removal", "retrieval", "settings"}
+    for r in results.results:
+        assert (d / "runs" / "t" / r.answers_file).exists() and (d / "runs" / "t" / r.eval_dir / "summary.json").exists()
+    main = results.tables["main"][0]
+    assert main.seeds == [0, 1] and main.values["citation.f1_micro"].std == 0.0 and main.answers == 6  # template is deterministic
+    removal = {r.condition: r.values["citation.recall_micro"].mean for r in results.tables["knowledge_removal"]}
     assert removal["k=0"] > removal["k=1"] > removal["k=2"] > removal["k=3"]
+    assert results.dataset.entries == 6 and results.dataset.name == "kalma demo"
     files = sorted((d / "runs" / "t" / "answers").glob("*.jsonl"))
     before = {f: f.read_text() for f in files}
     rerun = Bench(cfg, d / "runs" / "t", progress=False).run()  # a rerun resumes: nothing new is written
     assert {f: f.read_text() for f in files} == before
-    assert rerun["tables"] == results["tables"]
+    assert rerun.tables == results.tables
 
 
 def test_bench_cli_rejects_unknown_keys(tmp_path):
@@ -146,7 +176,8 @@ FLAGS = [
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (.ci/run installs it)")
 def test_leaderboard_in_a_real_browser(board, tmp_path):
     d, _, _ = board
-    page = render(d, tmp_path / "site")
+    page, damaged = render(d, tmp_path / "site")
+    assert damaged == []
     assert (tmp_path / "site" / "leaderboard.md").exists() and (tmp_path / "site" / "leaderboard.csv").exists()
     svgs = sorted(p.name for p in (tmp_path / "site").glob("*.svg"))
     assert svgs == ["t-knowledge_removal.svg", "t-retrieval.svg"]
@@ -178,14 +209,14 @@ def test_a_bench_config_sets_metric_options_by_spec(tmp_path):
 name = "opts"
 metrics = ["citation", "na:relevance=false,verbalized=true"]
 [experiments.knowledge_removal]
-llm = "template"
+llms = ["template"]
 k = [2]
 """
     (tmp_path / "b.toml").write_text(toml)
     out = Bench(BenchConfig.load(tmp_path / "b.toml"), tmp_path / "run", progress=False).run()
-    row = out["results"][0]
-    assert set(row["metrics"]) == {"citation", "na"} and row["metrics"]["na"]["na_recall_micro"] is not None
-    eval_cfg = json.loads((tmp_path / "run" / row["eval_dir"] / "summary.json").read_text())["provenance"]["config"]
+    row = out.results[0]
+    assert set(row.metrics) == {"citation", "na"} and row.metrics["na"]["na_recall_micro"] is not None
+    eval_cfg = json.loads((tmp_path / "run" / row.eval_dir / "summary.json").read_text())["provenance"]["config"]
     assert eval_cfg["metrics"] == ["citation", "na:relevance=false,verbalized=true"]
     (tmp_path / "bad.toml").write_text(toml.replace("relevance=false", "relevanse=false"))
     from kalma.errors import ConfigError
@@ -215,12 +246,12 @@ def test_a_resubmission_that_fails_to_score_leaves_the_filed_entry_whole(entries
     with pytest.raises(BackendError, match="cannot load the model"):  # the entailment model fails only once scoring starts
         submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(nli=f"hf-nli:{tmp_path}/no-model"), ["alignment"])
     assert {p.relative_to(filed): p.read_bytes() for p in filed.rglob("*") if p.is_file()} == before
-    assert [r["name"] for r in collect(tmp_path / "board") if not r.get("reference")] == ["keep-me"]  # the staging folder is not on the board
+    assert [r.name for t in collect(tmp_path / "board").tables for r in t.rows if not r.reference] == ["keep-me"]  # the staging folder is not on the board
     filed.rename(filed.with_name(".keep-me.replaced"))  # as if killed between the two renames of a swap
     again = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
-    assert again["replaces"] == {"filed": first["filed"], "answers_sha256": first["answers_sha256"]}
+    assert again.replaces is not None and (again.replaces.filed, again.replaces.answers_sha256) == (first.filed, first.answers_sha256)
     assert sorted(p.name for p in (tmp_path / "board" / "submissions").iterdir() if p.is_dir()) == ["keep-me"]  # no staging left
-    assert list(again["summary"]["metrics"]) == ["citation"]
+    assert list(again.summary.metrics) == ["citation"]
 
 
 def test_bench_submit_cli_takes_metric_options_and_names_the_models(entries, tmp_path):

@@ -26,7 +26,7 @@ def test_tables_become_the_specs_every_output_records(tmp_path):
     assert cfg.nli == "hf-seq2seq:google/t5_xxl_true_nli_mixture,dtype=bf16"
     assert cfg.llms == ["template", "openai-compatible:http://127.0.0.1:8000/v1:llama3,concurrency=64"]
     assert cfg.metrics == ["citation", "na,relevance=false", "conner,agg=mean,l=3"]
-    assert cfg.experiment("main").metrics == ["geval,samples=5"]
+    assert cfg.experiments.main is not None and cfg.experiments.main.metrics == ["geval,samples=5"]
 
 
 def test_a_table_and_its_spec_build_the_same_component(tmp_path):
