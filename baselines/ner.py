@@ -19,7 +19,12 @@ from kalma.nlp import DEFAULT_SPACY, load_spacy
 
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 _STRAY = '"“”‘`.,;:!?()[]{}'
-_CONNECTORS = {"di", "de", "da", "del", "della", "von", "van", "der", "den", "le", "la", "du", "bin", "ibn", "al"}
+# Lower-case words that may stand inside a name: particles ("Ludwig van Beethoven") and the "the"
+# and "of" of epithets and titles ("Louis the Stammerer", "Catherine of Aragon"). A span with
+# them is only a person when the KG has a person of that name, so "the Battle of Hastings"
+# stays what spaCy says it is.
+PARTICLES = frozenset({"di", "de", "da", "del", "della", "von", "van", "der", "den", "le", "la", "du", "bin", "ibn", "al"})
+CONNECTORS = PARTICLES | {"the", "of"}
 # "Oscar and Richard Hertwig": the first given name borrows the shared family name.
 _COORDINATED = re.compile(r"\b([A-Z][\w-]+) and ([A-Z][\w-]+) ([A-Z][\w-]+(?:\s[A-Z][\w-]+)?)\b")
 
@@ -44,9 +49,13 @@ def clean_mention(text: str) -> str:
     return " ".join(text.split())
 
 
-def candidate_spans(question: str, max_len: int = 5) -> dict[str, int]:
+def candidate_spans(question: str, max_len: int = 5, connectors: frozenset[str] = CONNECTORS) -> dict[str, int]:
     """{span: character offset} for capitalised word sequences (name connectors allowed
-    inside), possessives stripped; coordinated names are anchored on their first word."""
+    inside), possessives stripped; coordinated names are anchored on their first word.
+
+    >>> sorted(candidate_spans("Was Louis the Stammerer the son of Charles the Bald?"))
+    ['Bald', 'Charles', 'Charles the Bald', 'Louis', 'Louis the Stammerer', 'Stammerer', 'Was', 'Was Louis', 'Was Louis the Stammerer']
+    """
     words = [(m.group(0), m.start()) for m in re.finditer(r"[\w’'-]+", question)]
     spans: dict[str, int] = {}
     for i, (w, pos) in enumerate(words):
@@ -54,7 +63,7 @@ def candidate_spans(question: str, max_len: int = 5) -> dict[str, int]:
             continue
         for j in range(i + 1, min(len(words), i + max_len) + 1):
             last = words[j - 1][0]
-            if not (last[:1].isupper() or (last.lower() in _CONNECTORS and j < len(words))):
+            if not (last[:1].isupper() or (last.lower() in connectors and j < len(words))):
                 break
             if last[:1].isupper():
                 span = clean_mention(" ".join(x for x, _ in words[i:j]))
@@ -76,12 +85,13 @@ def _ruler(nlp: Any) -> Any:
 
 
 class NER:
-    def __init__(self, source: KnowledgeSource, spacy_model: str = DEFAULT_SPACY):
+    def __init__(self, source: KnowledgeSource, spacy_model: str = DEFAULT_SPACY, connectors: frozenset[str] = CONNECTORS):
         self.source = source
         self.spacy_model = spacy_model
+        self.connectors = connectors
 
     def __call__(self, questions: Sequence[str]) -> list[list[Mention]]:
-        spans = [candidate_spans(q) for q in questions]
+        spans = [candidate_spans(q, connectors=self.connectors) for q in questions]
         # The gazetteer: every question's spans that label a human, in one batched look-up.
         names = sorted({s for sp in spans for s in sp})
         people = {s for s, hits in self.source.lookup(names, ["Q5"]).items() if hits} if names else set()

@@ -67,6 +67,33 @@ def test_name_with_an_apostrophe(tmp_path):
     assert r.kg.qids() == ["Q800000011"]
 
 
+EPITHETS = """
+wd:Q800000021 rdfs:label "Louis the Stammerer"@en ; wdt:P31 wd:Q5 .
+wd:Q800000022 rdfs:label "Catherine of Aragon"@en ; wdt:P31 wd:Q5 .
+wd:Q800000023 rdfs:label "Joe the Plumber"@en ; wdt:P31 wd:Q5 .
+wd:Q800000024 rdfs:label "Battle of Hastings"@en .
+"""
+
+
+def test_names_with_the_and_of_stay_one_mention(tmp_path):
+    """ "Louis the Stammerer" was split into Louis and Stammerer; a battle is still no person."""
+    path = tmp_path / "kg.ttl"
+    path.write_text(demo_snapshot_path().read_text() + EPITHETS)
+    src = RdflibSource(path)
+    questions = [
+        "Was Louis the Stammerer a grandson of Louis the Pious?",
+        "Whom did Catherine of Aragon marry, and what did Joe the Plumber ask?",
+        "Who fought at the Battle of Hastings?",
+    ]
+    mentions = NER(src)(questions)
+    persons = [{m.text for m in ms if m.label == "PERSON"} for ms in mentions]
+    assert "Louis the Stammerer" in persons[0] and "Stammerer" not in {m.text for m in mentions[0]}
+    assert {"Catherine of Aragon", "Joe the Plumber"} <= persons[1]
+    assert not any("Hastings" in p for p in persons[2])
+    rets = retrieve(questions, mentions, src)
+    assert rets[0].kg.qids() == ["Q800000021"] and sorted(rets[1].kg.qids()) == ["Q800000022", "Q800000023"] and rets[2].kg.qids() == []
+
+
 def test_question_naming_no_known_entity(tmp_path):
     e = DatasetEntry(id="none", general_question="What is the meaning of life?", specific_question="Why is the sky blue at noon?")
     write_jsonl(tmp_path / "d.jsonl", [e], "dataset")
@@ -101,7 +128,7 @@ def test_end_to_end_on_the_demo(demo, tmp_path, llm):
     assert s.counts["answers"] == len(entries) and s.models["answers"] == llm
     if llm == "template":
         assert s.value("citation.correctness_micro") == 1.0 and s.value("citation.recall_micro") > 0.5
-        assert any("template" in n for n in s.notes)
+        assert any("template" in n for n in s.caveats)
 
 
 @pytest.mark.shared
