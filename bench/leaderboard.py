@@ -242,6 +242,12 @@ def _cell(v: Any, scale: str = "rate") -> str:
     return show(v, scale) if isinstance(v, float) else str(v)
 
 
+def _value(r: Row, key: str, scale: str) -> str:
+    """A metric cell: n/a where a submission's figure could not be computed, – where the paper gives none."""
+    v = r.values.get(key)
+    return "–" if v is None and (r.reference or key not in r.values) else show(v, scale)
+
+
 def _csv_safe(v: Any) -> Any:
     """A text cell a spreadsheet will not run as a formula (`=`, `+`, `-`, `@`, tab, CR lead one)."""
     return "'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v
@@ -284,7 +290,7 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
     for t in state.tables:
         cells = [
             [r.name + (" *(paper)*" if r.reference else ""), r.model, str(r.answers), r.seeds]
-            + [_cell(r.values.get(k), scales[k]) for k, _ in COLUMNS]
+            + [_value(r, k, scales[k]) for k, _ in COLUMNS]
             + [str(r.malformed or "–"), r.filed or "–", r.backends]
             for r in t.rows
         ]
@@ -296,7 +302,7 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
             + (' <span class="tag">paper</span>' if r.reference else "")
             + "</td>"
             + "".join(f'<td data-v="{v if isinstance(v, (int, float)) else ""}">{html.escape(_cell(v))}</td>' for v in (r.model, r.answers, r.seeds))
-            + "".join(f'<td data-v="{"" if (v := r.values.get(k)) is None else v}">{html.escape(_cell(v, scales[k]))}</td>' for k, _ in COLUMNS)
+            + "".join(f'<td data-v="{"" if (v := r.values.get(k)) is None else v}">{html.escape(_value(r, k, scales[k]))}</td>' for k, _ in COLUMNS)
             + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in (r.malformed, r.filed, r.backends))
             + "</tr>"
             for r in t.rows
