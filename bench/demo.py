@@ -45,17 +45,20 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
     click.echo(f"[1] dataset: {bench.dataset.label()} -> {bench.dataset_path}")
 
     records = Path(str(resources.files("dataset_builder") / "data" / "demo_records.jsonl"))
+    started = time.time()
     report = build(records, out / "built.jsonl", BuildConfig(llm="template", lm=cfg.lm or "smollm2"), overwrite=overwrite)
     stats = dataset_stats(list(read_jsonl(out / "built.jsonl", DatasetEntry)))
     click.echo(
         f"[2] builder: {report['disambiguation']} from {records.name}; {stats['entries']} entries, "
-        f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {out / 'built.jsonl'}"
+        f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {out / 'built.jsonl'} ({time.time() - started:.0f} s)"
     )
 
     results = bench.run()
     click.echo(f"[3] experiments ({TABLE_NOTE}; G-Eval judge {cfg.judge}; LM metrics by {cfg.lm}; alignment and [NA] by {cfg.nli})")
     for exp, rows in results.tables.items():
-        click.echo("    " + format_table(exp, rows, results.dataset).replace("\n", "\n    "))
+        took = {llm: sum(r.seconds for r in results.results if r.experiment == exp and r.llm == llm) for llm in dict.fromkeys(r.llm for r in rows)}
+        timing = ", ".join(f"{llm} {s:.0f} s" for llm, s in took.items())
+        click.echo("    " + format_table(exp, rows, results.dataset).replace("\n", "\n    ") + f"\n    ({timing})")
 
     board = out / "board"
     for row in [r for r in results.results if r.experiment == "main"]:

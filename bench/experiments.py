@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import statistics
 import sys
+import time
 import tomllib
 import typing
 from collections.abc import Callable
@@ -247,6 +248,7 @@ class Bench:
         self, experiment: str, label: str, llm: str, seed: int, setting: Setting, retrieval: str, given: dict[str, Condition] | None = None
     ) -> BenchRow:
         """Answer and evaluate one condition; returns its row with provenance."""
+        started = time.perf_counter()
         tag = condition_file(experiment, label, llm, f"s{seed}", setting, retrieval)
         answers = self.rundir / "answers" / f"{tag}.jsonl"
         answers.parent.mkdir(exist_ok=True)
@@ -297,6 +299,7 @@ class Bench:
             answers_file=str(answers.relative_to(self.rundir)),
             eval_dir=str((self.rundir / "eval" / tag).relative_to(self.rundir)),
             notes=[c.note for c in (given or {}).values() if c.note],
+            seconds=time.perf_counter() - started,
         )
         self.results.append(row)
         return row

@@ -85,6 +85,7 @@ class BenchRow(BenchRecord):
     answers_file: str
     eval_dir: str
     notes: list[str] = Field(default_factory=list)
+    seconds: float = 0.0  # wall time of answering and scoring this condition (0 when both were resumed)
 
 
 class TableRow(BenchRecord):

@@ -7,13 +7,10 @@ Card
   probability-weighted score (G-Eval's expected value over the digits 1-5).
 - Parsing is strict: the first integer in the reply must lie in 1..5; anything else is counted
   invalid and never replaced by a default.
-- One pass, no generation (`method="probabilities"`, the default with one sample): the judge's
-  first reply token and its distribution come from one forward pass over the prompt
-  (`LLM.next_token`); when that greedy first token is a digit 1-5 it is the score, and the
-  weighted score is read from the same distribution. Only when it is not (the judge would start
-  with "Score:" or a thought) is the reply generated and parsed as above. The prompt puts the
-  answer before the criterion, so the four criteria of one answer share one prefix, run once by
-  backends that share prefixes. `method="generate"` always generates (the path before).
+- Every criterion's prompt holds the knowledge given (G-Eval gives every criterion the source),
+  the question and the answer, then the criterion. The judge's greedy reply is generated (5
+  tokens); backends that share prefixes (the HF ones) run what the prompts share once (an
+  entry's knowledge and question, an answer's text) and decode the replies together.
 - Reference: Liu et al., G-Eval (2023), as used by KaLMA (Li et al.) §4.4. Criteria and steps
   below are this project's wording.
 """
@@ -22,11 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
 
 from kalma.citations import strip_citations
-from kalma.models import LLM, Generation, GenParams, get_llm
-from kalma.models.base import Message
+from kalma.models import GenParams, get_llm
 from kalma.seeds import derive_seed
 from kalma.verbalize import kg_to_text
 
@@ -39,7 +34,7 @@ ASPECTS: dict[str, tuple[str, str]] = {
         "Read the question. Read the answer and follow how its sentences connect. Note jumps, repetitions and contradictions between sentences.",
     ),
     "consistency": (
-        "Consistency: every claim in the answer agrees with the knowledge listed below; claims the "
+        "Consistency: every claim in the answer agrees with the knowledge listed above; claims the "
         "knowledge does not mention are acceptable only if they are not contradicted by it.",
         "Read the knowledge. Check each claim of the answer against it. Count the claims that contradict the knowledge.",
     ),
@@ -52,21 +47,36 @@ ASPECTS: dict[str, tuple[str, str]] = {
         "Read the question and list what it asks. Check which parts the answer covers and what it adds without need.",
     ),
 }
-# The answer comes before the criterion: the four criteria of one answer then share a prefix.
+# As in G-Eval, every criterion sees the source (here the knowledge given); it comes first and
+# the criterion last, so one entry's prompts share the knowledge and the question, and one
+# answer's four criteria share everything but their last lines.
 PROMPT = """You are grading one answer to one question on a single criterion.
+
+Knowledge:
+{knowledge}
 
 Question: {question}
 
 Answer: {answer}
 
-{knowledge}Criterion: {criterion}
+Criterion: {criterion}
 
 How to grade: {steps} Then choose a score from 1 (poor) to 5 (excellent).
 
 Reply with the score only, a single digit from 1 to 5."""
-DIGITS = ("1", "2", "3", "4", "5")
 TOP = 20  # alternatives read at the score's token: enough that every digit with any weight is among them
 _FIRST_INT = re.compile(r"-?\d+")
+
+
+def judge_chats(items: Sequence[EvalItem]) -> list[list[dict[str, str]]]:
+    """The judge's prompts: for each item, one per criterion, in ASPECTS order."""
+    chats = []
+    for it in items:
+        answer, knowledge = strip_citations(it.answer.text), kg_to_text(it.kg) or "(none)"
+        for criterion, steps in ASPECTS.values():
+            text = PROMPT.format(criterion=criterion, steps=steps, knowledge=knowledge, question=it.question, answer=answer)
+            chats.append([{"role": "user", "content": text}])
+    return chats
 
 
 def parse_score(reply: str) -> int | None:
@@ -118,46 +128,22 @@ class TextQuality(Metric):
     outputs = tuple(f"{a}_{k}" for a in ASPECTS for k in ("mean", "std_across_answers", "std", "weighted_mean", "invalid"))
     scales = {k: "count" if k.endswith("_invalid") else "1-5" for k in outputs}
 
-    def __init__(self, options: EvalOptions, *, samples: int = 1, method: Literal["probabilities", "generate"] = "probabilities"):
+    def __init__(self, options: EvalOptions, *, samples: int = 1):
         super().__init__(options)
-        self.samples, self.method = samples, method
+        self.samples = samples
 
     def models(self) -> dict[str, str]:
-        how = "first-token probabilities" if self.method == "probabilities" and self.samples <= 1 else "generated replies"
-        return {"geval": f"{self.options.judge or 'none'} ({how})"}
-
-    def _greedy(self, llm: LLM, chats: list[list[Message]]) -> list[Generation]:
-        """The judge's greedy replies: read from the first token where it is a digit 1-5 (one
-        pass), generated where it is not."""
-        replies: list[Generation | None] = [None] * len(chats)
-        if self.method == "probabilities":
-            for i, first in enumerate(llm.next_token(chats, TOP)):
-                if first.token.strip() in DIGITS:
-                    replies[i] = Generation(text=first.token.strip(), model=llm.spec, logprobs=[first])
-        rest = [i for i, r in enumerate(replies) if r is None]
-        params = GenParams(temperature=0.0, max_tokens=5, seed=self.options.seed, logprobs=TOP)
-        for i, g in zip(rest, llm.chat_many([chats[i] for i in rest], params) if rest else []):
-            replies[i] = g
-        return [r for r in replies if r is not None]
+        return {"geval": self.options.judge or "none"}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         llm = get_llm(self.model_spec("judge"))
         n = max(1, self.samples)
-        chats, owner = [], []
-        for i, it in enumerate(items):
-            answer = strip_citations(it.answer.text)
-            for aspect, (criterion, steps) in ASPECTS.items():
-                knowledge = f"Knowledge:\n{kg_to_text(it.kg)}\n\n" if aspect == "consistency" else ""
-                chats.append(
-                    [{"role": "user", "content": PROMPT.format(criterion=criterion, steps=steps, knowledge=knowledge, question=it.question, answer=answer)}]
-                )
-                owner.append((i, aspect))
+        owner = [(i, aspect) for i in range(len(items)) for aspect in ASPECTS]
+        chats = judge_chats(items)
         per: dict[tuple[int, str], list] = {k: [] for k in owner}
-        if n == 1:
-            for key, gen in zip(owner, self._greedy(llm, chats)):
-                per[key].append(gen)
-        for s in range(n if n > 1 else 0):  # several samples: seeded sampling, so reruns hit the cache
-            params = GenParams(temperature=1.0, max_tokens=5, seed=derive_seed(self.options.seed, "geval", s), logprobs=TOP)
+        for s in range(n):
+            # One greedy reply for n=1; with more samples, seeded sampling so reruns hit the cache.
+            params = GenParams(temperature=0.0 if n == 1 else 1.0, max_tokens=5, seed=derive_seed(self.options.seed, "geval", s), logprobs=TOP)
             for key, gen in zip(owner, llm.chat_many(chats, params)):
                 per[key].append(gen)
         out = []

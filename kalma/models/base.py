@@ -148,13 +148,17 @@ class LLM(ABC):
     label_note: str = ""  # e.g. "offline template backend, not a language model"
     batch_size: int = 8
 
-    def _plan(self, chats: Sequence[list[Message]]) -> list[list[int]] | None:
+    def _prepare(self, chats: Sequence[list[Message]]) -> list[Any]:
+        """The chats as the backend works on them (e.g. token ids), made once per call."""
+        return list(chats)
+
+    def _plan(self, prepared: Sequence[Any]) -> list[list[int]] | None:
         """How to batch: None is `batch_size` chats in order; backends that pad override it."""
         return None
 
     @abstractmethod
-    def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
-        """Answer a batch of chats."""
+    def _generate(self, batch: Sequence[Any], params: GenParams) -> list[Generation]:
+        """Answer a batch of prepared chats (`_prepare`: the chats themselves by default)."""
 
     def chat_many(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> list[Generation]:
         """Answer many chats: cached answers are reused, the rest batched through the backend."""
@@ -168,29 +172,12 @@ class LLM(ABC):
             cache,
             store=params.cacheable,
             plan=self._plan,
+            prepare=self._prepare,
         )
         return [split_reasoning(Generation.from_json(g)) for g in out]
 
     def chat(self, messages: list[Message], params: GenParams = GenParams()) -> Generation:
         return self.chat_many([messages], params)[0]
-
-    def next_token(self, chats: Sequence[list[Message]], top: int = 20, *, cache: Cache | None = None) -> list[TokenLogprob]:
-        """The first token of each reply under greedy decoding, with the `top` most likely first
-        tokens: what a rating judge's score and its probability-weighted mean are read from,
-        without generating the rest of the reply."""
-        keys = [make_key("llm", type(self).__name__, self.spec, {"first_reply_token_top": top}, c) for c in chats]
-        out = cached_batches("llm", keys, list(chats), lambda batch: [asdict(t) for t in self._next_token(batch, top)], self.batch_size, cache, plan=self._plan)
-        return [TokenLogprob(**t) for t in out]
-
-    def _next_token(self, batch: Sequence[list[Message]], top: int) -> list[TokenLogprob]:
-        """By default, a one-token greedy generation with log-probs; backends that can read the
-        distribution in one pass over the prompt override this."""
-        gens = self._generate(batch, GenParams(temperature=0.0, max_tokens=1, logprobs=top))
-        return [g.logprobs[0] if g.logprobs else TokenLogprob(g.text, 0.0) for g in gens]
-
-    def complete(self, prompt: str, params: GenParams = GenParams()) -> Generation:
-        """Plain completion, as a single user turn for chat backends."""
-        return self.chat([{"role": "user", "content": prompt}], params)
 
 
 class Entailment(ABC):

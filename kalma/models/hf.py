@@ -23,7 +23,7 @@ import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import BackendError
@@ -193,6 +193,26 @@ class HFBackend:
             return [list(range(i, min(i + self.batch_size, len(lengths)))) for i in range(0, len(lengths), self.batch_size)]
         return token_batches(lengths, self.budget() * self.budget_factor)
 
+    def prefix_plan(self, seqs: Sequence[tuple[int, ...]], limit: int) -> list[list[int]]:
+        """Batches for the shared-prefix runner: sequences in token order, so that those sharing a
+        prefix meet in one batch, cut when the tokens a batch adds beyond each sequence's common
+        prefix with the previous one (about what the runner computes) exceed `limit`."""
+        order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+        batches: list[list[int]] = []
+        cur: list[int] = []
+        fresh = 0
+        prev: tuple[int, ...] = ()
+        for i in order:
+            ids = seqs[i]
+            shared = next((k for k, (a, b) in enumerate(zip(prev, ids)) if a != b), min(len(prev), len(ids)))
+            if cur and fresh + len(ids) - shared > limit:
+                batches.append(cur)
+                cur, fresh, shared = [], 0, 0
+            cur.append(i)
+            fresh += len(ids) - shared
+            prev = ids
+        return batches + ([cur] if cur else [])
+
     def shared_runner(self, min_saved: int = 64) -> Any:
         """This backend's shared-prefix runner (`kalma.models.shared_prefix`), made once: it
         remembers recent contexts from one call to the next."""
@@ -201,7 +221,7 @@ class HFBackend:
         if getattr(self, "_runner", None) is None:
             tok, model = self.model()
             pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-            self._runner = SharedPrefixRunner(model, pad_id=pad, token_budget=self.budget(), min_saved=min_saved)
+            self._runner = SharedPrefixRunner(model, pad_id=pad, token_budget=self.budget() * self.budget_factor, min_saved=min_saved)
         return self._runner
 
 
@@ -213,93 +233,102 @@ def render_chat(tok: Any, messages: list[Message]) -> str:
     return "\n".join(lines) + "\nAssistant:"
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """One chat as the model reads it: its messages (for the per-item seed) and its token ids."""
+
+    chat: list[Message] = field(compare=False)
+    ids: tuple[int, ...]
+
+
 class HFCausalLM(HFBackend, LLM):
-    """`hf:<hub id or path>[@dtype]`: batched generation with left padding. Its batches may hold
-    8x the scoring budget of prompt tokens: decoding runs one step per new token for the whole
-    batch, so fewer, fuller batches pay where a single forward pass would not."""
+    """`hf:<hub id or path>[@dtype]`: batched generation. Greedy decoding runs on the
+    shared-prefix runner: prompts sharing a prefix (the baseline's instruction and
+    demonstration, a judge's answer under four criteria) run it once, then decode together.
+    Sampling decodes left-padded rows, each with its own seeded generator. `batching="items"`
+    keeps transformers' generate(), one fixed batch at a time: the reference the tests compare
+    against. Batches may hold 8x the scoring budget of prompt tokens: decoding runs one step
+    per new token for the whole batch, so fewer, fuller batches pay."""
 
     budget_factor = 8
 
-    def _length(self, chat: list[Message]) -> int:
+    def _prepare(self, chats: Sequence[list[Message]]) -> list[Prompt]:
         tok, _ = self.model()
-        return len(tok(render_chat(tok, chat), add_special_tokens=False)["input_ids"])
+        return [Prompt(list(c), tuple(tok(render_chat(tok, c), add_special_tokens=False)["input_ids"])) for c in chats]
 
-    def _plan(self, chats: Sequence[list[Message]]) -> list[list[int]]:
-        return self.plan([self._length(c) for c in chats])
+    def _plan(self, prompts: Sequence[Prompt]) -> list[list[int]]:
+        if self.batching == "items":
+            return self.plan([len(p.ids) for p in prompts])
+        return self.prefix_plan([p.ids for p in prompts], self.budget() * self.budget_factor)
 
-    def _next_token(self, batch: Sequence[list[Message]], top: int) -> list[TokenLogprob]:
-        """One forward pass over each prompt (prompts sharing a prefix run it once); no generation."""
-        from .shared_prefix import Request
-
-        tok, _ = self.model()
-        ids = [tuple(tok(render_chat(tok, m), add_special_tokens=False)["input_ids"]) for m in batch]
-        out = []
-        for r in self.shared_runner().run([Request(i, len(i), top=top) for i in ids]):
-            first, lp = r.next_top[0]
-            out.append(TokenLogprob(tok.decode([first]), lp, {tok.decode([t]): v for t, v in reversed(r.next_top)}))
-        return out
-
-    def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
+    def _generate(self, batch: Sequence[Prompt], params: GenParams) -> list[Generation]:
         import torch
 
         tok, model = self.model()
-        prompts = [render_chat(tok, m) for m in batch]
-        tok.padding_side = "left"
-        enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
-        limit, longest = self.window(), int(enc["attention_mask"].sum(-1).max())
+        limit, longest = self.window(), max(len(p.ids) for p in batch)
         if limit is not None and longest + params.max_tokens > limit:  # cutting a prompt would drop its instructions
             raise BackendError(
                 f"{self.spec}: a prompt of {longest} tokens plus {params.max_tokens} to generate exceeds the model's {limit} positions; "
                 "give it less knowledge or use a longer-context model"
             )
-        with torch.no_grad():
-            if params.temperature > 0:
-                # Each row samples from its own generator, seeded by the run seed and the chat itself:
-                # an answer never depends on what else shares its batch.
-                seeds = [item_seed(params.seed, m) if params.seed is not None else int(torch.randint(0, 1 << 31, ()).item()) for m in batch]
-                new, scores = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id)
-            else:
-                out = model.generate(
-                    **enc,
-                    max_new_tokens=params.max_tokens,
-                    do_sample=False,
-                    temperature=None,
-                    top_p=None,
-                    top_k=None,
-                    pad_token_id=tok.pad_token_id,
-                    output_scores=params.logprobs > 0,
-                    return_dict_in_generate=True,
-                )
-                new, scores = out.sequences[:, enc["input_ids"].shape[1] :], out.scores
-        gens = []
-        for i, ids in enumerate(new):
-            stop = [j for j, t in enumerate(ids.tolist()) if t in {tok.eos_token_id, tok.pad_token_id}]
-            n = stop[0] if stop else len(ids)
-            lps = None
-            if params.logprobs > 0:
-                lps = []
-                for step in range(n):
-                    logp = torch.log_softmax(scores[step][i].float(), dim=-1)
-                    top = torch.topk(logp, params.logprobs)
-                    tid = int(ids[step])
-                    lps.append(
-                        TokenLogprob(
-                            tok.decode([tid]),
-                            float(logp[tid]),
-                            {tok.decode([int(t)]): float(v) for v, t in zip(top.values, top.indices)},
-                        )
+        stops = {t for t in (tok.eos_token_id, tok.pad_token_id) if t is not None}
+        steps: list[list[tuple[int, float, dict[int, float]]]]  # per prompt: (token, log-prob, top alternatives)
+        if params.temperature == 0 and self.batching == "tokens":
+            from .shared_prefix import Request
+
+            requests = [Request(p.ids, len(p.ids), top=params.logprobs, decode=params.max_tokens, stop=tuple(stops)) for p in batch]
+            steps = [[(s.token, s.logprob, dict(s.top)) for s in r.generated] for r in self.shared_runner().run(requests)]
+        else:
+            width = -(-longest // PAD_MULTIPLE) * PAD_MULTIPLE
+            fill = tok.pad_token_id if tok.pad_token_id is not None else 0
+            enc = {
+                "input_ids": torch.tensor([[fill] * (width - len(p.ids)) + list(p.ids) for p in batch], device=model.device),
+                "attention_mask": torch.tensor([[0] * (width - len(p.ids)) + [1] * len(p.ids) for p in batch], device=model.device),
+            }
+            with torch.no_grad():
+                if params.temperature > 0:
+                    # Each row samples from its own generator, seeded by the run seed and the chat itself:
+                    # an answer never depends on what else shares its batch.
+                    seeds = [item_seed(params.seed, p.chat) if params.seed is not None else int(torch.randint(0, 1 << 31, ()).item()) for p in batch]
+                    new, scores = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id)
+                else:
+                    out = model.generate(
+                        **enc,
+                        max_new_tokens=params.max_tokens,
+                        do_sample=False,
+                        temperature=None,
+                        top_p=None,
+                        top_k=None,
+                        pad_token_id=tok.pad_token_id,
+                        output_scores=True,
+                        return_dict_in_generate=True,
                     )
-            gens.append(
-                Generation(
-                    text=tok.decode(ids[:n], skip_special_tokens=True).strip(),
-                    model=self.spec,
-                    logprobs=lps,
-                    prompt_tokens=int(enc["attention_mask"][i].sum()),
-                    completion_tokens=n,
-                    finish_reason="stop" if stop else "length",
-                )
-            )
-        return gens
+                    new, scores = out.sequences[:, width:], out.scores
+            steps = []
+            for i, ids in enumerate(new.tolist()):
+                row = []
+                for n, t in enumerate(ids):
+                    logp = torch.log_softmax(scores[n][i].float(), dim=-1)
+                    top = torch.topk(logp, params.logprobs) if params.logprobs else None
+                    row.append((t, float(logp[t]), {int(k): float(v) for v, k in zip(top.values, top.indices)} if top is not None else {}))
+                steps.append(row)
+        return [self._generation(p, row, stops, params, tok) for p, row in zip(batch, steps)]
+
+    def _generation(self, prompt: Prompt, row: list[tuple[int, float, dict[int, float]]], stops: set[int], params: GenParams, tok: Any) -> Generation:
+        """The reply up to its first stop token, with log-probs when asked."""
+        n = next((k for k, (t, _, _) in enumerate(row) if t in stops), None)
+        kept = row if n is None else row[:n]
+        lps = None
+        if params.logprobs > 0:
+            lps = [TokenLogprob(tok.decode([t]), lp, {tok.decode([k]): v for k, v in top.items()}) for t, lp, top in kept]
+        return Generation(
+            text=tok.decode([t for t, _, _ in kept], skip_special_tokens=True).strip(),
+            model=self.spec,
+            logprobs=lps,
+            prompt_tokens=len(prompt.ids),
+            completion_tokens=len(kept),
+            finish_reason="stop" if n is not None else "length",
+        )
 
 
 def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: int | None, pad: int | None) -> tuple[Any, list[Any]]:
@@ -411,24 +440,7 @@ class HFCausalScorer(HFBackend, LMScorer):
     def _plan(self, encoded: Sequence[Encoded]) -> list[list[int]]:
         if not self.shared_prefix:
             return self.plan([len(e.ids) for e in encoded])
-        # Items in token order, so that those sharing a prefix meet in one batch; a batch is cut
-        # when the tokens it adds beyond each item's common prefix with the previous one (about
-        # what the shared-prefix runner computes) exceed a few budgets.
-        order = sorted(range(len(encoded)), key=lambda i: encoded[i].ids)
-        batches: list[list[int]] = []
-        cur: list[int] = []
-        fresh, limit = 0, 8 * self.budget()
-        prev: tuple[int, ...] = ()
-        for i in order:
-            ids = encoded[i].ids
-            shared = next((k for k, (a, b) in enumerate(zip(prev, ids)) if a != b), min(len(prev), len(ids)))
-            if cur and fresh + len(ids) - shared > limit:
-                batches.append(cur)
-                cur, fresh, shared = [], 0, 0
-            cur.append(i)
-            fresh += len(ids) - shared
-            prev = ids
-        return batches + ([cur] if cur else [])
+        return self.prefix_plan([e.ids for e in encoded], 8 * self.budget())
 
     def _score(self, batch: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
         if self.shared_prefix:

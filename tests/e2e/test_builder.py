@@ -88,16 +88,25 @@ def test_build_offline_with_template(tmp_path, tiny_lm):
 
 @pytest.mark.slow
 def test_build_offline_with_smollm2(tmp_path):
-    cfg = BuildConfig(llm="smollm2", lm="smollm2", evolve=EvolveConfig(rounds=3))
-    build(RECORDS, tmp_path / "ds.jsonl", cfg, progress=False)
+    """A real (tiny) model as the builder's LLM: every resolved record ends as an entry that keeps
+    the rules or as a failure with its reasons and every call traced. SmolLM2-135M seldom manages
+    the steps, so failures are expected; what matters is that none is written."""
+    from kalma.schema import BuildTrace
+
+    records = tmp_path / "records.jsonl"  # two of the demo's records: every step still runs, in half the time
+    records.write_text("".join(RECORDS.read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
+    cfg = BuildConfig(llm="smollm2", lm="smollm2", evolve=EvolveConfig(rounds=2))
+    report = build(records, tmp_path / "ds.jsonl", cfg, progress=False)
     entries = list(read_jsonl(tmp_path / "ds.jsonl", DatasetEntry, kind="dataset"))
-    assert len(entries) == 4
-    for e in entries:
-        assert {t.key() for t in e.minimum_set or []} <= {t.key() for t in e.knowledge_pool.triples()}
-        assert [r.kind for r in e.trace] == ["annotate", "extend", "extend", "questions"]
-        assert all(r.status in {"ok", "skipped", "failed"} and (r.status == "ok" or r.note) for r in e.trace)
-    statuses = Counter(r.status for e in entries for r in e.trace if r.kind == "extend")
-    print("smollm2 extend rounds:", dict(statuses))
+    traces = list(read_jsonl(tmp_path / "ds.trace.jsonl", BuildTrace, kind="build_trace"))
+    assert len(traces) == 2 and report["entries"]["written"] + sum(report["entries"]["failed"].values()) >= 2
+    assert {e.id for e in entries} == {t.entry_id for t in traces if t.status == "written"}
+    for t in traces:
+        assert t.calls and all(c.backend == "smollm2" and c.seed is not None for c in t.calls)
+        assert (t.status == "failed") == bool(t.failures)
+    if entries:
+        _check_entries(entries, cfg)
+    print("smollm2 build:", report["entries"])
 
 
 def _records(path: Path) -> list[dict]:

@@ -180,44 +180,18 @@ def _geval_items(n: int | None = None):
     return [EvalItem.build(a, by_id[a.entry_id]) for a in read_jsonl(out, Answer)]
 
 
-def test_geval_reads_a_score_from_the_first_token_and_generates_only_when_it_must():
-    """Against a real OpenAI-compatible server: a judge whose first token is a digit costs one
-    one-token request per (answer, criterion); one that opens with words is asked for its reply."""
-    import json
-
+@pytest.mark.slow
+def test_geval_with_shared_prefixes_equals_transformers_generate_with_smollm2():
+    """The judge's greedy replies from the shared-prefix runner (four criteria of an answer share
+    its prompt) equal transformers' generate(), one batch of fixed size at a time."""
     from evaluation.text_quality import TextQuality
-    from tests.servers import completion, scripted_server
-
-    def judge(h, body):
-        req = json.loads(body)
-        prompt = req["messages"][-1]["content"]
-        text = "Score: 2" if "Criterion: Fluency" in prompt else "4"
-        reply = text if req["max_tokens"] > 1 else text.split()[0]
-        payload = completion(reply, logprobs=reply == "4")  # the server's log-probs describe a reply of "4"
-        h.send_response(200)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(payload)))
-        h.end_headers()
-        h.wfile.write(payload)
+    from kalma.models.smollm2 import converted_dir
 
     items = _geval_items(2)
-    with scripted_server([judge]) as (url, log):
-        rows = TextQuality(EvalOptions(judge=f"openai-compatible:{url}/v1:j")).score(items)
-    sent = [json.loads(r["body"])["max_tokens"] for r in log]
-    assert sent.count(1) == 4 * len(items) and sent.count(5) == len(items)  # fluency opened with "Score:": generated
-    assert [r.values["fluency"] for r in rows] == [2.0, 2.0] and [r.values["coherence"] for r in rows] == [4.0, 4.0]
-    assert rows[0].values["coherence_weighted"] == pytest.approx((4 * math.exp(-0.2) + 5 * math.exp(-1.8)) / (math.exp(-0.2) + math.exp(-1.8)))
-
-
-@pytest.mark.slow
-def test_geval_by_probabilities_equals_generation_with_smollm2():
-    from evaluation.text_quality import TextQuality
-
-    items = _geval_items()
     fast = TextQuality(EvalOptions(judge="smollm2")).score(items)
-    slow = TextQuality(EvalOptions(judge="smollm2"), method="generate").score(items)
+    slow = TextQuality(EvalOptions(judge=f"hf:{converted_dir()},batching=items")).score(items)
     for f, s in zip(fast, slow):
         for aspect in ("coherence", "consistency", "fluency", "relevance"):
-            assert f.values[aspect] == s.values[aspect], aspect
+            assert f.values[aspect] == s.values[aspect] and f.counts[f"{aspect}_invalid"] == s.counts[f"{aspect}_invalid"], aspect
             if s.values[f"{aspect}_weighted"] is not None:
                 assert f.values[f"{aspect}_weighted"] == pytest.approx(s.values[f"{aspect}_weighted"], abs=1e-4)

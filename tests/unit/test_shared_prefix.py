@@ -57,7 +57,7 @@ def test_a_builder_round_equals_one_at_a_time(causal, dtype, min_shared):
 
 def test_a_growing_context_is_run_once_across_calls(causal):
     tok, model = load("causal", causal, "fp32")
-    runner = SharedPrefixRunner(model, pad_id=tok.pad_token_id, token_budget=1024, min_saved=1, memory=PrefixMemory(4))
+    runner = SharedPrefixRunner(model, pad_id=tok.pad_token_id, token_budget=1024, min_saved=1, memory=PrefixMemory(64))
     single = HFCausalScorer(causal, logits="all", batching="items", batch_size=1, shared_prefix=False)
     scorer = HFCausalScorer(causal)
     paragraph = CONTEXT
@@ -67,7 +67,7 @@ def test_a_growing_context_is_run_once_across_calls(causal):
         for r, t in zip(results, TEXTS[:4]):
             assert r.logprobs == pytest.approx(single.token_logprobs([t], [paragraph], cache=Cache(None))[0], abs=1e-4)
         paragraph = f"{paragraph} {added}"
-    kept = [len(k) for k in runner.memory._states]
+    kept = [len(k) for k in runner.memory.keys()]
     assert len(kept) == 2 and kept[1] > kept[0]  # the second round's context extended the first's
 
 
@@ -108,3 +108,27 @@ def test_smollm2_builder_perplexities_equal_one_at_a_time():
     single = HFCausalScorer(str(converted_dir()), spec=SPEC, logits="all", batching="items", batch_size=1, shared_prefix=False)
     for s, p in zip(sentences, shared):
         assert p == pytest.approx(single.perplexity([s], [paragraph])[0], rel=1e-4)
+
+
+def test_greedy_decoding_of_rows_from_several_prefixes_equals_generate(causal):
+    """Prompts in two groups that share different prefixes run as separate leaf batches, then
+    decode as one merged batch: each continuation equals transformers' generate() alone."""
+    import torch
+
+    tok, model = load("causal", causal, "fp32")
+    runner = SharedPrefixRunner(model, pad_id=tok.pad_token_id, token_budget=4096, min_saved=1, memory=PrefixMemory(0))
+    heads = [CONTEXT, "she was born in rome . her father was a painter . question : who"]
+    prompts = [f"{h} {tail}" for h in heads for tail in ("father", "born in", "painter of rome")]
+    ids = [tuple(tok(p)["input_ids"]) for p in prompts]
+    stop = (tok.eos_token_id,)
+    results = runner.run([Request(i, len(i), top=3, decode=6, stop=stop) for i in ids])
+    for i, r in zip(ids, results):
+        with torch.no_grad():
+            out = model.generate(
+                torch.tensor([i]), max_new_tokens=6, do_sample=False, pad_token_id=tok.pad_token_id, output_scores=True, return_dict_in_generate=True
+            )
+        want = out.sequences[0, len(i) :].tolist()
+        got = [s.token for s in r.generated]
+        assert got == want[: len(got)] and (len(got) == 6 or got[-1] in stop)
+        for s, scores in zip(r.generated, out.scores):
+            assert s.logprob == pytest.approx(float(torch.log_softmax(scores[0].float(), -1)[s.token]), abs=1e-4) and len(s.top) == 3
