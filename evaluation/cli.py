@@ -7,6 +7,8 @@ from typing import Any, TypeVar
 
 import click
 
+from kalma.cli import LIMIT
+
 from .base import DEFAULT_METRICS, EvalOptions
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -56,7 +58,10 @@ def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
         return list(metric_specs)
     if ":" in metrics:
         raise click.BadParameter("takes names only; give a metric with options as --metric NAME:OPTIONS", param_hint="--metrics")
-    return [m.strip() for m in metrics.split(",") if m.strip()]
+    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not names:
+        raise click.BadParameter("names no metric; give at least one of " + ", ".join(DEFAULT_METRICS), param_hint="--metrics")
+    return names
 
 
 @click.command("evaluate")
@@ -64,16 +69,17 @@ def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
 @click.option("--answers", required=True, type=click.Path(exists=True, dir_okay=False), help="answers.jsonl")
 @click.option("--kg", "kg_source", default=None, help="Judge answers that carry no KG against this source's subgraphs of the entry's people.")
 @scoring_options
+@LIMIT
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("--lenient", is_flag=True, help="Exit 0 even when the answers file had corrupt lines, unknown ids, duplicates or reasoning in answer texts.")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
-def evaluate(dataset: str, answers: str, kg_source: str | None, overwrite: bool, lenient: bool, output: str, **scoring_args: Any) -> None:
+def evaluate(dataset: str, answers: str, kg_source: str | None, limit: int | None, overwrite: bool, lenient: bool, output: str, **scoring_args: Any) -> None:
     """Score an answers file: citation quality, alignment, [NA], text quality and more."""
     from .runner import evaluate as run
     from .runner import markdown_table
 
     opts, metrics = scoring(**scoring_args)
-    summary = run(dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite)
+    summary = run(dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite, limit=limit)
     click.echo(markdown_table(summary))
     click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md")
     if summary.problems and not lenient:

@@ -24,7 +24,7 @@ from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
-from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary
+from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary, first_entries
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, EvalItem, EvalOptions, Metric, Scored, get_metric, show
 
@@ -54,9 +54,11 @@ def evaluate(
     stop_after: int | None = None,
     overwrite: bool = False,
     desc: str | None = None,
+    limit: int | None = None,
 ) -> Summary:
     """Score `answers` against `dataset` into `out_dir` (see the module docstring).
 
+    `limit` scores the answers to the first `limit` entries only, and says so in every report.
     `stop_after` scores at most that many new answers, then returns (used to test resumption).
     An existing output made from other inputs or settings is refused (`kalma.resume`), or
     started over with `overwrite`.
@@ -72,6 +74,10 @@ def evaluate(
         answer_list, problems = loaded.answers, loaded.problems
     else:
         answer_list = list(answers)
+    entry_list, limited = first_entries(entry_list, limit)
+    if limited:
+        entries = {e.id: e for e in entry_list}
+        answer_list = [a for a in answer_list if a.entry_id in entries]
     answer_list, n_missing = fill_missing(answer_list, entries)
     if kg_source:
         answer_list = _attach_kg(answer_list, entries, kg_source)
@@ -90,11 +96,12 @@ def evaluate(
         "metrics": names,
         "options": asdict(options),
         "kg_source": kg_source,
+        **({"limit": limit} if limited else {}),
         "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
         "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>",
     }
     models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here
-    limits = dataset_limits(entry_list, answer_list, [m.name for m in active])
+    limits = ([limited] if limited else []) + dataset_limits(entry_list, answer_list, [m.name for m in active])
     if progress:  # said once, before any scoring
         for line in limits:
             tqdm.write(f"note: {line}", file=sys.stderr)
@@ -102,7 +109,7 @@ def evaluate(
 
     run = fingerprint(
         {"dataset": dataset if isinstance(dataset, (str, Path)) else entry_list, "answers": answers if isinstance(answers, (str, Path)) else answer_list},
-        {"metrics": names, "options": asdict(options), "kg_source": kg_source},
+        {"metrics": names, "options": asdict(options), "kg_source": kg_source, **({"limit": limit} if limited else {})},
     )
     with ResumableOutput(
         out / SCORES_FILE,

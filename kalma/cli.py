@@ -25,8 +25,8 @@ ENTRY_POINT_GROUP = "kalma.commands"
 class NumberList(click.ParamType):
     """A comma-separated list of integers or finite numbers, e.g. `--seeds 1,2,3`."""
 
-    def __init__(self, kind: type[int] | type[float]):
-        self.kind = kind
+    def __init__(self, kind: type[int] | type[float], minimum: float | None = None):
+        self.kind, self.minimum = kind, minimum
         self.name = f"{kind.__name__} list"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> list[Any]:
@@ -40,13 +40,23 @@ class NumberList(click.ParamType):
                 self.fail(f"{part.strip()!r} is not {'an integer' if self.kind is int else 'a number'} (in {value!r})", param, ctx)
             if x != x or x in (float("inf"), float("-inf")):
                 self.fail(f"{part.strip()!r} is not a finite number", param, ctx)
+            if self.minimum is not None and x < self.minimum:
+                self.fail(f"{part.strip()!r} is below {self.minimum:g}", param, ctx)
             out.append(x)
         if not out:
             self.fail("give at least one value", param, ctx)
         return out
 
 
-INT_LIST, FLOAT_LIST = NumberList(int), NumberList(float)
+INT_LIST, TEMPERATURES = NumberList(int), NumberList(float, minimum=0.0)
+
+LIMIT = click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Only the first N dataset entries, for a quick run; every report of it says so.",
+)
 
 
 class LazyGroup(click.Group):

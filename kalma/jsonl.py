@@ -30,9 +30,9 @@ FSYNC_EVERY = 256  # rows between disk syncs (a kill loses nothing: rows are flu
 class RecordError(KalmaError, ValueError):
     """A bad line: names the file, the line number and the field."""
 
-    def __init__(self, path: str | Path, line: int, field_name: str, message: str):
+    def __init__(self, path: str | Path, line: int, field_name: str, message: str, *, item: bool = False):
         self.path, self.line, self.field, self.message = str(path), line, field_name, message
-        where = f"{self.path}:{line}"
+        where = f"{self.path}: item {line}" if item else f"{self.path}:{line}"
         super().__init__(f"{where}: field '{field_name}': {message}" if field_name else f"{where}: {message}")
 
 
@@ -55,11 +55,11 @@ def make_header(kind: str, provenance: dict[str, Any] | None = None, **extra: An
     return {HEADER_KEY: {"kind": kind, "format_version": FORMAT_VERSION, "provenance": provenance or {}, **extra}}
 
 
-def _validation_error(path: Path, lineno: int, err: ValidationError) -> RecordError:
+def _validation_error(path: Path, lineno: int, err: ValidationError, item: bool = False) -> RecordError:
     first = err.errors()[0]
     loc = ".".join(str(p) for p in first["loc"])
     extra = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-    return RecordError(path, lineno, loc, first["msg"].removeprefix("Value error, ") + extra)
+    return RecordError(path, lineno, loc, first["msg"].removeprefix("Value error, ") + extra, item=item)
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -130,12 +130,14 @@ def _header_or_none(path: Path, lineno: int, raw: bytes, kind: str | None) -> di
     return None
 
 
-def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, strict: bool = True) -> ReadResult[R]:
+def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, strict: bool = True, allow_empty: bool = False) -> ReadResult[R]:
     """Read `path` into `model` records.
 
     strict: raise the first RecordError. Otherwise collect errors and keep the good lines.
     A header that is damaged, of another kind, of a newer format version, or repeated later in
-    the file is always an error: it decides how the rest is read.
+    the file is always an error: it decides how the rest is read. A file that is one JSON array
+    of records (ALCE's and ragas' habit) is read too, its errors naming the item. An input of a
+    `kind` with nothing in it is an error unless `allow_empty` (an output about to be resumed).
     """
     path = Path(path)
     result: ReadResult[R] = ReadResult(records=[])
@@ -147,6 +149,9 @@ def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, str
             raise err
         result.errors.append(err)
 
+    if _opens_with(path, b"["):
+        _read_array(path, model, kind, result, fail)
+        return _not_empty(path, result, kind, allow_empty)
     with path.open("rb") as fh:
         for lineno, raw in _numbered_lines(fh):
             if not raw.strip():
@@ -182,7 +187,42 @@ def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, str
                 result.lines.append(lineno)
             except ValidationError as exc:
                 fail(_validation_error(path, lineno, exc))
+    return _not_empty(path, result, kind, allow_empty)
+
+
+def _not_empty(path: Path, result: ReadResult[R], kind: str | None, allow_empty: bool) -> ReadResult[R]:
+    if kind and not allow_empty and not (result.header or result.records or result.errors):
+        size = path.stat().st_size
+        raise RecordError(path, 1, "", f"empty file ({size} bytes{', all blank' if size else ''}): expected a {kind!r} file, one JSON record per line")
     return result
+
+
+def _opens_with(path: Path, prefix: bytes) -> bool:
+    """Whether the file's first non-blank bytes (after a byte order mark) are `prefix`."""
+    with path.open("rb") as fh:
+        head = fh.read(4096).removeprefix(codecs.BOM_UTF8).lstrip()
+    return head.startswith(prefix)
+
+
+def _read_array(path: Path, model: type[R], kind: str | None, result: ReadResult[R], fail: Any) -> None:
+    """A whole-file JSON array: an optional header object first, then one record per item."""
+    try:
+        items = json.loads(path.read_bytes().removeprefix(codecs.BOM_UTF8).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        msg = getattr(exc, "msg", None) or str(exc)
+        raise RecordError(path, 1, "", f"opens like a JSON array but is not one ({msg}); write one JSON record per line") from None
+    for n, obj in enumerate(items, start=1):
+        if n == 1 and isinstance(obj, dict) and set(obj) == {HEADER_KEY}:
+            result.header = _check_header(path, n, obj[HEADER_KEY], kind)
+            continue
+        if not isinstance(obj, dict):
+            fail(RecordError(path, n, "", f"expected a JSON object, found {type(obj).__name__}", item=True))
+            continue
+        try:
+            result.records.append(model.model_validate(obj))
+            result.lines.append(n)
+        except ValidationError as exc:
+            fail(_validation_error(path, n, exc, item=True))
 
 
 class JsonlWriter:

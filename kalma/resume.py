@@ -153,7 +153,7 @@ class ResumableOutput(Generic[R]):
         try:
             self.resumed = self._check()
             if self.resumed:
-                found = read_jsonl(self.path, self.record_type, kind=self.kind, strict=False)
+                found = read_jsonl(self.path, self.record_type, kind=self.kind, strict=False, allow_empty=True)
                 seen: set[str] = set()
                 self.existing = [r for r in found.records if not (self.key(r) in seen or seen.add(self.key(r)))]  # type: ignore[func-returns-value]
                 self.done = seen

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -18,11 +19,11 @@ FORMAT_VERSION = 3  # 2: EntityGraph.property_aliases; 3: scores and summaries p
 
 Setting = Literal["general", "specific"]  # which of an entry's two questions is asked
 
-QID_RE = re.compile(r"^Q\d+$")
-PID_RE = re.compile(r"^P\d+$")
+QID_RE = re.compile(r"^Q[0-9]+\Z")  # \Z, not $: "Q1\n" is no QID; [0-9], not \d: nor is "Q١"
+PID_RE = re.compile(r"^P[0-9]+\Z")
 # A date value as triples hold it: ISO `YYYY-MM-DD`, `-` before a BCE year. The release writes
 # dates so; KG sources render Wikidata's `+1596-07-08T00:00:00Z` to it (`kalma.kg.base.render_date`).
-ISO_DATE_RE = re.compile(r"^(-?)(\d{1,4})-(\d{2})-(\d{2})$")
+ISO_DATE_RE = re.compile(r"^(-?)([0-9]{1,4})-([0-9]{2})-([0-9]{2})\Z")
 _WS_RE = re.compile(r"\s+")
 
 
@@ -276,6 +277,15 @@ class AnswerScores(Record):
     def _finite(cls, v: dict[str, dict[str, float | None]]) -> dict[str, dict[str, float | None]]:
         """NaN or infinity is no score: stored as None ("could not apply"), never as invalid JSON."""
         return {m: {k: (None if x is not None and not math.isfinite(x) else x) for k, x in vals.items()} for m, vals in v.items()}
+
+
+def first_entries(entries: Iterable[DatasetEntry], limit: int | None) -> tuple[list[DatasetEntry], str | None]:
+    """The first `limit` entries, for a quick run (lm-evaluation-harness's --limit), and the
+    caveat that every report of such a run carries; (all entries, None) when nothing is cut."""
+    entries = list(entries)
+    if limit is None or limit >= len(entries):
+        return entries, None
+    return entries[:limit], f"LIMITED: only the first {limit} of {len(entries)} dataset entries (--limit {limit}); not comparable with a full run"
 
 
 def metric_value(metrics: dict[str, dict[str, float | None]], key: str) -> float | None:

@@ -26,7 +26,7 @@ PREFIX schema: <http://schema.org/>
 PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
 """
 
-_ID_RE = re.compile(r"^[QP]\d+$")
+_ID_RE = re.compile(r"[QP][0-9]+")  # used with fullmatch: no trailing newline, ASCII digits only
 # `'` needs no escape inside "…", and rdflib's parser rejects the (legal) `\'` form.
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 
@@ -37,7 +37,10 @@ def literal(text: str, lang: str | None = "en") -> str:
     >>> print(literal('O\\'Brien "the \\\\ Great"'))
     "O'Brien \\"the \\\\ Great\\""@en
     """
-    body = "".join(_ESCAPES.get(ch, ch) for ch in text)
+    # A query's \uXXXX escapes are expanded before it is parsed (SPARQL 1.1 §19.2), even after an
+    # escaped backslash: a `u` or `U` that follows a backslash is itself written as an escape, the
+    # eight-digit form, since rdflib reads `\u` followed by eight hex digits as one code point.
+    body = "".join(_ESCAPES.get(ch, ch) if not (ch in "uU" and prev == "\\") else f"\\U{ord(ch):08X}" for prev, ch in zip(" " + text, text))
     if lang is not None and not re.fullmatch(r"[a-zA-Z]+(-[a-zA-Z0-9]+)*", lang):
         raise ValueError(f"bad language tag {lang!r}")
     return f'"{body}"' + (f"@{lang}" if lang else "")
@@ -45,7 +48,7 @@ def literal(text: str, lang: str | None = "en") -> str:
 
 def entity(qid_or_pid: str, prefix: str = "wd") -> str:
     """`wd:Q42` for a validated id; anything else is refused rather than spliced."""
-    if not _ID_RE.match(qid_or_pid):
+    if not _ID_RE.fullmatch(qid_or_pid):
         raise ValueError(f"not a Wikidata id: {qid_or_pid!r}")
     return f"{prefix}:{qid_or_pid}"
 

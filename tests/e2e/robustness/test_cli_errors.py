@@ -41,6 +41,9 @@ def files(tmp_path_factory):
     (d / "store").mkdir()
     (d / "store" / "CURRENT").write_text("garbage\n")
     (d / "release.json").write_text("not json at all")
+    (d / "empty.jsonl").write_bytes(b"")
+    (d / "blank.jsonl").write_text("\n  \n")
+    (d / "other.csv").write_text("text,subj,rel,obj\nA painter.,Ann Lee,father,Bob Lee\n")
     (d / "records.jsonl").write_text('{"paragraph": "p", "person_a": "A B", "relation": "father", "person_b": "C D"}\n42\n')
     (d / "torn.jsonl").write_text('{"kalma": {"kind": "answ\n' + Answer(entry_id="demo-crane", text="x", model="m").model_dump_json() + "\n")
     twice = json.dumps({"kalma": {"kind": "answers", "format_version": 2}})
@@ -162,6 +165,31 @@ CASES = {
         ["bench", "run", "{d}/unused_key.toml", "-o", "{out}/r"],
         "unknown key 'experiments.knowledge_removal.retrieval'",
     ),
+    "check, a 0-byte file": (["check", "{d}/empty.jsonl", "--kind", "answers"], "empty.jsonl:1: empty file (0 bytes)"),
+    "evaluate, 0-byte answers": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/empty.jsonl", "-o", "{out}/e"], "empty file (0 bytes)"),
+    "answer, 0-byte dataset": (["answer", "--dataset", "{d}/empty.jsonl", "-o", "{out}/a.jsonl"], "expected a 'dataset' file"),
+    "dataset stats, blank file": (["dataset", "stats", "{d}/blank.jsonl"], "blank.jsonl:1: empty file (4 bytes, all blank)"),
+    "retrieve, 0-byte dataset": (["retrieve", "--dataset", "{d}/empty.jsonl"], "empty file (0 bytes)"),
+    "answer --temperatures -1": (["answer", "--dataset", "{d}/dataset.jsonl", "--temperatures", "-1", "-o", "{out}/a.jsonl"], "'-1' is below 0"),
+    "answer --max-tokens 0": (
+        ["answer", "--dataset", "{d}/dataset.jsonl", "--max-tokens", "0", "-o", "{out}/a.jsonl"],
+        "'--max-tokens': 0 is not in the range",
+    ),
+    "answer --max-tokens -5": (["answer", "--dataset", "{d}/dataset.jsonl", "--max-tokens", "-5", "-o", "{out}/a.jsonl"], "'--max-tokens': -5"),
+    "evaluate --metrics ''": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--metrics", "", "-o", "{out}/e"],
+        "names no metric",
+    ),
+    "build, empty records": (["build", "--records", "{d}/empty.jsonl", "-o", "{out}/b.jsonl"], "empty.jsonl: no relation records"),
+    "build, a CSV of other columns": (["build", "--records", "{d}/other.csv", "-o", "{out}/b.jsonl"], "other.csv:1: no column 'paragraph'"),
+    "build, --columns paragraph=nope": (
+        ["build", "--records", "{d}/other.csv", "--columns", "person_a=subj,relation=rel,person_b=obj,paragraph=nope", "-o", "{out}/b.jsonl"],
+        "other.csv:1: no column 'nope'",
+    ),
+    "build, --columns without =": (["build", "--records", "{d}/other.csv", "--columns", "paragraph", "-o", "{out}/b.jsonl"], "give FIELD=COLUMN"),
+    "build, --rounds -1": (["build", "--records", "{d}/records.jsonl", "--rounds", "-1", "-o", "{out}/b.jsonl"], "'--rounds': -1"),
+    "kg show, a QID and a newline": (["kg", "show", "Q212657\n"], "not a Wikidata id: 'Q212657\\n'"),
+    "kg show, an Arabic-Indic digit": (["kg", "show", "Q21\u0661"], "not a Wikidata id"),
     "torn header": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/torn.jsonl", "-o", "{out}/e"], "the header line is damaged"),
     "repeated header": (["check", "{d}/twice.jsonl", "--kind", "answers", "--lenient"], "a second header line"),
 }

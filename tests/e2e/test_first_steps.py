@@ -1,0 +1,77 @@
+"""A new user's first runs, through the CLI: quick runs with --limit, and what every report says of them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from dataset_builder.demo import demo_entries
+from kalma.cli import main
+from kalma.jsonl import read_jsonl, write_jsonl
+from kalma.kg import open_source
+from kalma.schema import Answer, DatasetEntry
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    path = tmp_path_factory.mktemp("first-steps") / "dataset.jsonl"
+    write_jsonl(path, demo_entries(open_source("demo")), "dataset")
+    return path
+
+
+def _ok(args: list[str]) -> str:
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_limit_answers_scores_and_reports_the_first_n_entries(tmp_path, dataset):
+    first_two = [e.id for e in read_jsonl(dataset, DatasetEntry, kind="dataset")][:2]
+    report = json.loads(_ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "--limit", "2", "-o", str(tmp_path / "a.jsonl")]))
+    assert report["limited"].startswith("LIMITED: only the first 2 of 6") and report["written"] == 2
+    answers = list(read_jsonl(tmp_path / "a.jsonl", Answer))
+    assert [a.entry_id for a in answers] == first_two
+
+    # a full answers file, scored with --limit: the first two entries' answers only, and it says so
+    _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "-o", str(tmp_path / "full.jsonl")])
+    out = _ok(["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / "full.jsonl"), "--limit", "2", "-o", str(tmp_path / "ev")])
+    summary = json.loads((tmp_path / "ev" / "summary.json").read_text())
+    assert summary["counts"]["answers"] == 2 and summary["counts"]["missing_answers_scored_empty"] == 0
+    assert any(c.startswith("LIMITED") for c in summary["caveats"]) and "LIMITED" in out
+    assert summary["provenance"]["config"]["limit"] == 2
+
+    # a limit at or above the dataset's size cuts nothing and says nothing
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / "full.jsonl"), "--limit", "6", "-o", str(tmp_path / "ev6")])
+    assert not any("LIMITED" in c for c in json.loads((tmp_path / "ev6" / "summary.json").read_text())["caveats"])
+
+
+def test_bench_run_with_limit_names_a_dataset_of_its_own(tmp_path):
+    cfg = tmp_path / "b.toml"
+    cfg.write_text('metrics = ["citation"]\n[experiments.main]\n')
+    out = _ok(["bench", "run", str(cfg), "--limit", "3", "-o", str(tmp_path / "run")])
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["dataset"]["entries"] == 3 and results["dataset"]["name"] == "kalma demo (first 3)"
+    assert results["results"][0]["answers"] == 3 and results["provenance"]["limit"] == 3
+    assert any(c.startswith("LIMITED: only the first 3 of 6") for c in results["caveats"]) and "note: LIMITED" in out
+
+
+def test_limit_must_be_positive(dataset, tmp_path):
+    res = CliRunner().invoke(main, ["answer", "--dataset", str(dataset), "--limit", "0", "-o", str(tmp_path / "a.jsonl")])
+    assert res.exit_code == 2 and "--limit" in res.output and not (tmp_path / "a.jsonl").exists()
+
+
+def test_an_answers_file_written_as_one_json_array_is_read(tmp_path, dataset):
+    """ALCE's and ragas' habit: the whole file one JSON array. Read as the same answers."""
+    _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "-o", str(tmp_path / "a.jsonl")])
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    (tmp_path / "a.json").write_text(json.dumps(rows[1:], indent=2))  # no header, pretty-printed
+    for name in ("a.jsonl", "a.json"):
+        _ok(["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / name), "--metrics", "citation", "-o", str(tmp_path / f"ev-{name}")])
+    jsonl, array = (json.loads((tmp_path / f"ev-{n}" / "summary.json").read_text()) for n in ("a.jsonl", "a.json"))
+    assert array["counts"] == jsonl["counts"] and array["metrics"] == jsonl["metrics"] and not array["problems"]
+    rows[2]["text"] = 7
+    (tmp_path / "bad.json").write_text(json.dumps(rows[1:]))
+    res = CliRunner().invoke(main, ["check", str(tmp_path / "bad.json"), "--kind", "answers"])
+    assert res.exit_code == 1 and res.stderr.strip() == f"kalma: {tmp_path / 'bad.json'}: item 2: field 'text': Input should be a valid string"
