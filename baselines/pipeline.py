@@ -92,6 +92,8 @@ def answer_dataset(
     }
     if llm.label_note:
         config["llm_note"] = llm.label_note
+    if hasattr(llm, "identity_note"):  # a remote server: what its answers are cached by
+        config["llm_cache"] = llm.identity_note()
     given_digest = (
         value_digest(
             {k: (kg.model_dump(mode="json"), [t.model_dump(mode="json") for t in absent or []], absent is None) for k, (kg, absent) in sorted(given.items())}
@@ -111,6 +113,7 @@ def answer_dataset(
         ]
         bar = tqdm(total=len(jobs), desc=f"answer: {desc or cfg.llm}", unit="answer", disable=not progress)
         cut = 0  # answers the token limit ended: scored as they are, so the report says how many
+        cached = 0  # answers the call cache served: a report says how many did not come from the model now
         for start in range(0, len(jobs), cfg.batch):
             chunk = jobs[start : start + cfg.batch]
             # one call per (seed, temperature) group keeps the parameters uniform within a batch
@@ -120,6 +123,7 @@ def answer_dataset(
                 gens = llm.chat_many([build_messages(e.question(cfg.setting), kg) for e, kg, *_ in group], params)
                 for (e, kg, trace, seed, temp, run_label), gen in zip(group, gens):
                     cut += gen.finish_reason == "length"
+                    cached += gen.cached
                     output.write(
                         Answer(
                             entry_id=e.id,
@@ -137,9 +141,18 @@ def answer_dataset(
                                 "usage": {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens, "cost_usd": gen.cost_usd},
                                 **({"finish_reason": gen.finish_reason} if gen.finish_reason else {}),
                                 **({"reasoning": gen.reasoning} if gen.reasoning else {}),
+                                **({"system_fingerprint": gen.system_fingerprint} if gen.system_fingerprint else {}),
+                                **({"cached": True} if gen.cached else {}),
                             },
                         )
                     )
             bar.update(len(chunk))
         bar.close()
-    return {**({"limited": limited} if limited else {}), **report, "written": len(jobs), "skipped_existing": len(done), "cut_at_max_tokens": cut}
+    return {
+        **({"limited": limited} if limited else {}),
+        **report,
+        "written": len(jobs),
+        "skipped_existing": len(done),
+        "from_cache": cached,
+        "cut_at_max_tokens": cut,
+    }

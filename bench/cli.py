@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from evaluation.cli import scoring, scoring_options
-from kalma.cli import LIMIT
+from kalma.cli import LIMIT, NO_CACHE
 
 
 @click.group("bench")
@@ -20,6 +20,7 @@ def bench() -> None:
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Run directory (resumed if it exists).")
 @click.option("--overwrite", is_flag=True, help="Start every condition over instead of resuming it.")
 @LIMIT
+@NO_CACHE
 def run(config: str, output: str, overwrite: bool, limit: int | None) -> None:
     """Run every experiment a TOML configuration names (see bench/experiments.py)."""
     from .experiments import TABLE_NOTE, Bench, BenchConfig, format_table

@@ -20,11 +20,14 @@ from pathlib import Path
 
 import click
 
+from kalma.cli import NO_CACHE
+
 
 @click.command("demo")
 @click.option("-o", "--output", default="runs/demo", show_default=True, type=click.Path(file_okay=False))
 @click.option("--config", default=None, type=click.Path(exists=True, dir_okay=False), help="Bench configuration (default: bench/configs/demo.toml).")
 @click.option("--overwrite", is_flag=True, help="Start over instead of resuming OUTPUT (e.g. after an upgrade changed a file format).")
+@NO_CACHE
 def demo(output: str, config: str | None, overwrite: bool) -> None:
     """Run dataset → builder → baseline → every metric → ablations → leaderboard, offline."""
     from dataset_builder.build import BuildConfig, build

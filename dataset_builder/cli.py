@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from kalma.cli import NO_CACHE
+
 
 @click.group("dataset")
 def dataset() -> None:
@@ -74,6 +76,7 @@ def stats(dataset_file: str, as_json: bool) -> None:
 @click.option("--seed", default=0, show_default=True)
 @click.option("--relations", "relation_table", type=click.Path(exists=True, dir_okay=False), help="JSON {relation: PID} added to the default table.")
 @click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
+@NO_CACHE
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="dataset.jsonl (resumed if it exists)")
 def build_cmd(

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kalma.cli import LIMIT
+from kalma.cli import LIMIT, NO_CACHE
 
 from .base import DEFAULT_METRICS, EvalOptions
 
@@ -36,6 +36,7 @@ _SCORING_OPTIONS = (
         "--compat", type=click.Choice(["default", "original"]), default="default", show_default=True, help="`original` reproduces the authors' code formulas."
     ),
     click.option("--seed", default=0, show_default=True, help="Seed of every draw the metrics make (CONNER's negatives, G-Eval samples)."),
+    NO_CACHE,
 )
 
 

@@ -151,7 +151,8 @@ def evaluate(
         wanted = [a.answer_id() for a in answer_list]
         rows = [done[k] for k in wanted if k in done]
         notices = [a.meta["note"] for a in answer_list if isinstance(a.meta.get("note"), str)]
-        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, complete=len(rows) == len(wanted))
+        from_cache = sum(bool(a.meta.get("cached")) for a in answer_list)
+        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, len(rows) == len(wanted), from_cache)
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
     return summary
@@ -203,6 +204,7 @@ def summarize(
     limits: Sequence[str] = (),
     notices: Sequence[str] = (),
     complete: bool = True,
+    from_cache: int = 0,
 ) -> Summary:
     values: dict[str, dict[str, float | None]] = {}
     dropped: dict[str, dict[str, int]] = {}
@@ -226,7 +228,7 @@ def summarize(
     malformed = {k: n for k in MALFORMED_REASONS if (n := sum(r.markup.get(f"malformed_{k}", 0) for r in rows))}
     return Summary(
         metrics=values,
-        counts={"answers": len(rows), **total, "missing_answers_scored_empty": n_missing},
+        counts={"answers": len(rows), **total, "missing_answers_scored_empty": n_missing, "answers_from_cache": from_cache},
         malformed=malformed,
         dropped=dropped,
         support=support,

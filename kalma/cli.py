@@ -50,6 +50,25 @@ class NumberList(click.ParamType):
 
 INT_LIST, TEMPERATURES = NumberList(int), NumberList(float, minimum=0.0)
 
+
+def _no_cache(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from .cache import Cache, get_cache, set_cache
+
+        before = get_cache()
+        set_cache(Cache(None))
+        ctx.call_on_close(lambda: set_cache(before))  # for the command only, also when embedded in a process
+
+
+NO_CACHE = click.option(
+    "--no-cache",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_no_cache,
+    help="Neither read nor write the call cache: every model call and KG query is made now (as KALMA_CACHE=off).",
+)
+
 LIMIT = click.option(
     "--limit",
     type=click.IntRange(min=1),

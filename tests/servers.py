@@ -21,14 +21,22 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def scripted_server(script: list[Handler]) -> Iterator[tuple[str, list[dict]]]:
+def scripted_server(script: list[Handler], models: list[dict] | None = None, port: int = 0) -> Iterator[tuple[str, list[dict]]]:
     """An HTTP server on 127.0.0.1 whose n-th request is answered by script[n] (the last entry
-    repeats). Yields (base URL, log of requests with their headers and bodies)."""
+    repeats). Yields (base URL, log of requests with their headers and bodies).
+
+    `GET …/models` is answered apart, as an OpenAI-compatible server lists what it serves:
+    with `models` (model cards, e.g. vLLM's `{"id": …, "root": …}`), or 404 when None. It is
+    neither logged nor counted in the script."""
     log: list[dict] = []
     lock = threading.Lock()
 
     class H(BaseHTTPRequestHandler):
         def _serve(self) -> None:
+            if self.command == "GET" and self.path.rstrip("/").endswith("/models"):
+                if models is None:
+                    return reply(404, b'{"error": "not found"}')(self, b"")
+                return reply(200, json.dumps({"object": "list", "data": models}).encode(), {"Content-Type": "application/json"})(self, b"")
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with lock:
                 n = len(log)
@@ -40,7 +48,7 @@ def scripted_server(script: list[Handler]) -> Iterator[tuple[str, list[dict]]]:
         def log_message(self, *args: object) -> None:
             pass
 
-    srv = _Server(("127.0.0.1", 0), H)
+    srv = _Server(("127.0.0.1", port), H)
     srv.daemon_threads = True
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()

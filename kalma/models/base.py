@@ -50,6 +50,8 @@ class Generation:
     cost_usd: float | None = None
     reasoning: str | None = None  # a reasoning model's thoughts, kept apart from `text`
     finish_reason: str | None = None  # "stop", or "length" when max_tokens cut the text
+    system_fingerprint: str | None = None  # the server's configuration, as OpenAI reports it
+    cached: bool = False  # served from the call cache, not computed in this run
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,14 +81,18 @@ def cached_batches(
     store: bool = True,
     plan: Callable[[list[Any]], list[list[int]] | None] | None = None,
     prepare: Callable[[list[Any]], list[Any]] | None = None,
+    served: set[str] | None = None,
 ) -> list[Any]:
     """The one caching path of every backend: look all keys up at once, compute each missing
     distinct item once, in the batches `plan` groups them into (e.g. by a token budget, sorted
     by length; default: `batch_size` items in input order), store each batch as it completes,
     and return a value per input in input order. `prepare` turns the missing items into what
-    `plan` and `compute` work on (e.g. token ids), so that work is done once."""
+    `plan` and `compute` work on (e.g. token ids), so that work is done once. `served`, when
+    given, receives the keys that came from the cache."""
     cache = cache or get_cache()
     found = cache.get_many(list(dict.fromkeys(keys))) if store else {}
+    if served is not None:
+        served.update(found)
     missing: dict[str, Any] = {}
     for k, it in zip(keys, items):
         if k not in found:
@@ -156,13 +162,20 @@ class LLM(ABC):
         """How to batch: None is `batch_size` chats in order; backends that pad override it."""
         return None
 
+    def cache_identity(self) -> str | None:
+        """What the cache keys this backend's answers by: what answers, not what it is called.
+        None where that cannot be known, and the answers are then never cached."""
+        return self.spec
+
     @abstractmethod
     def _generate(self, batch: Sequence[Any], params: GenParams) -> list[Generation]:
         """Answer a batch of prepared chats (`_prepare`: the chats themselves by default)."""
 
     def chat_many(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> list[Generation]:
         """Answer many chats: cached answers are reused, the rest batched through the backend."""
-        keys = [make_key("llm", type(self).__name__, self.spec, asdict(params), c) for c in chats]
+        identity = self.cache_identity() if params.cacheable else None
+        keys = [make_key("llm", type(self).__name__, identity or self.spec, asdict(params), c) for c in chats]
+        served: set[str] = set()
         out = cached_batches(
             "llm",
             keys,
@@ -170,11 +183,12 @@ class LLM(ABC):
             lambda batch: [g.to_json() for g in self._generate(batch, params)],
             self.batch_size,
             cache,
-            store=params.cacheable,
+            store=identity is not None,
             plan=self._plan,
             prepare=self._prepare,
+            served=served,
         )
-        return [split_reasoning(Generation.from_json(g)) for g in out]
+        return [replace(split_reasoning(Generation.from_json(g)), cached=k in served) for g, k in zip(out, keys)]
 
     def chat(self, messages: list[Message], params: GenParams = GenParams()) -> Generation:
         return self.chat_many([messages], params)[0]

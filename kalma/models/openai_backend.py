@@ -6,6 +6,9 @@ Keys come from the environment only and are never cached, logged or written:
 - `openai-compatible:` sends KALMA_COMPAT_API_KEY when it is set, and no Authorization header
   at all otherwise: a local or third-party server never sees the OpenAI key.
 A key that a server echoes back in an error message is masked before the error goes anywhere.
+Cached answers are keyed by what the server says it serves (`cache_identity`), so a server
+restarted under the same URL and name with another model behind it is never answered from
+the cache of the first.
 The client retries 429 and 5xx answers itself, honouring Retry-After. Up to `concurrency`
 requests are in flight at once (32 for a compatible server, 8 for OpenAI; KALMA_CONCURRENCY),
 answers come back in input order, and each is kept as it arrives.
@@ -64,6 +67,7 @@ class OpenAIChat(LLM):
         self.max_retries, self.timeout = max_retries, timeout
         self._client: Any = None
         self._headers: dict[str, Any] = {}
+        self._identity: tuple[str | None, str] | None = None  # (cache identity, what it rests on)
         if base_url is None and not os.environ.get("OPENAI_API_KEY"):  # fail before any work, not at the first call
             raise BackendError(f"{self.spec}: set OPENAI_API_KEY in the environment")
 
@@ -86,6 +90,38 @@ class OpenAIChat(LLM):
                     self._headers["Authorization"] = openai.Omit()
             self._client = openai.OpenAI(api_key=key or "no-key", base_url=base, max_retries=self.max_retries, timeout=self.timeout)
         return self._client
+
+    def cache_identity(self) -> str | None:
+        """The spec plus what /v1/models says of the model: its root (vLLM's weights path), its
+        meta (llama.cpp's size and shape), else its creation time (OpenAI's is the model's own;
+        a server that stamps each reply with the time gets no cache hits, which is safe). A server
+        that does not list the model is not cached. Asked at every call of `chat_many`: a server
+        may be restarted with other weights while a long run goes on."""
+        self._identity = self._ask_identity()
+        return self._identity[0]
+
+    def identity_note(self) -> str:
+        """What the cache key rests on now, for provenance."""
+        self._identity = self._ask_identity()
+        return self._identity[1]
+
+    def _ask_identity(self) -> tuple[str | None, str]:
+        client = self.client()
+        try:
+            listed = client.models.list(extra_headers=self._headers, timeout=min(self.timeout, 30.0))
+            card = next((m for m in listed.data if m.id == self.model), None)
+        except Exception as exc:  # noqa: BLE001 - any failure means: identity unknown
+            return None, f"not cached: /models failed ({type(exc).__name__}: {mask_secrets(str(exc))[:200]})"
+        if card is None:
+            return None, f"not cached: /models does not list {self.model!r}"
+        fields = card.model_dump()
+        chosen = {k: fields[k] for k in ("root", "parent", "meta") if fields.get(k) not in (None, "", {})}
+        if not chosen and fields.get("created") is not None:
+            chosen = {"created": fields["created"], "owned_by": fields.get("owned_by")}
+        if not chosen:
+            return None, f"not cached: /models gives no root, meta or creation time for {self.model!r}"
+        ident = json.dumps(chosen, sort_keys=True, default=str)
+        return f"{self.spec}|{ident}", f"cached by /models: {ident[:300]}"
 
     def _one(self, messages: list[Message], params: GenParams) -> Generation:
         kwargs: dict[str, Any] = {
@@ -123,6 +159,7 @@ class OpenAIChat(LLM):
             cost_usd=(pt * price[0] + ct * price[1]) / 1e6 if price else None,
             reasoning=thoughts.strip() if isinstance(thoughts, str) and thoughts.strip() else None,
             finish_reason=choice.finish_reason,
+            system_fingerprint=getattr(resp, "system_fingerprint", None),
         )
 
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:

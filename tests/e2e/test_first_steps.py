@@ -75,3 +75,54 @@ def test_an_answers_file_written_as_one_json_array_is_read(tmp_path, dataset):
     (tmp_path / "bad.json").write_text(json.dumps(rows[1:]))
     res = CliRunner().invoke(main, ["check", str(tmp_path / "bad.json"), "--kind", "answers"])
     assert res.exit_code == 1 and res.stderr.strip() == f"kalma: {tmp_path / 'bad.json'}: item 2: field 'text': Input should be a valid string"
+
+
+def _chat_server(word: str, root: str | None, port: int):
+    """An OpenAI-compatible stand-in that answers every question with `word`, listing model
+    `m` with `root` (as vLLM does), or not listing it at all (None)."""
+    from tests.servers import answering, scripted_server
+
+    cards = [{"id": "m", "object": "model", "created": 1, "owned_by": "vllm", "root": root}] if root else None
+    return scripted_server([answering(lambda _: f"{word} [NA].")], models=cards, port=port)
+
+
+def test_a_server_restarted_with_another_model_is_not_answered_from_the_cache(tmp_path, dataset):
+    """Same URL, same model name, other weights: every answer comes from the new server, and
+    each report says how many answers the cache served."""
+    from tests.servers import free_port
+
+    port = free_port()
+    spec = f"openai-compatible:http://127.0.0.1:{port}/v1:m"
+    args = ["answer", "--dataset", str(dataset), "--retrieval", "gold", "--llm", spec, "--temperatures", "0"]
+
+    def texts(name: str) -> set[str]:
+        return {a.text for a in read_jsonl(tmp_path / name, Answer)}
+
+    with _chat_server("old", "/models/checkpoint-1", port) as (_, log):
+        first = json.loads(_ok([*args, "-o", str(tmp_path / "old.jsonl")]))
+        again = json.loads(_ok([*args, "-o", str(tmp_path / "again.jsonl")]))
+        assert (first["from_cache"], again["from_cache"], len(log)) == (0, 6, 6)  # the same server: served from the cache
+        nocache = json.loads(_ok([*args, "--no-cache", "-o", str(tmp_path / "nocache.jsonl")]))
+        assert nocache["from_cache"] == 0 and len(log) == 12
+    with _chat_server("new", "/models/checkpoint-2", port) as (_, log):
+        new = json.loads(_ok([*args, "-o", str(tmp_path / "new.jsonl")]))
+    assert new["from_cache"] == 0 and len(log) == 6 and texts("new.jsonl") == {"new [NA]."} and texts("old.jsonl") == {"old [NA]."}
+    ev = json.loads(
+        _ok(["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / "again.jsonl"), "--metrics", "citation", "-o", str(tmp_path / "ev")])
+        and (tmp_path / "ev" / "summary.json").read_text()
+    )
+    assert ev["counts"]["answers_from_cache"] == 6
+    header = json.loads((tmp_path / "new.jsonl").read_text().splitlines()[0])
+    assert "checkpoint-2" in header["kalma"]["provenance"]["config"]["llm_cache"]
+
+
+def test_a_server_that_does_not_say_what_it_serves_is_never_cached(tmp_path, dataset):
+    from tests.servers import free_port
+
+    port = free_port()
+    args = ["answer", "--dataset", str(dataset), "--retrieval", "gold", "--llm", f"openai-compatible:http://127.0.0.1:{port}/v1:m", "--temperatures", "0"]
+    with _chat_server("x", None, port) as (_, log):
+        reports = [json.loads(_ok([*args, "-o", str(tmp_path / f"{i}.jsonl")])) for i in range(2)]
+    assert [r["from_cache"] for r in reports] == [0, 0] and len(log) == 12
+    header = json.loads((tmp_path / "1.jsonl").read_text().splitlines()[0])
+    assert header["kalma"]["provenance"]["config"]["llm_cache"].startswith("not cached: /models")

@@ -121,7 +121,7 @@ def test_openai_compatible_against_local_server(monkeypatch, tmp_path):
         reply(200, completion("4", logprobs=True), {"Content-Type": "application/json"}),
     ]
     cache = Cache(tmp_path / "c.sqlite")
-    with scripted_server(script) as (url, log):
+    with scripted_server(script, models=[{"id": "tiny", "object": "model", "created": 0, "root": "/srv/tiny"}]) as (url, log):
         from kalma.models.openai_backend import OpenAIChat
 
         llm = OpenAIChat("tiny", base_url=f"{url}/v1")

@@ -221,13 +221,14 @@ def test_a_failed_batch_keeps_the_answers_that_arrived(tmp_path, monkeypatch):
 
     cache = Cache(tmp_path / "c.sqlite")
     chats = [[{"role": "user", "content": f"chat {i}"}] for i in range(4)]
-    with scripted_server([by_content]) as (url, log):
+    card = [{"id": "m", "object": "model", "created": 0, "root": "/srv/m"}]
+    with scripted_server([by_content], models=card) as (url, log):
         llm = OpenAIChat("m", base_url=f"{url}/v1", max_retries=0)
         with pytest.raises(BackendError, match="400"):
             llm.chat_many(chats, GenParams(), cache=cache)
         assert len(log) == 4 and cache.stats()["entries"]["llm"] == 3
-    with scripted_server([ok]) as (url2, log2):
-        llm2 = OpenAIChat("m", base_url=f"{url}/v1", max_retries=0)  # same spec, so the same cache keys
+    with scripted_server([ok], models=card) as (url2, log2):
+        llm2 = OpenAIChat("m", base_url=f"{url}/v1", max_retries=0)  # same spec and model card, so the same cache keys
         llm2.base_url = f"{url2}/v1"
         assert [g.text for g in llm2.chat_many(chats, GenParams(), cache=cache)] == ["fine"] * 4
         assert len(log2) == 1
