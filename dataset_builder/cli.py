@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kalma.cli import NO_CACHE
+from kalma.cli import NO_CACHE, OVERWRITE, new_output
 
 
 @click.group("dataset")
@@ -14,8 +14,9 @@ def dataset() -> None:
 
 @dataset.command("demo")
 @click.option("--kg", default="demo", show_default=True)
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
-def demo(kg: str, output: str) -> None:
+@click.option("-o", "--output", default="runs/demo-dataset.jsonl", show_default=True, type=click.Path(dir_okay=False))
+@OVERWRITE
+def demo(kg: str, output: str, overwrite: bool) -> None:
     """Write the hand-written demo questions about the paper's people as a dataset."""
     from kalma.jsonl import write_jsonl
     from kalma.kg import open_source
@@ -23,20 +24,26 @@ def demo(kg: str, output: str) -> None:
 
     from .demo import demo_entries
 
+    new_output(output, overwrite)
     n = write_jsonl(output, demo_entries(open_source(kg)), "dataset", provenance(source="kalma demo questions", kg=kg))
     click.echo(f"wrote {n} entries to {output}")
 
 
 @dataset.command("import-biokalma")
 @click.option("--specific", required=True, type=click.Path(exists=True, dir_okay=False), help="complex_question_graph.json")
-@click.option("--general", type=click.Path(exists=True, dir_okay=False), help="simple_question_graph.json (index-aligned)")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
-def import_biokalma(specific: str, general: str | None, output: str) -> None:
-    """Convert the authors' release into a dataset (no minimum sets: precision/recall unavailable)."""
+@click.option(
+    "--general", type=click.Path(exists=True, dir_okay=False), help="simple_question_graph.json (index-aligned); without it, entries have no general question"
+)
+@click.option("-o", "--output", default="runs/biokalma/dataset.jsonl", show_default=True, type=click.Path(dir_okay=False))
+@OVERWRITE
+def import_biokalma(specific: str, general: str | None, output: str, overwrite: bool) -> None:
+    """Convert the authors' release into a dataset (no minimum sets: precision/recall unavailable).
+    The default output is under runs/, which git ignores: release data never enters a commit."""
     from kalma.biokalma import release_entries
     from kalma.jsonl import write_jsonl
     from kalma.provenance import provenance
 
+    new_output(output, overwrite)
     n = write_jsonl(output, release_entries(specific, general), "dataset", provenance(source="biokalma release", specific=specific, general=general))
     click.echo(f"wrote {n} entries to {output}")
 

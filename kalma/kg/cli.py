@@ -6,6 +6,8 @@ import json
 
 import click
 
+from ..cli import OVERWRITE, new_output
+
 
 @click.group("kg")
 def kg() -> None:
@@ -41,11 +43,13 @@ def show(source: str, qids: tuple[str, ...]) -> None:
 @click.option("--qids", default="", help="Comma-separated QIDs.")
 @click.option("--names", default="", help="Comma-separated names, resolved among humans (Q5).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
-def snapshot(endpoint: str, qids: str, names: str, output: str) -> None:
+@OVERWRITE
+def snapshot(endpoint: str, qids: str, names: str, output: str, overwrite: bool) -> None:
     """Write the one-hop neighbourhood of entities, with the labels needed, as a local snapshot."""
     from . import open_source
     from .snapshot import write_snapshot
 
+    new_output(output, overwrite)
     src = open_source(f"sparql:{endpoint}" if endpoint.startswith(("http://", "https://")) else endpoint)
     wanted = [q.strip() for q in qids.split(",") if q.strip()]
     if names:
@@ -61,10 +65,13 @@ def snapshot(endpoint: str, qids: str, names: str, output: str) -> None:
 
 @kg.command("import-biokalma")
 @click.argument("release_file", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
-def import_biokalma_cmd(release_file: str, output: str) -> None:
-    """Convert the authors' release (complex/simple_question_graph.json) into a snapshot."""
+@click.option("-o", "--output", default="runs/biokalma/kg.nt", show_default=True, type=click.Path(dir_okay=False))
+@OVERWRITE
+def import_biokalma_cmd(release_file: str, output: str, overwrite: bool) -> None:
+    """Convert the authors' release (complex/simple_question_graph.json) into a snapshot.
+    The default output is under runs/, which git ignores: release data never enters a commit."""
     from .snapshot import import_biokalma
 
+    new_output(output, overwrite)
     stats = import_biokalma(release_file, output)
     click.echo(json.dumps(stats, indent=2))

@@ -126,3 +126,44 @@ def test_a_server_that_does_not_say_what_it_serves_is_never_cached(tmp_path, dat
     assert [r["from_cache"] for r in reports] == [0, 0] and len(log) == 12
     header = json.loads((tmp_path / "1.jsonl").read_text().splitlines()[0])
     assert header["kalma"]["provenance"]["config"]["llm_cache"].startswith("not cached: /models")
+
+
+def test_conversions_write_under_runs_and_never_overwrite_silently(tmp_path, monkeypatch, biokalma_dir):
+    """The README's import commands, run in a checkout: the outputs land under runs/ (ignored by
+    git), and a second run with other inputs is refused instead of replacing the first."""
+    monkeypatch.chdir(tmp_path)
+    specific, general = str(biokalma_dir / "complex_question_graph.json"), str(biokalma_dir / "simple_question_graph.json")
+    _ok(["dataset", "import-biokalma", "--specific", specific, "--general", general])
+    _ok(["kg", "import-biokalma", specific])
+    made = tmp_path / "runs" / "biokalma" / "dataset.jsonl"
+    assert made.is_file() and (tmp_path / "runs" / "biokalma" / "kg.nt").is_file()
+    before = made.read_bytes()
+    res = CliRunner().invoke(main, ["dataset", "import-biokalma", "--specific", specific])  # no --general this time
+    assert res.exit_code == 1 and "runs/biokalma/dataset.jsonl exists; nothing was written (pass --overwrite" in res.stderr
+    assert made.read_bytes() == before
+    _ok(["dataset", "import-biokalma", "--specific", specific, "--overwrite"])
+    entries = list(read_jsonl(made, DatasetEntry))
+    assert entries and all(e.general_question == "" for e in entries)  # no general file: no general questions, never copies
+
+
+def test_outputs_load_in_pandas_with_their_provenance(tmp_path, dataset):
+    """What a researcher does next: load the answers and the scores into pandas."""
+    import pandas as pd
+
+    from kalma.frames import read_frame
+
+    _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "-o", str(tmp_path / "a.jsonl")])
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / "a.jsonl"), "--metrics", "citation", "-o", str(tmp_path / "ev")])
+    frame = read_frame(tmp_path / "a.jsonl")
+    assert len(frame) == 6 and frame["entry_id"].tolist() == [e.id for e in read_jsonl(dataset, DatasetEntry)]
+    assert frame.attrs["kalma"]["kind"] == "answers" and frame.attrs["kalma"]["provenance"]["config"]["llm"] == "template"
+
+    out = _ok(["export", str(tmp_path / "ev" / "scores.jsonl")])
+    plain = tmp_path / "ev" / "scores.plain.jsonl"
+    assert "wrote 6 records" in out
+    scores = pd.read_json(plain, lines=True)
+    assert len(scores) == 6 and "kalma" not in scores.columns and scores["answer_id"].is_unique  # no header row
+    assert all(0 <= v["precision"] <= 1 for v in (row["citation"] for row in scores["values"]))
+    assert json.loads((tmp_path / "ev" / "scores.plain.jsonl.header.json").read_text())["kalma"]["kind"] == "scores"
+    res = CliRunner().invoke(main, ["export", str(tmp_path / "ev" / "scores.jsonl")])
+    assert res.exit_code == 1 and "exists; nothing was written" in res.stderr
