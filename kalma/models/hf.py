@@ -59,6 +59,32 @@ def model_ref(path: str) -> str:
     return path
 
 
+def hub_ready(ref: str) -> None:
+    """For a hub id not in the local cache: fail in seconds, not after the hub client's rounds of
+    retries, when the hub cannot be reached (HF_HUB_OFFLINE set, or no answer from HF_ENDPOINT
+    within 3 s), saying how to point the backend at a local copy."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    from ..errors import BackendError
+
+    if os.path.isdir(os.path.expanduser(ref)) or isinstance(try_to_load_from_cache(ref, "config.json"), str):
+        return
+    fix = f"download it where there is network (`hf download {ref}`, into HF_HOME or a folder) and pass the folder, e.g. hf:/models/{ref.rpartition('/')[2]}"
+    if constants.HF_HUB_OFFLINE:
+        raise BackendError(f"cannot load the model {ref!r}: it is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {fix}")
+    endpoint = urlsplit(constants.ENDPOINT)
+    try:
+        socket.create_connection((endpoint.hostname or "", endpoint.port or (443 if endpoint.scheme == "https" else 80)), timeout=3).close()
+    except OSError as exc:
+        raise BackendError(
+            f"cannot load the model {ref!r}: it is not in the local Hugging Face cache and {constants.ENDPOINT} cannot be reached "
+            f"({exc.strerror or type(exc).__name__}); {fix}; set HF_HUB_OFFLINE=1 to skip the hub"
+        ) from None
+
+
 def split_dtype(ref: str) -> tuple[str, str | None]:
     """`ID@bf16` -> (`ID`, `bf16`); a ref without a known suffix has none.
 
@@ -169,6 +195,7 @@ class HFBackend:
     ):
         path, suffix = split_dtype(ref)
         self.path = model_ref(path)
+        hub_ready(self.path)  # at construction: before any work or progress bar
         self.dtype = resolve_dtype(dtype or suffix)
         # fp32 is the implicit identity; any other dtype is named, so results never mix
         self.spec = (spec or f"{self.prefix}:{path}") + ("" if self.dtype == "fp32" else f"@{self.dtype}")

@@ -167,3 +167,31 @@ def test_outputs_load_in_pandas_with_their_provenance(tmp_path, dataset):
     assert json.loads((tmp_path / "ev" / "scores.plain.jsonl.header.json").read_text())["kalma"]["kind"] == "scores"
     res = CliRunner().invoke(main, ["export", str(tmp_path / "ev" / "scores.jsonl")])
     assert res.exit_code == 1 and "exists; nothing was written" in res.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["answer", "--retrieval", "gold", "--llm", "hf:gpt2", "-o", "a.jsonl"],
+        ["evaluate", "--answers", "ANSWERS", "--nli", "hf-nli:roberta-large-mnli", "-o", "ev"],
+    ],
+)
+def test_a_hub_model_without_network_fails_at_once_saying_how_to_use_a_local_copy(tmp_path, dataset, args):
+    """Not offline by setting, but the hub does not answer (here: nothing listens at HF_ENDPOINT):
+    one line naming the model, the endpoint and the fix, before the hub client's retry rounds."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.servers import free_port
+
+    env = {k: v for k, v in os.environ.items() if k not in {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"}}
+    env["HF_ENDPOINT"] = endpoint = f"http://127.0.0.1:{free_port()}"
+    answers = tmp_path / "answers.jsonl"
+    _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "-o", str(answers)])  # template answers, with citations to judge
+    cmd = [args[0], "--dataset", str(dataset), *[str(answers) if a == "ANSWERS" else a for a in args[1:]]]
+    res = subprocess.run([sys.executable, "-m", "kalma.cli", *cmd], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    said = [line for line in res.stderr.splitlines() if "kalma:" in line]  # beside the progress bar's last state
+    assert res.returncode == 1 and "Traceback" not in res.stderr and len(said) == 1
+    last = said[0]
+    assert f"it is not in the local Hugging Face cache and {endpoint} cannot be reached" in last and "set HF_HUB_OFFLINE=1" in last

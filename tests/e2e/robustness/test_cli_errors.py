@@ -190,6 +190,10 @@ CASES = {
     "build, --rounds -1": (["build", "--records", "{d}/records.jsonl", "--rounds", "-1", "-o", "{out}/b.jsonl"], "'--rounds': -1"),
     "kg show, a QID and a newline": (["kg", "show", "Q212657\n"], "not a Wikidata id: 'Q212657\\n'"),
     "kg show, an Arabic-Indic digit": (["kg", "show", "Q21\u0661"], "not a Wikidata id"),
+    "hf: a hub id not in the local cache, offline": (
+        ["answer", "--dataset", "{d}/dataset.jsonl", "--retrieval", "gold", "--llm", "hf:gpt2", "-o", "{out}/a.jsonl"],
+        "'gpt2': it is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; download it",
+    ),
     "torn header": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/torn.jsonl", "-o", "{out}/e"], "the header line is damaged"),
     "repeated header": (["check", "{d}/twice.jsonl", "--kind", "answers", "--lenient"], "a second header line"),
 }
