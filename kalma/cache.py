@@ -55,6 +55,9 @@ def make_key(namespace: str, backend: str, model: str, params: dict[str, Any], p
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+LAYOUT = ("key", "namespace", "value", "created")  # the columns of the `calls` table
+
+
 class Cache:
     """A key-value store of JSON values; `Cache(None)` is a disabled cache that stores nothing."""
 
@@ -66,9 +69,16 @@ class Cache:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._guard():
-                self._conn().execute(
+                conn = self._conn()
+                conn.execute(
                     "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
                     "value TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
+                )
+                columns = [row[1] for row in conn.execute("PRAGMA table_info(calls)")]
+            if columns != list(LAYOUT):  # another program's file, or a layout this version does not know
+                raise CacheError(
+                    f"{self.path}: the call cache holds a `calls` table of another layout ({', '.join(columns)}); "
+                    "`kalma cache clear` replaces it with an empty one"
                 )
 
     @contextmanager

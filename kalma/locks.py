@@ -21,8 +21,9 @@ from .errors import OutputLocked
 
 
 def lock_paths(output: str | Path) -> tuple[Path, Path]:
-    """The lock file and the holder's note for `output`, hidden beside it."""
-    p = Path(output)
+    """The lock file and the holder's note for `output`, hidden beside the file it resolves to:
+    two names of one file (a symlink, `a/../b`) take one lock."""
+    p = Path(os.path.realpath(output))
     return p.with_name(f".{p.name}.lock"), p.with_name(f".{p.name}.lock.owner")
 
 

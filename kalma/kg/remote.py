@@ -9,7 +9,6 @@ import email.utils
 import http.client
 import json
 import logging
-import math
 import os
 import random
 import socket
@@ -82,18 +81,20 @@ def _http_error(exc: BaseException) -> urllib.error.HTTPError | None:
 
 
 def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: a number of seconds or an HTTP date; anything else is absent.
+    """Retry-After as seconds: RFC 9110's delay-seconds (ASCII digits only) or an HTTP date;
+    anything else (`1_0`, `+2`, `1e9`, `0.5`) is absent, never read as a number.
+    The date may be in any of the three forms RFC 9110 says a recipient accepts.
 
-    >>> retry_after_seconds("3"), retry_after_seconds("soon"), retry_after_seconds("nan"), retry_after_seconds(None)
-    (3.0, None, None, None)
+    >>> [retry_after_seconds(v) for v in ("3", " 3 ", "soon", "nan", "1_0", "+2", "1e9", "0_3", "١", None)]
+    [3.0, 3.0, None, None, None, None, None, None, None, None]
+    >>> retry_after_seconds("Sun, 06 Nov 1994 08:49:37 GMT"), retry_after_seconds("Sunday, 06-Nov-94 08:49:37 GMT")
+    (0.0, 0.0)
     """
     if not value:
         return None
-    try:
-        seconds = float(value)
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    except ValueError:
-        pass
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):

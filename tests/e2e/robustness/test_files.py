@@ -240,6 +240,18 @@ def test_a_second_writer_is_refused_at_once_and_the_file_stays_intact(tmp_path, 
         pass
 
 
+def test_two_names_of_one_file_take_one_lock(tmp_path):
+    """`-o link.jsonl` and `-o real.jsonl`, the link pointing at the file: the second is refused."""
+    (tmp_path / "d").mkdir()
+    real, link = tmp_path / "real.jsonl", tmp_path / "link.jsonl"
+    real.touch()
+    link.symlink_to(real)
+    for other in (link, tmp_path / "d" / ".." / "real.jsonl"):
+        with JsonlWriter(real, "answers"):
+            with pytest.raises(OutputLocked, match="is being written by another run"):
+                JsonlWriter(other, "answers", append=True)
+
+
 def test_two_writers_in_one_process_are_refused_too(tmp_path):
     with JsonlWriter(tmp_path / "x.jsonl", "answers"):
         with pytest.raises(OutputLocked, match="x.jsonl is being written by another run"):
@@ -305,6 +317,31 @@ def test_a_damaged_cache_names_its_file_and_clear_recovers(tmp_path, monkeypatch
     assert res.exit_code == 0 and "removed" in res.stdout
     cache_mod._default = None
     assert Cache(path).stats()["entries"] == {}
+
+
+def test_a_cache_of_another_layout_is_one_line_and_clear_leaves_a_working_cache(tmp_path, monkeypatch):
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from kalma import cache as cache_mod
+    from kalma.cli import main
+
+    monkeypatch.setenv("KALMA_CACHE_DIR", str(tmp_path))
+    path = tmp_path / "cache.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE calls (id INTEGER PRIMARY KEY, payload BLOB)")
+        conn.execute("INSERT INTO calls (payload) VALUES (x'00')")
+    cache_mod._default = None
+    runner = CliRunner()
+    res = runner.invoke(main, ["cache", "stats"])
+    assert res.exit_code == 1 and res.stderr.strip().endswith("another layout (id, payload); `kalma cache clear` replaces it with an empty one")
+    cache_mod._default = None
+    res = runner.invoke(main, ["cache", "clear"])
+    assert res.exit_code == 0 and "another layout" in res.stdout and str(path) in res.stdout
+    cache_mod._default = None
+    Cache(path).put("k", "llm", {"text": "ok"})  # a working cache again
+    assert Cache(path).get("k") == {"text": "ok"} and json.loads(runner.invoke(main, ["cache", "stats"]).stdout)["entries"] == {"llm": 1}
 
 
 def test_an_unreadable_cached_value_is_a_miss(tmp_path, caplog):
