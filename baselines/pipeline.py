@@ -101,7 +101,8 @@ def answer_dataset(
         if given is not None
         else None
     )
-    run = fingerprint({"dataset": entries}, {**config, "llm_identity": llm.spec, "given": given_digest})
+    # every file a spec names (a Turtle KG, a local model folder) counts by content: an edited KG is a new run
+    run = fingerprint({"dataset": entries}, {**config, "llm_identity": llm.spec, "given": given_digest}, components={"kg": cfg.kg, "llm": cfg.llm})
     with ResumableOutput(out, "answers", Answer, Answer.answer_id, run, provenance(config=config), overwrite=overwrite) as output:
         done = set(output.done)
         jobs = [

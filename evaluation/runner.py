@@ -110,6 +110,7 @@ def evaluate(
     run = fingerprint(
         {"dataset": dataset if isinstance(dataset, (str, Path)) else entry_list, "answers": answers if isinstance(answers, (str, Path)) else answer_list},
         {"metrics": names, "options": asdict(options), "kg_source": kg_source, **({"limit": limit} if limited else {})},
+        components={"nli": options.nli, "judge": options.judge, "lm": options.lm, "kg": kg_source},  # files they name, by content
     )
     with ResumableOutput(
         out / SCORES_FILE,

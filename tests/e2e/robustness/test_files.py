@@ -350,3 +350,40 @@ def test_an_unreadable_cached_value_is_a_miss(tmp_path, caplog):
     c._conn().execute("INSERT INTO calls (key, namespace, value) VALUES ('bad', 'llm', '{not json')")
     assert c.get_many(["good", "bad"]) == {"good": {"text": "ok"}} and c.get("bad") is None
     assert "unreadable; treated as a miss" in caplog.text
+
+
+def test_a_file_named_in_a_spec_is_part_of_the_resume_fingerprint(tmp_path, entries):
+    """Answer with a Turtle KG, change one label in it, rerun: refused, naming the KG file,
+    never resumed into a file that mixes answers from two graphs. The same for evaluate --kg."""
+    from click.testing import CliRunner
+
+    from kalma.cli import main
+    from kalma.kg import demo_snapshot_path
+
+    kg = tmp_path / "kg.ttl"
+    kg.write_bytes(demo_snapshot_path().read_bytes())
+    dataset = tmp_path / "ds.jsonl"
+    write_jsonl(dataset, entries, "dataset")
+    runner = CliRunner()
+    answer = ["answer", "--dataset", str(dataset), "--kg", str(kg), "--retrieval", "ner", "-o", str(tmp_path / "a.jsonl")]
+    evaluate = [
+        "evaluate",
+        "--dataset",
+        str(dataset),
+        "--answers",
+        str(tmp_path / "a.jsonl"),
+        "--kg",
+        str(kg),
+        "--metrics",
+        "citation",
+        "-o",
+        str(tmp_path / "ev"),
+    ]
+    assert runner.invoke(main, answer).exit_code == 0 and runner.invoke(main, evaluate).exit_code == 0
+    before = (tmp_path / "a.jsonl").read_bytes()
+    kg.write_text(kg.read_text(encoding="utf-8").replace('"Rome"@en', '"Roma"@en', 1), encoding="utf-8")
+    for args in (answer, evaluate):
+        res = runner.invoke(main, args)
+        assert res.exit_code == 1 and f"input kg {kg}" in res.stderr, res.stderr
+    assert (tmp_path / "a.jsonl").read_bytes() == before
+    assert runner.invoke(main, [*answer, "--overwrite"]).exit_code == 0
