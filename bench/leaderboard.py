@@ -28,6 +28,7 @@ from kalma.jsonl import RecordError
 from kalma.schema import metric_value
 
 from .records import BenchResults, DatasetId, FiledSubmission, TableRow
+from .submissions import filed_entries
 
 # (qualified output, heading): the board reads each declared output by name, so a renamed one fails `render`.
 COLUMNS = [
@@ -101,6 +102,8 @@ def _load(path: Path, model: type[M]) -> M:
     """A board file, or one error naming it with the line or field that is wrong."""
     try:
         return model.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise RecordError(path, 1, "", "missing: the entry's folder holds no record; file the entry again, or remove its folder") from None
     except json.JSONDecodeError as exc:
         raise RecordError(path, exc.lineno, "", f"not valid JSON ({exc.msg}); file the entry again, or remove its folder") from None
     except UnicodeDecodeError as exc:
@@ -139,9 +142,8 @@ def collect(board: Path) -> Board:
     """Every filed submission, one table per dataset, ranked by F1; damaged entries aside."""
     groups: dict[str, tuple[DatasetId, list[Row]]] = {}
     damaged = []
-    for f in sorted(board.glob("submissions/*/submission.json")):
-        if f.parent.name.startswith("."):  # a submission still being scored, or one cut short
-            continue
+    for folder in filed_entries(board).values():  # never a staging folder: a submission still being scored
+        f = folder / "submission.json"
         try:
             rec = _load(f, FiledSubmission)
         except RecordError as exc:

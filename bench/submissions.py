@@ -92,9 +92,21 @@ def as_submission(answers: str | Path, out: str | Path, meta: SubmissionMeta) ->
     return Path(out)
 
 
-def filed_names(board: str | Path) -> list[str]:
+def filed_entries(board: str | Path) -> dict[str, Path]:
+    """Each filed name and the folder that holds its entry. A resubmission swaps its new entry in
+    by two renames; killed between them, the old entry (kept as `.NAME.replaced`) still counts,
+    so the board never shows the name without an entry."""
     root = Path(board) / "submissions"
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+    if not root.is_dir():
+        return {}
+    found = {p.name: p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    for p in root.glob(".*.replaced"):
+        found.setdefault(p.name[1 : -len(".replaced")], p)
+    return dict(sorted(found.items()))
+
+
+def filed_names(board: str | Path) -> list[str]:
+    return list(filed_entries(board))
 
 
 def submit(

@@ -204,6 +204,30 @@ def test_a_resubmission_replaces_its_entry_and_the_board_says_so(tmp_path, entri
     assert row.values["citation.recall_micro"] == 0.0 and "replaces the entry of" in row.filed
 
 
+def test_a_resubmission_killed_between_its_renames_leaves_the_old_entry_on_the_board(tmp_path, entries):
+    """The swap is two renames (entry -> .replaced, staging -> entry). Killed between them, the
+    board still shows the old entry, and the next submission completes the swap."""
+    import shutil
+
+    from bench.leaderboard import collect
+    from bench.submissions import submit
+    from evaluation.base import EvalOptions
+
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    meta = {"submission": {"name": "mine", "model": "m", "seed": 0, "settings": {}}}
+    write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text="x [NA].", model="m") for e in entries], "answers", header=meta)
+    board = tmp_path / "board"
+    first = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", board, EvalOptions(), ["citation"])
+    entry = board / "submissions" / "mine"
+    shutil.copytree(entry, entry.with_name(".mine.staging"))  # the new entry, scored, not yet in place
+    entry.rename(entry.with_name(".mine.replaced"))  # the first rename done, then the kill
+    shown = [r for t in collect(board).tables for r in t.rows if r.name == "mine"]
+    assert len(shown) == 1 and shown[0].filed.startswith(first.filed[:16].replace("T", " ")) and not collect(board).damaged
+    submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", board, EvalOptions(), ["citation"])
+    assert sorted(p.name for p in (board / "submissions").iterdir() if p.is_dir()) == ["mine"]  # no staging or replaced folder left
+    assert [r.name for t in collect(board).tables for r in t.rows if not r.reference] == ["mine"]
+
+
 # ---------------------------------------------------------------- concurrent writers
 
 HOLD = """
@@ -387,3 +411,38 @@ def test_a_file_named_in_a_spec_is_part_of_the_resume_fingerprint(tmp_path, entr
         assert res.exit_code == 1 and f"input kg {kg}" in res.stderr, res.stderr
     assert (tmp_path / "a.jsonl").read_bytes() == before
     assert runner.invoke(main, [*answer, "--overwrite"]).exit_code == 0
+
+
+def test_damaged_board_files_are_listed_and_the_rest_of_the_board_is_rendered(tmp_path, entries):
+    import shutil
+
+    from click.testing import CliRunner
+
+    from bench.submissions import submit
+    from evaluation.base import EvalOptions
+    from kalma.cli import main
+
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    meta = {"submission": {"name": "good", "model": "m", "seed": 0, "settings": {}}}
+    write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text="x [NA].", model="m") for e in entries], "answers", header=meta)
+    board = tmp_path / "board"
+    submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", board, EvalOptions(), ["citation"])
+    good = json.loads((board / "submissions" / "good" / "submission.json").read_text())
+    damage = {
+        "yesterday": lambda r: r.__setitem__("replaces", "yesterday"),
+        "notdict": lambda r: r["summary"]["metrics"].__setitem__("citation", 5),
+        "seedlist": lambda r: r["submission"].__setitem__("seeds", [[1]]),
+    }
+    for name, mutate in damage.items():
+        shutil.copytree(board / "submissions" / "good", board / "submissions" / name)
+        rec = json.loads(json.dumps(good))
+        mutate(rec)
+        (board / "submissions" / name / "submission.json").write_text(json.dumps(rec))
+    (board / "runs" / "r").mkdir(parents=True)
+    (board / "runs" / "r" / "results.json").write_text(json.dumps({"tables": {"retrieval": [{"experiment": "retrieval", "condition": "100", "llm": "m"}]}}))
+    res = CliRunner().invoke(main, ["leaderboard", str(board), "-o", str(tmp_path / "site")])
+    assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1 and "(and 3 more, listed on the page)" in res.stderr
+    page = (tmp_path / "site" / "index.html").read_text()
+    for name in damage:
+        assert f"submissions/{name}/submission.json:1: field" in page
+    assert "runs/r/results.json:1: field" in page and ">good<" in page
