@@ -65,6 +65,7 @@ _PIPE_TOKEN_RE = re.compile(r"(?:^|[;,]\s*|\s+)(?:qid\s*:\s*)?(Q\d+)\s*\|", re.I
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 _BRACKET_RUN_RE = re.compile(r"\\[\\\[\]]|\[+|\]+")
 _UNESCAPE_RE = re.compile(r"\\([\\\[\]])")
+_EMPTY_RUN_RE = re.compile(r",(?:[ \t\n]*,)+")
 
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st jr sr vs etc no mt gen col lt sgt capt rev hon inc ltd co fr sen rep gov pres "
@@ -168,6 +169,8 @@ def escape_value(text: str) -> str:
 class _Pair:
     label: str
     parts: list[str]  # the value's comma-separated pieces, joined once at the end
+    start: int  # where the value begins in the block's text
+    end: int  # where its last piece ends
 
     @property
     def value(self) -> str:
@@ -177,18 +180,16 @@ class _Pair:
         return f"{self.label}:{self.value}"
 
 
-def _pair_starts(pieces: list[str], vocab: Vocabulary) -> dict[int, tuple[int, str, str]]:
-    """{first piece: (last piece, label, value text)} for every comma-separated piece that
-    starts a pair. A known label may span pieces (it holds commas); the look-ahead is bounded
-    by the longest known label, so this stays linear."""
+def _pair_starts(pieces: list[str], offset: list[int], vocab: Vocabulary) -> dict[int, tuple[int, str, str, int]]:
+    """{first piece: (last piece, label, value text, value offset)} for every comma-separated
+    piece that starts a pair (`offset[k]`: where piece k starts in the block's text). A known
+    label may span pieces (it holds commas); the look-ahead is bounded by the longest known
+    label, so this stays linear."""
     n = len(pieces)
     next_colon = [n] * (n + 1)
     for k in range(n - 1, -1, -1):
         next_colon[k] = k if ":" in pieces[k] else next_colon[k + 1]
-    offset = [0] * (n + 1)  # offset[k]: where piece k starts in the block text
-    for k, p in enumerate(pieces):
-        offset[k + 1] = offset[k] + len(p) + 1
-    starts: dict[int, tuple[int, str, str]] = {}
+    starts: dict[int, tuple[int, str, str, int]] = {}
     k = 0
     while k < n:
         j = next_colon[k]
@@ -198,14 +199,14 @@ def _pair_starts(pieces: list[str], vocab: Vocabulary) -> dict[int, tuple[int, s
             label, _, value = pieces[k].partition(":")
             generic = "," not in label and (not value or value[0].isspace())
             if vocab.knows_label(_unquote(label)) or generic:
-                starts[k] = (k, label, value)
+                starts[k] = (k, label, value, offset[k] + len(label) + 1)
             k += 1
             continue
         # a label with commas, e.g. "languages spoken, written or signed"
         head, _, value = pieces[j].partition(":")
         span = offset[j] - offset[k] + len(head)
         if span <= vocab.max_label_len + 8 and vocab.knows_label(_unquote(",".join(pieces[k:j] + [head]))):
-            starts[k] = (j, ",".join(pieces[k:j] + [head]), value)
+            starts[k] = (j, ",".join(pieces[k:j] + [head]), value, offset[j] + len(head) + 1)
             k = j + 1
         else:
             k += 1
@@ -215,29 +216,44 @@ def _pair_starts(pieces: list[str], vocab: Vocabulary) -> dict[int, tuple[int, s
 def _parse_block(qid: str, body: str, vocab: Vocabulary, offset: int) -> tuple[list[Citation], list[MarkupError]]:
     """`body` is what follows the QID's comma: `[name,] rel: value, rel: value...`."""
     errors: list[MarkupError] = []
+    dropped = 0
+
+    def drop(run: re.Match[str]) -> str:
+        nonlocal dropped
+        dropped += run.group(0).count(",") - 1
+        return ","
+
+    # a run of empty pieces (`,,,`) adds nothing to a value: one comma stands for it, the rest are counted
+    body = _EMPTY_RUN_RE.sub(drop, body)
+    if dropped:
+        _count(errors, "empty_piece", f"{qid}, {body[:80]}", offset, dropped)
     pieces = body.split(",") if body else []
-    starts = _pair_starts(pieces, vocab)
+    at = [0] * (len(pieces) + 1)  # at[k]: where piece k starts in `body`
+    for k, piece in enumerate(pieces):
+        at[k + 1] = at[k] + len(piece) + 1
+    starts = _pair_starts(pieces, at, vocab)
     name_parts: list[str] = []
     pairs: list[_Pair] = []
     k = 0
     while k < len(pieces):
         if k in starts:
-            last, label, value = starts[k]
-            pairs.append(_Pair(label, [value]))
+            last, label, value, begin = starts[k]
+            pairs.append(_Pair(label, [value], begin, at[last + 1] - 1))
             k = last + 1
             continue
         piece = pieces[k]
         if not piece.strip():
             kind = "trailing_separator" if k == len(pieces) - 1 else "empty_piece"
-            errors.append(MarkupError(kind, f"{qid}, {body}", offset))
+            _count(errors, kind, f"{qid}, {body[max(0, at[k] - 40) : at[k] + 40]}", offset)
         elif pairs:
             pairs[-1].parts.append(piece)
+            pairs[-1].end = at[k + 1] - 1
         else:
             name_parts.append(piece)
         k += 1
-    pairs = _glue_known_values(qid, pairs, vocab)
+    pairs = _glue_known_values(pairs, body, vocab)
     if not pairs:
-        errors.append(MarkupError("no_pair", ", ".join([qid, body.strip()]) if body.strip() else qid, offset))
+        errors.append(MarkupError("no_pair", f"{qid}, {body.strip()[:80]}" if body.strip() else qid, offset))
     name = ",".join(name_parts).strip()
     citations: list[Citation] = []
     for p in pairs:
@@ -285,22 +301,45 @@ def _parse_lines(text: str, vocab: Vocabulary, offset: int) -> tuple[list[Citati
     return citations, errors
 
 
-def _glue_known_values(qid: str, pairs: list[_Pair], vocab: Vocabulary) -> list[_Pair]:
+def _count(errors: list[MarkupError], kind: str, snippet: str, offset: int, n: int = 1) -> None:
+    """Add `n` errors, or count them into the last one when that is of the same kind: a run of
+    a million empty pieces is one error with its count, not a million objects."""
+    if errors and errors[-1].kind == kind and errors[-1].offset == offset:
+        last = errors[-1]
+        errors[-1] = MarkupError(kind, last.snippet, offset, last.count + n)
+    else:
+        errors.append(MarkupError(kind, snippet, offset, n))
+
+
+def _glue_known_values(pairs: list[_Pair], body: str, vocab: Vocabulary) -> list[_Pair]:
     """Merge a pair into the one before it when the glued value is one the entry knows for
-    that relation (`notable work: Love, Death: Robots`); the longest such run wins."""
+    that relation (`notable work: Love, Death: Robots`); the longest such run wins.
+
+    Only a known value with a comma, whose text before its first comma is this pair's first
+    piece, can be glued to; each is matched against the text in place, where it must end
+    where a later pair ends. The work is one comparison per such candidate, never a growing
+    concatenation: linear in the text, whatever values the vocabulary holds."""
+    ends = {}
+    for j, p in enumerate(pairs):
+        e = p.end
+        while e > p.start and body[e - 1].isspace():
+            e -= 1
+        ends[e] = j
     out: list[_Pair] = []
     i = 0
     while i < len(pairs):
-        cur = pairs[i]
-        best, glued = i, cur.value
-        for j in range(i + 1, len(pairs)):
-            glued += "," + pairs[j].raw()
-            if len(glued) > vocab.max_value_len + 8:
-                break
-            if vocab.is_value(qid, cur.label, glued):
-                best = j
+        cur, best = pairs[i], i
+        candidates = vocab.comma_values(cur.label, cur.parts[0]) if len(pairs) > i + 1 else []
+        if candidates:
+            begin = cur.start
+            while begin < cur.end and body[begin].isspace():
+                begin += 1
+            for value in candidates:
+                j = ends.get(begin + len(value), -1)
+                if j > best and body.startswith(value, begin):
+                    best = j
         if best > i:
-            cur = _Pair(cur.label, [cur.value] + [p.raw() for p in pairs[i + 1 : best + 1]])
+            cur = _Pair(cur.label, [cur.value] + [p.raw() for p in pairs[i + 1 : best + 1]], cur.start, pairs[best].end)
         out.append(cur)
         i = best + 1
     return out
@@ -340,6 +379,9 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
     vocab = as_vocabulary(vocabulary)
     brackets: list[Bracket] = []
     stray: list[MarkupError] = []
+    # A bracket's parse depends on its content only (errors carry its offset, set on the way
+    # out): a text repeating one bracket many times parses it once.
+    seen: dict[str, tuple[list[Citation], bool, list[MarkupError]]] = {}
     open_at: int | None = None
     run_start, run_end, run_count = -1, -1, 0  # adjacent unclosed brackets not yet emitted
 
@@ -372,8 +414,12 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
         first = i
         if open_at is not None:
             flush()
-            cits, na, errs = parse_bracket(text[open_at + 1 : i], vocab, offset=open_at)
-            brackets.append(Bracket(open_at, i + 1, text[open_at : i + 1], cits, na, errs))
+            content = text[open_at + 1 : i]
+            if content not in seen:
+                seen[content] = parse_bracket(content, vocab)
+            cits, na, errs = seen[content]
+            errs = [MarkupError(e.kind, e.snippet, open_at, e.count) for e in errs]
+            brackets.append(Bracket(open_at, i + 1, text[open_at : i + 1], list(cits), na, errs))
             open_at, first = None, i + 1
         if i + len(token) > first:
             stray.append(MarkupError("unopened", "]", first, i + len(token) - first))

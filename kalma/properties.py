@@ -106,6 +106,7 @@ INVERSE_PROPERTIES: dict[str, tuple[str, ...]] = {
 }
 
 
+@functools.lru_cache(maxsize=65536)  # labels repeat: a long answer names a few relations many times
 def relation_norm(name: str) -> str:
     """How relation names are compared: NFC, case-folded, `_` as a space, spaces collapsed.
 
@@ -126,6 +127,7 @@ class Vocabulary:
         self._any_values: dict[str, set[str]] = {}
         self.max_label_len = 0
         self.max_value_len = 0
+        self._comma_index: dict[tuple[str, str], list[str]] | None = None
 
     # ------------------------------------------------------------ building
 
@@ -147,6 +149,7 @@ class Vocabulary:
         self._values.setdefault((subject, identity), set()).add(v)
         self._any_values.setdefault(identity, set()).add(v)
         self.max_value_len = max(self.max_value_len, len(v))
+        self._comma_index = None
 
     def add_triples(self, triples: Iterable[Triple]) -> None:
         for t in triples:
@@ -233,6 +236,19 @@ class Vocabulary:
 
     def citation_key(self, qid: str, relation: str, value: str) -> tuple[str, str, str]:
         return (qid, self.identity(relation), normalize_text(value))
+
+    def comma_values(self, relation: str, head: str) -> list[str]:
+        """The known values of `relation` (of any subject) that hold a comma and whose text
+        before the first comma is `head`: what a citation's value cut at a comma may be the
+        start of (`Love, Death: Robots`). Indexed once per vocabulary, in its size."""
+        if self._comma_index is None:
+            index: dict[tuple[str, str], list[str]] = {}
+            for identity, values in self._any_values.items():
+                for v in values:
+                    if "," in v:
+                        index.setdefault((identity, v.partition(",")[0].strip()), []).append(v)
+            self._comma_index = index
+        return self._comma_index.get((self.identity(relation), normalize_text(head)), [])
 
     def is_value(self, qid: str, relation: str, value: str) -> bool:
         """Whether the entry knows `value` for this relation: of this subject, or of any."""
