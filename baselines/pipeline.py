@@ -92,8 +92,6 @@ def answer_dataset(
     }
     if llm.label_note:
         config["llm_note"] = llm.label_note
-    if hasattr(llm, "identity_note"):  # a remote server: what its answers are cached by
-        config["llm_cache"] = llm.identity_note()
     given_digest = (
         value_digest(
             {k: (kg.model_dump(mode="json"), [t.model_dump(mode="json") for t in absent or []], absent is None) for k, (kg, absent) in sorted(given.items())}
@@ -103,7 +101,9 @@ def answer_dataset(
     )
     # every file a spec names (a Turtle KG, a local model folder) counts by content: an edited KG is a new run
     run = fingerprint({"dataset": entries}, {**config, "llm_identity": llm.spec, "given": given_digest}, components={"kg": cfg.kg, "llm": cfg.llm})
-    with ResumableOutput(out, "answers", Answer, Answer.answer_id, run, provenance(config=config), overwrite=overwrite) as output:
+    # a remote server: what its answers are cached by (provenance, not the fingerprint: it may change per start)
+    served = {"llm_cache": llm.identity_note()} if hasattr(llm, "identity_note") else {}
+    with ResumableOutput(out, "answers", Answer, Answer.answer_id, run, provenance(config=config, **served), overwrite=overwrite) as output:
         done = set(output.done)
         jobs = [
             (e, kg, trace, seed, temp, f"{cfg.setting}-t{temp}-s{seed}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypedDict
 
 from ..schema import EntityGraph, Triple
@@ -19,7 +19,7 @@ from . import sparql
 XSD = "http://www.w3.org/2001/XMLSchema#"
 _DATE_TYPES = {XSD + "dateTime", XSD + "date"}
 _QID_IRI = re.compile(r"^http://www\.wikidata\.org/entity/([QP]\d+)$")
-_DATE_RE = re.compile(r"^([+-]?\d{1,})-(\d{2})-(\d{2})")
+_DATE_RE = re.compile(r"^([+-]?[0-9]{1,16})-([0-9]{2})-([0-9]{2})")  # a longer year is no date: kept as text
 
 
 class Term(TypedDict, total=False):
@@ -51,9 +51,10 @@ class BadResult(ValueError):
     """A SELECT result that does not have the shape the query asks for."""
 
 
-def check_rows(rows: Any, required: Sequence[str], where: str = "source") -> list[Row]:
-    """`rows` if it is a list of bindings whose values are SPARQL JSON terms and which bind
-    every `required` variable; else BadResult naming the first problem. One pass: linear."""
+def check_rows(rows: Any, required: Sequence[str], where: str = "source", allowed: Mapping[str, Collection[str]] | None = None) -> list[Row]:
+    """`rows` if it is a list of bindings whose values are SPARQL JSON terms, which bind every
+    `required` variable, and whose variables in `allowed` hold only what was asked (an entity's
+    QID, or a literal's text); else BadResult naming the first problem. One pass: linear."""
     if not isinstance(rows, list):
         raise BadResult(f"{where}: bindings must be a list, got {type(rows).__name__}")
     for i, row in enumerate(rows):
@@ -65,6 +66,10 @@ def check_rows(rows: Any, required: Sequence[str], where: str = "source") -> lis
         for var in required:
             if var not in row:
                 raise BadResult(f"{where}: binding {i} lacks the variable {var!r}")
+        for var, values in (allowed or {}).items():
+            term = row.get(var)
+            if term is not None and (iri_id(term["value"]) if term["type"] == "uri" else term["value"]) not in values:
+                raise BadResult(f"{where}: binding {i}, variable {var!r}: {term['value'][:80]!r} was not asked for")
     return rows
 
 
@@ -103,16 +108,17 @@ class SparqlSource(ABC):
         self.round_trips = 0
 
     @abstractmethod
-    def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
+    def _select(self, query: str, required: Sequence[str] = (), allowed: Mapping[str, Collection[str]] | None = None) -> list[Row]:
         """Rows of the query; remote sources check them with `check_rows` before caching."""
 
     @abstractmethod
     def _construct(self, query: str) -> str: ...
 
-    def select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
-        """Rows of a SELECT query, each holding a term for every variable in `required`."""
+    def select(self, query: str, required: Sequence[str] = (), allowed: Mapping[str, Collection[str]] | None = None) -> list[Row]:
+        """Rows of a SELECT query, each holding a term for every variable in `required`, and in
+        each variable of `allowed` only what it lists (the entities asked about)."""
         self.round_trips += 1
-        return check_rows(self._select(query, required), required, self.name)
+        return check_rows(self._select(query, required, allowed), required, self.name, allowed)
 
     def construct(self, query: str) -> str:
         self.round_trips += 1
@@ -139,7 +145,7 @@ class SparqlSource(ABC):
         graphs: dict[str, EntityGraph] = {}
         for chunk in _chunks(qids, self.batch_size):
             info = self._entity_info(chunk)
-            claims = self.select(sparql.subgraph_query(chunk, self.lang), ("item", "prop", "propLabel", "value"))
+            claims = self.select(sparql.subgraph_query(chunk, self.lang), ("item", "prop", "propLabel", "value"), {"item": chunk})
             triples: dict[str, list[Triple]] = {q: [] for q in chunk}
             for row in claims:
                 t = self._row_to_triple(row, info)
@@ -205,7 +211,7 @@ class SparqlSource(ABC):
 
     def _entity_info(self, qids: Sequence[str]) -> dict[str, tuple[str, list[str], str]]:
         acc: dict[str, dict[str, list[str]]] = {}
-        for row in self.select(sparql.entity_info_query(qids, self.lang), ("item", "kind", "text")):
+        for row in self.select(sparql.entity_info_query(qids, self.lang), ("item", "kind", "text"), {"item": qids, "kind": ("label", "alias", "description")}):
             q = iri_id(row["item"]["value"])
             if q:
                 acc.setdefault(q, {"label": [], "alias": [], "description": []})[row["kind"]["value"]].append(row["text"]["value"])

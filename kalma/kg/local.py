@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -58,7 +58,7 @@ class RdflibSource(SparqlSource):
                 raise
             raise ConfigError(f"{self.path}: not a valid {_format_for(self.path)} snapshot ({one_line(exc)})") from None
 
-    def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
+    def _select(self, query: str, required: Sequence[str] = (), allowed: Mapping[str, Collection[str]] | None = None) -> list[Row]:
         from rdflib import BNode, Literal, URIRef
         from rdflib.query import ResultRow
 
@@ -118,7 +118,7 @@ class OxigraphSource(SparqlSource):
                 raise
             raise ConfigError(f"{self.path}: not a readable snapshot or Oxigraph store ({one_line(exc)})") from None
 
-    def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
+    def _select(self, query: str, required: Sequence[str] = (), allowed: Mapping[str, Collection[str]] | None = None) -> list[Row]:
         import pyoxigraph as ox
 
         def term(t: object) -> Term:

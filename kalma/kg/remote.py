@@ -15,7 +15,7 @@ import socket
 import time
 import urllib.error
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import __version__
@@ -128,12 +128,12 @@ class EndpointSource(SparqlSource):
     def _cache(self) -> Cache:
         return self.cache or get_cache()
 
-    def _select(self, query: str, required: Sequence[str] = ()) -> list[Row]:
+    def _select(self, query: str, required: Sequence[str] = (), allowed: Mapping[str, Collection[str]] | None = None) -> list[Row]:
         def rows(body: str) -> list[Row]:
             data = json.loads(body)
             if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
                 raise BadResult("no results object")
-            return check_rows(data["results"].get("bindings"), required, self.url)
+            return check_rows(data["results"].get("bindings"), required, self.url, allowed)
 
         return rows(self._cached("select", query, "json", rows))
 

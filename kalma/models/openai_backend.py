@@ -108,7 +108,8 @@ class OpenAIChat(LLM):
     def _ask_identity(self) -> tuple[str | None, str]:
         client = self.client()
         try:
-            listed = client.models.list(extra_headers=self._headers, timeout=min(self.timeout, 30.0))
+            # one retry at most: a server that does not answer this is not cached, and says so
+            listed = client.with_options(max_retries=1).models.list(extra_headers=self._headers, timeout=min(self.timeout, 30.0))
             card = next((m for m in listed.data if m.id == self.model), None)
         except Exception as exc:  # noqa: BLE001 - any failure means: identity unknown
             return None, f"not cached: /models failed ({type(exc).__name__}: {mask_secrets(str(exc))[:200]})"

@@ -113,7 +113,7 @@ def test_a_server_restarted_with_another_model_is_not_answered_from_the_cache(tm
     )
     assert ev["counts"]["answers_from_cache"] == 6
     header = json.loads((tmp_path / "new.jsonl").read_text().splitlines()[0])
-    assert "checkpoint-2" in header["kalma"]["provenance"]["config"]["llm_cache"]
+    assert "checkpoint-2" in header["kalma"]["provenance"]["llm_cache"]
 
 
 def test_a_server_that_does_not_say_what_it_serves_is_never_cached(tmp_path, dataset):
@@ -125,7 +125,7 @@ def test_a_server_that_does_not_say_what_it_serves_is_never_cached(tmp_path, dat
         reports = [json.loads(_ok([*args, "-o", str(tmp_path / f"{i}.jsonl")])) for i in range(2)]
     assert [r["from_cache"] for r in reports] == [0, 0] and len(log) == 12
     header = json.loads((tmp_path / "1.jsonl").read_text().splitlines()[0])
-    assert header["kalma"]["provenance"]["config"]["llm_cache"].startswith("not cached: /models")
+    assert header["kalma"]["provenance"]["llm_cache"].startswith("not cached: /models")
 
 
 def test_conversions_write_under_runs_and_never_overwrite_silently(tmp_path, monkeypatch, biokalma_dir):
