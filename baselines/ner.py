@@ -10,9 +10,12 @@ against a local snapshot and against Wikidata.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from tqdm import tqdm
 
 from kalma.kg.base import KnowledgeSource
 from kalma.nlp import DEFAULT_SPACY, load_spacy
@@ -100,7 +103,10 @@ class NER:
         ruler.clear()
         ruler.add_patterns([{"label": "PERSON", "pattern": p} for p in sorted(people)])
         out = []
-        for q, doc in zip(questions, nlp.pipe(questions, disable=[] if people else [RULER])):
+        docs = nlp.pipe(questions, disable=[] if people else [RULER])
+        # the release's 1,085 questions take tens of seconds on a CPU: a bar, for runs that long
+        bar = tqdm(docs, total=len(questions), desc=f"ner: {self.spacy_model}", unit="question", disable=len(questions) < 200, file=sys.stderr)
+        for doc, q in zip(bar, questions):  # the bar first: its end closes it at 100 %
             mentions: dict[str, Mention] = {}
             for ent in doc.ents:
                 text = clean_mention(ent.text)

