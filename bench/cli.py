@@ -31,6 +31,8 @@ def run(config: str, output: str, overwrite: bool, limit: int | None) -> None:
         click.echo(format_table(exp, rows, out.dataset))
     for caveat in dict.fromkeys(c for r in out.results for c in r.caveats):
         click.echo(f"note: {caveat}")
+    cached, total = sum(r.from_cache for r in out.results), sum(r.answers for r in out.results)
+    click.echo(f"note: {cached} of {total} answers came from the call cache (--no-cache makes every call now)")
     click.echo(f"wrote {output}/results.json")
 
 

@@ -304,6 +304,7 @@ class Bench:
             eval_dir=str((self.rundir / "eval" / tag).relative_to(self.rundir)),
             notes=[c.note for c in (given or {}).values() if c.note],
             seconds=time.perf_counter() - started,
+            from_cache=summary.counts.get("answers_from_cache", 0),
         )
         self.results.append(row)
         return row

@@ -86,6 +86,7 @@ class BenchRow(BenchRecord):
     eval_dir: str
     notes: list[str] = Field(default_factory=list)
     seconds: float = 0.0  # wall time of answering and scoring this condition (0 when both were resumed)
+    from_cache: int = 0  # answers the call cache served rather than the model in this run
 
 
 class TableRow(BenchRecord):

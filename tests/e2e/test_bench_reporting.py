@@ -5,6 +5,7 @@ dataset cannot support said up front."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -192,3 +193,31 @@ def test_read_back_as_records(two_llm_run):
     results, _ = two_llm_run
     assert results.tables_note.startswith("micro x100") and all(len(r.seeds) == 2 for rows in results.tables.values() for r in rows)
     assert read_jsonl  # the module's readers stay importable for the rows above
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("seed", [1]), ("seed", 0.5), ("seed", None), ("seed", float("nan")), ("name", 12345), ("model", 7), ("name", "gpt-4о"), ("name", "model١")],
+)
+def test_a_submission_header_of_the_wrong_type_or_a_confusable_name_is_refused(entries, tmp_path, field, value):
+    """Checked at submit, one problem naming the field; nothing is filed, so the board never fails later."""
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    meta = {"name": "ok", "model": "m", "seed": 0, "settings": {}, field: value}
+    header = json.dumps({"kalma": {"kind": "answers", "format_version": 3, "submission": meta}})  # NaN written as JSON's readers take it
+    rows = [Answer(entry_id=e.id, text="x [NA].", model="m").model_dump_json() for e in entries]
+    (tmp_path / "s.jsonl").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["bench", "submit", str(tmp_path / "s.jsonl"), "--dataset", str(tmp_path / "d.jsonl"), "--leaderboard", str(tmp_path / "b")])
+    assert res.exit_code == 1 and "nothing was filed" in res.stderr and f"'submission.{'seeds' if field == 'seed' else field}" in res.stderr, res.stderr
+    assert not (tmp_path / "b" / "submissions").exists() or not any((tmp_path / "b" / "submissions").iterdir())
+
+
+def test_names_differing_only_in_case_are_refused_and_csv_cells_cannot_be_formulas(entries, tmp_path):
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text="x [NA].", model="m") for e in entries], "answers")
+    args = ["bench", "submit", str(tmp_path / "a.jsonl"), "--dataset", str(tmp_path / "d.jsonl"), "--leaderboard", str(tmp_path / "b"), "--metrics", "citation"]
+    assert CliRunner().invoke(main, [*args, "--name", "ok-1", "--model", '=HYPERLINK("http://x")']).exit_code == 0
+    res = CliRunner().invoke(main, [*args, "--name", "OK-1", "--model", "m"])
+    assert res.exit_code == 1 and "differs from the filed 'ok-1' only in case" in res.stderr
+    assert CliRunner().invoke(main, ["leaderboard", str(tmp_path / "b"), "-o", str(tmp_path / "site")]).exit_code == 0
+    cells = [c for row in csv.reader((tmp_path / "site" / "leaderboard.csv").open(encoding="utf-8")) for c in row]
+    assert '\'=HYPERLINK("http://x")' in cells and not any(c.startswith(("=", "+", "@")) for c in cells)

@@ -55,6 +55,7 @@ def test_bench_run_with_limit_names_a_dataset_of_its_own(tmp_path):
     assert results["dataset"]["entries"] == 3 and results["dataset"]["name"] == "kalma demo (first 3)"
     assert results["results"][0]["answers"] == 3 and results["provenance"]["limit"] == 3
     assert any(c.startswith("LIMITED: only the first 3 of 6") for c in results["caveats"]) and "note: LIMITED" in out
+    assert "note: 0 of 3 answers came from the call cache" in out and results["results"][0]["from_cache"] == 0  # a first run: every answer made now
 
 
 def test_limit_must_be_positive(dataset, tmp_path):
