@@ -41,6 +41,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .properties import NAME_RELATION, Vocabulary, relation_norm
 from .schema import normalize_text
@@ -56,14 +57,23 @@ KINDS = {
     "empty_bracket": "`[]`",
     "unclosed": "`[` never closed",
     "unopened": "`]` never opened",
+    "too_much_markup": "more citation markup than any answer holds (`MARKUP_BUDGET`): the rest of the text is one span",
 }
+# Characters of bracket content one answer may hold, each bracket counted at least
+# `_BRACKET_COST`: 40 times the markup of a long real answer, and what bounds a hostile one
+# (a million pairs, or brackets) to a fraction of a second. Beyond it, the rest is one span
+# with one `too_much_markup` error counting its brackets: nothing is dropped silently.
+MARKUP_BUDGET = 100_000
+_BRACKET_COST = 32
 
 _NA_RE = re.compile(r"^\s*N\s*/?\s*A\s*$", re.IGNORECASE)
 _QID_TOKEN_RE = re.compile(r"(?:^|,\s*)(?:qid\s*:\s*)?(Q\d+)\s*(?=[,:]|$)", re.IGNORECASE)
 # The prompt's own knowledge line copied into a bracket: `[Q1 | Artemisia | place of birth | Rome]`.
 _PIPE_TOKEN_RE = re.compile(r"(?:^|[;,]\s*|\s+)(?:qid\s*:\s*)?(Q\d+)\s*\|", re.IGNORECASE)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
-_BRACKET_RUN_RE = re.compile(r"\\[\\\[\]]|\[+|\]+")
+# An escape, a whole bracket with no bracket or backslash inside (most are: one match, not two),
+# or a run of opening or closing brackets.
+_BRACKET_RUN_RE = re.compile(r"\\[\\\[\]]|\[([^\[\]\\]*)\]|\[+|\]+")
 _UNESCAPE_RE = re.compile(r"\\([\\\[\]])")
 _EMPTY_RUN_RE = re.compile(r",(?:[ \t\n]*,)+")
 
@@ -89,7 +99,7 @@ class Citation:
         return (self.qid, normalize_text(self.relation), normalize_text(self.value))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: hostile text makes hundreds of thousands, and a frozen init costs 5x
 class MarkupError:
     """One problem, or `count` of the same kind in a row (`[[[[`, `]]]]`): hostile text may
     hold a million, and each is counted without costing an object of its own."""
@@ -375,7 +385,9 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
 
     One left-to-right pass over runs of brackets. A `[` opened before the previous one closed
     leaves that one unclosed; unclosed brackets that touch (`[[[`, `[a[a`) become one masked
-    span holding one `unclosed` error each, so hostile text costs no more than ordinary text."""
+    span holding one `unclosed` error each, and a run of one bracket repeated with only spaces
+    between (`[NA] [NA] [NA]`) becomes one span holding its citations that many times and its
+    errors counted that many times, so hostile text costs no more than ordinary text."""
     vocab = as_vocabulary(vocabulary)
     brackets: list[Bracket] = []
     stray: list[MarkupError] = []
@@ -392,17 +404,56 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
             brackets.append(Bracket(run_start, run_end, text[run_start:run_end], [], False, [err]))
             run_count = 0
 
+    same: list[Any] = []  # [start, end, content, count] of a run of one bracket repeated, not yet emitted
+    budget = MARKUP_BUDGET
+
+    def emit() -> None:
+        if same:
+            start, end, content, n = same
+            cits, na, errs = seen[content]
+            brackets.append(Bracket(start, end, text[start:end], cits * n, na, [MarkupError(e.kind, e.snippet, start, e.count * n) for e in errs]))
+            same.clear()
+
     def unclosed(start: int, stop: int, count: int = 1) -> None:
         nonlocal run_start, run_end, run_count
+        emit()
         if run_count and start != run_end:
             flush()
         if not run_count:
             run_start = start
         run_end, run_count = stop, run_count + count
 
+    def close(start: int, end: int, content: str) -> bool:
+        """Take the bracket text[start:end]; False once the markup budget is spent."""
+        nonlocal budget
+        budget -= max(len(content), _BRACKET_COST)
+        if budget < 0:
+            emit()
+            flush()
+            rest = text.count("[", start)
+            err = MarkupError("too_much_markup", _unescape(text[start : start + 80]), start, rest)
+            brackets.append(Bracket(start, len(text), text[start:], [], False, [err]))
+            return False
+        if same and same[2] == content and not text[same[1] : start].strip(" \t"):
+            same[1], same[3] = end, same[3] + 1
+            return True
+        emit()
+        flush()
+        if content not in seen:
+            seen[content] = parse_bracket(content, vocab)
+        same[:] = [start, end, content, 1]
+        return True
+
     for m in _BRACKET_RUN_RE.finditer(text):
         token, i = m.group(0), m.start()
         if token[0] == "\\":  # an escape
+            continue
+        if m.group(1) is not None:  # a whole simple bracket
+            if open_at is not None:
+                unclosed(open_at, i)
+                open_at = None
+            if not close(i, m.end(), m.group(1)):
+                return brackets, stray
             continue
         if token[0] == "[":
             if open_at is not None:
@@ -413,18 +464,14 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
             continue
         first = i
         if open_at is not None:
-            flush()
-            content = text[open_at + 1 : i]
-            if content not in seen:
-                seen[content] = parse_bracket(content, vocab)
-            cits, na, errs = seen[content]
-            errs = [MarkupError(e.kind, e.snippet, open_at, e.count) for e in errs]
-            brackets.append(Bracket(open_at, i + 1, text[open_at : i + 1], list(cits), na, errs))
+            if not close(open_at, i + 1, text[open_at + 1 : i]):
+                return brackets, stray
             open_at, first = None, i + 1
         if i + len(token) > first:
             stray.append(MarkupError("unopened", "]", first, i + len(token) - first))
     if open_at is not None:
         unclosed(open_at, len(text))
+    emit()
     flush()
     return brackets, stray
 

@@ -59,12 +59,28 @@ def test_any_mix_of_pieces_parses_and_its_errors_are_bounded(pattern):
 
 
 def test_a_run_of_empty_pieces_is_one_counted_error():
-    """A million commas in a bracket: one error object with its count, and a short snippet."""
-    a = parse_answer("[Q1" + "," * 10**6 + "x: y]")
-    assert [(e.kind, e.count) for e in a.errors] == [("empty_piece", 10**6 - 1)] and len(a.errors[0].snippet) < 100
+    """90,000 commas in a bracket: one error object with its count, and a short snippet."""
+    a = parse_answer("[Q1" + "," * 90_000 + "x: y]")
+    assert [(e.kind, e.count) for e in a.errors] == [("empty_piece", 90_000 - 1)] and len(a.errors[0].snippet) < 100
     assert [c.key() for c in a.citations] == [("Q1", "x", "y")]
     b = parse_answer("[Q1, a: b,,c, d: e,,,]")
     assert [c.value for c in b.citations] == ["b,c", "e"] and sorted((e.kind, e.count) for e in b.errors) == [("empty_piece", 3), ("trailing_separator", 1)]
+
+
+def test_markup_beyond_the_budget_is_one_counted_span():
+    """Alternating brackets defeat any cache of repeats; the budget still bounds the work:
+    what fits is parsed as usual, the rest is one span whose error counts its brackets."""
+    from kalma.citations import MARKUP_BUDGET
+
+    unit = "Born in Rome [Q1, place of birth: Rome]. Died [NA]. "
+    n = 2 * MARKUP_BUDGET // len(unit)
+    a = parse_answer(unit * n)
+    (last,) = [e for e in a.errors if e.kind == "too_much_markup"]
+    parsed = len(a.citations) + a.na_count
+    assert 0 < parsed and parsed + last.count == 2 * n and a.malformed == last.count
+    assert a.sentences[0].clean == "Born in Rome." and a.sentences[0].citations[0].key() == ("Q1", "place of birth", "Rome")
+    (one,) = [e.kind for e in parse_answer("[Q1, " + "a: b, " * 50_000 + "]").errors]  # one bracket over the budget
+    assert one == "too_much_markup"
 
 
 def test_gluing_a_known_value_matches_it_in_place_whatever_its_length():
