@@ -170,6 +170,16 @@ def test_outputs_load_in_pandas_with_their_provenance(tmp_path, dataset):
     assert res.exit_code == 1 and "exists; nothing was written" in res.stderr
 
 
+def test_an_export_loads_in_hugging_face_datasets(tmp_path, dataset, monkeypatch):
+    import datasets
+
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "-o", str(tmp_path / "a.jsonl")])
+    _ok(["export", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "a.plain.jsonl")])
+    ds = datasets.load_dataset("json", data_files=str(tmp_path / "a.plain.jsonl"), split="train", cache_dir=str(tmp_path / "hf"))
+    assert ds.num_rows == 6 and ds["entry_id"] == [e.id for e in read_jsonl(dataset, DatasetEntry)] and "kalma" not in ds.column_names
+
+
 @pytest.mark.parametrize(
     "args",
     [
