@@ -51,12 +51,17 @@ MATCHERS.add("cross-encoder", "kalma.models.matcher:CrossEncoderMatcher")
 MATCHERS.add("minilm", "kalma.models.matcher:MiniLMMatcher", argument="none")
 MATCHERS.add("hf-cls", "kalma.models.matcher:ClassifierScorer")
 
-_instances: dict[tuple[str, str], object] = {}
+_instances: dict[tuple[Any, ...], object] = {}
 
 
 def _get(registry: Registry[Any], spec: str) -> Any:
-    """One instance per spec and process: a model loads once however many metrics use it."""
-    key = (registry.group, spec)
+    """One instance per spec and process: a model loads once however many metrics use it. A
+    file the spec names (`table:labels.jsonl`) is part of the key by its size and modification
+    time, so an edited file is read again, never served from the instance of its old content."""
+    from ..resume import spec_paths
+
+    files = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in spec_paths(spec) if p.is_file())
+    key = (registry.group, spec, *files)
     if key not in _instances:
         _instances[key] = registry.build(spec)
     return _instances[key]

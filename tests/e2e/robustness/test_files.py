@@ -446,3 +446,27 @@ def test_damaged_board_files_are_listed_and_the_rest_of_the_board_is_rendered(tm
     for name in damage:
         assert f"submissions/{name}/submission.json:1: field" in page
     assert "runs/r/results.json:1: field" in page and ">good<" in page
+
+
+def test_flipped_human_labels_are_a_new_run_not_a_resumed_one(tmp_path, entries):
+    """`evaluate --nli table:labels.jsonl`, then every label flipped: the rerun is refused naming
+    the table (it once resumed and kept alignment 100.0); --overwrite scores 0.0."""
+    from click.testing import CliRunner
+
+    from kalma.cli import main
+
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    texts = {e.id: ("She was a painter [Q212657, occupation: painter]." if "Q212657" in e.people else "Unknown.") for e in entries}
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=k, text=t, model="m") for k, t in texts.items()], "answers")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"premise": "She was a painter.", "hypothesis": "occupation: painter", "label": "entailment"}) + "\n")
+    args = ["evaluate", "--dataset", str(tmp_path / "d.jsonl"), "--answers", str(tmp_path / "a.jsonl"), "--metrics", "alignment"]
+    args += ["--nli", f"table:{labels}", "-o", str(tmp_path / "ev")]
+    runner = CliRunner()
+    assert runner.invoke(main, args).exit_code == 0
+    assert json.loads((tmp_path / "ev" / "summary.json").read_text())["metrics"]["alignment"]["alignment_micro"] == 1.0
+    labels.write_text(labels.read_text().replace('"entailment"', '"neutral"'))
+    res = runner.invoke(main, args)
+    assert res.exit_code == 1 and f"input nli {labels}" in res.stderr, res.stderr
+    assert runner.invoke(main, [*args, "--overwrite"]).exit_code == 0
+    assert json.loads((tmp_path / "ev" / "summary.json").read_text())["metrics"]["alignment"]["alignment_micro"] == 0.0
