@@ -34,6 +34,9 @@ def file_digest(path: str | Path) -> str:
     return "sha256:" + h.hexdigest()
 
 
+_DIGESTS: dict[str, str] = {}  # this process's, by file identity: also when the call cache is off
+
+
 def _memo_digest(path: Path) -> str:
     """`file_digest`, remembered in the call cache by the file's identity and modification
     (path, size, mtime, inode): a model folder of gigabytes is read once, not on every run."""
@@ -41,13 +44,15 @@ def _memo_digest(path: Path) -> str:
 
     st = path.stat()
     key = make_key("digest", "file", str(path.resolve()), {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}, None)
+    if key in _DIGESTS:
+        return _DIGESTS[key]
     cache = get_cache()
     found = cache.get(key)
-    if isinstance(found, str):
-        return found
-    digest = file_digest(path)
-    cache.put(key, "digest", digest)
-    return digest
+    if not isinstance(found, str):
+        found = file_digest(path)
+        cache.put(key, "digest", found)
+    _DIGESTS[key] = found
+    return found
 
 
 def path_digest(path: str | Path) -> str:

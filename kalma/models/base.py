@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -147,10 +147,21 @@ def split_reasoning(g: Generation) -> Generation:
     return replace(g, text=found[1], reasoning=thoughts or None)
 
 
-class LLM(ABC):
-    """Chat and completion. `spec` is the registry string that made it (e.g. `smollm2`)."""
+class Component:
+    """What every model backend shares: the spec that made it, and what its cached results are
+    keyed by (`cache_identity`)."""
 
     spec: str = ""
+
+    def cache_identity(self) -> str | None:
+        """What the cache keys this backend's results by: what computes them, not only what it is
+        called. None where that cannot be known, and its results are then never cached."""
+        return self.spec
+
+
+class LLM(Component):
+    """Chat and completion. `spec` is the registry string that made it (e.g. `smollm2`)."""
+
     label_note: str = ""  # e.g. "offline template backend, not a language model"
     batch_size: int = 8
 
@@ -161,11 +172,6 @@ class LLM(ABC):
     def _plan(self, prepared: Sequence[Any]) -> list[list[int]] | None:
         """How to batch: None is `batch_size` chats in order; backends that pad override it."""
         return None
-
-    def cache_identity(self) -> str | None:
-        """What the cache keys this backend's answers by: what answers, not what it is called.
-        None where that cannot be known, and the answers are then never cached."""
-        return self.spec
 
     @abstractmethod
     def _generate(self, batch: Sequence[Any], params: GenParams) -> list[Generation]:
@@ -194,10 +200,9 @@ class LLM(ABC):
         return self.chat_many([messages], params)[0]
 
 
-class Entailment(ABC):
+class Entailment(Component):
     """P(premise entails hypothesis) for batches of pairs."""
 
-    spec: str = ""
     approximate: bool = False  # True for rule-based stand-ins: reports must say so
     batch_size: int = 16
     three_way: bool = False  # whether `_entail3` gives (entail, neutral, contradict)
@@ -219,8 +224,9 @@ class Entailment(ABC):
         raise TypeError(f"{self.spec} gives two-way judgements only")
 
     def _cached(self, kind: str, pairs: Sequence[tuple[str, str]], compute: Any, cache: Cache | None) -> list[Any]:
-        keys = [make_key("entail", type(self).__name__, self.spec, {"kind": kind}, list(p)) for p in pairs]
-        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache, store=self.cacheable, plan=self._plan)
+        identity = self.cache_identity() if self.cacheable else None
+        keys = [make_key("entail", type(self).__name__, identity or self.spec, {"kind": kind}, list(p)) for p in pairs]
+        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache, store=identity is not None, plan=self._plan)
 
     def probs(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[float]:
         """Entailment probability per pair; duplicates are computed once."""
@@ -235,10 +241,9 @@ class Entailment(ABC):
         return [tuple(x) for x in self._cached("p3", pairs, self._entail3, cache)]
 
 
-class Matcher(ABC):
+class Matcher(Component):
     """A score in [0, 1] for (query, text) pairs: relevance, or a text's own quality (the query empty)."""
 
-    spec: str = ""
     note: str = ""  # a caveat reports must carry, e.g. "embedding fallback"
     batch_size: int = 32
 
@@ -246,16 +251,16 @@ class Matcher(ABC):
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        keys = [make_key("match", type(self).__name__, self.spec, {}, list(p)) for p in pairs]
-        return [float(x) for x in cached_batches("match", keys, list(pairs), self._match, self.batch_size)]
+        identity = self.cache_identity()
+        keys = [make_key("match", type(self).__name__, identity or self.spec, {}, list(p)) for p in pairs]
+        return [float(x) for x in cached_batches("match", keys, list(pairs), self._match, self.batch_size, store=identity is not None)]
 
 
-class LMScorer(ABC):
+class LMScorer(Component):
     """Token log-probabilities of texts given optional contexts. A backend turns the
     (context, text) items into its own work items once (`_prepare`, e.g. token ids), groups
     those into batches (`_plan`) and scores a batch of them (`_score`)."""
 
-    spec: str = ""
     batch_size: int = 8
 
     def _prepare(self, items: Sequence[tuple[str, str]]) -> list[Any]:
@@ -271,8 +276,9 @@ class LMScorer(ABC):
 
     def token_spans(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[tuple[float, int, int]]]:
         items = list(zip(contexts or [""] * len(texts), texts))
-        keys = [make_key("lm", type(self).__name__, self.spec, {"spans": 1}, list(it)) for it in items]
-        out = cached_batches("lm", keys, items, self._score, self.batch_size, cache, plan=self._plan, prepare=self._prepare)
+        identity = self.cache_identity()
+        keys = [make_key("lm", type(self).__name__, identity or self.spec, {"spans": 1}, list(it)) for it in items]
+        out = cached_batches("lm", keys, items, self._score, self.batch_size, cache, store=identity is not None, plan=self._plan, prepare=self._prepare)
         return [[(float(lp), int(a), int(b)) for lp, a, b in row] for row in out]
 
     def token_logprobs(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[float]]:

@@ -111,8 +111,9 @@ def resolve_dtype(requested: str | None) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def load(kind: str, path: str, dtype: str) -> tuple[Any, Any]:
-    """(tokenizer, model) of `kind` (causal, seq2seq, classifier), loaded once per process."""
+def load(kind: str, path: str, dtype: str, identity: str | None = None) -> tuple[Any, Any]:
+    """(tokenizer, model) of `kind` (causal, seq2seq, classifier), loaded once per process and
+    `identity` (a local folder's content): weights written over the folder load again."""
     import torch
     import transformers
 
@@ -202,7 +203,16 @@ class HFBackend:
         self.token_budget, self.batching, self.batch_size = token_budget, batching, batch_size
 
     def model(self) -> tuple[Any, Any]:
-        return load(self.kind, self.path, self.dtype)
+        return load(self.kind, self.path, self.dtype, self.cache_identity())
+
+    def cache_identity(self) -> str | None:
+        """The spec, and for a local folder its content: a checkpoint written over the same folder
+        is another model, never answered from the cache of the one before."""
+        if os.path.isdir(os.path.expanduser(self.path)):
+            from ..resume import path_digest
+
+            return f"{self.spec}|{path_digest(os.path.expanduser(self.path))}"
+        return self.spec
 
     def window(self) -> int | None:
         """How many positions the model attends over; None when its config sets no limit (T5)."""

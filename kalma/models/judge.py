@@ -28,6 +28,11 @@ class LLMJudgeEntailment(Entailment):
         self.spec = f"llm:{llm.spec}"
         self.batch_size = max(1, llm.batch_size)
 
+    def cache_identity(self) -> str | None:
+        """The judging LLM's: what it keys its own answers by (a server's model card, a folder's content)."""
+        inner = self.llm.cache_identity()
+        return f"llm:{inner}" if inner is not None else None
+
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         return self._yes(PROMPT, pairs)
 

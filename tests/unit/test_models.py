@@ -268,3 +268,26 @@ def test_hf_inputs_longer_than_the_window(tmp_path):
     llm = HFCausalLM(path)
     with pytest.raises(BackendError, match=r"a prompt of \d+ tokens plus 8 to generate exceeds the model's 128 positions"):
         llm.chat_many([[{"role": "user", "content": long_ctx}]], GenParams(max_tokens=8), cache=Cache(None))
+
+
+def test_a_checkpoint_written_over_its_folder_is_never_answered_from_the_cache(tmp_path):
+    """Fine-tuning into the same folder makes another model: its scores are computed, not the
+    old checkpoint's read back from the call cache or from the process's loaded models."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from bench.perf.random_models import build_causal
+    from kalma.models.hf import HFCausalScorer
+
+    folder = build_causal(tmp_path / "ckpt")
+    cache = Cache(tmp_path / "c.sqlite")
+    first = HFCausalScorer(str(folder)).token_logprobs(["she was born in rome"], cache=cache)
+    again = HFCausalScorer(str(folder)).token_logprobs(["she was born in rome"], cache=cache)
+    assert again == first and cache.stats()["entries"]["lm"] == 1  # the same weights: from the cache
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.5 * torch.randn_like(p))
+    model.save_pretrained(folder)
+    second = HFCausalScorer(str(folder)).token_logprobs(["she was born in rome"], cache=cache)
+    assert second != first and cache.stats()["entries"]["lm"] == 2
