@@ -37,7 +37,7 @@ def literal(text: str, lang: str | None = "en") -> str:
     >>> print(literal('O\\'Brien "the \\\\ Great"'))
     "O'Brien \\"the \\\\ Great\\""@en
     """
-    # A query's \uXXXX escapes are expanded before it is parsed (SPARQL 1.1 §19.2), even after an
+    # A query's four-hex-digit \u escapes are expanded before it is parsed (SPARQL 1.1 §19.2), even after an
     # escaped backslash: a `u` or `U` that follows a backslash is itself written as an escape, the
     # eight-digit form, since rdflib reads `\u` followed by eight hex digits as one code point.
     body = "".join(_ESCAPES.get(ch, ch) if not (ch in "uU" and prev == "\\") else f"\\U{ord(ch):08X}" for prev, ch in zip(" " + text, text))

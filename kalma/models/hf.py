@@ -202,17 +202,21 @@ class HFBackend:
         self.spec = (spec or f"{self.prefix}:{path}") + ("" if self.dtype == "fp32" else f"@{self.dtype}")
         self.token_budget, self.batching, self.batch_size = token_budget, batching, batch_size
 
+    _identity: str | None = None  # as of the last public call: what `model()` loads, without re-reading the folder per batch
+
     def model(self) -> tuple[Any, Any]:
-        return load(self.kind, self.path, self.dtype, self.cache_identity())
+        return load(self.kind, self.path, self.dtype, self._identity or self.cache_identity())
 
     def cache_identity(self) -> str | None:
         """The spec, and for a local folder its content: a checkpoint written over the same folder
-        is another model, never answered from the cache of the one before."""
+        is another model, never answered from the cache of the one before. Asked once per public
+        call (answering, scoring, judging), not per batch."""
+        self._identity = self.spec
         if os.path.isdir(os.path.expanduser(self.path)):
             from ..resume import path_digest
 
-            return f"{self.spec}|{path_digest(os.path.expanduser(self.path))}"
-        return self.spec
+            self._identity = f"{self.spec}|{path_digest(os.path.expanduser(self.path))}"
+        return self._identity
 
     def window(self) -> int | None:
         """How many positions the model attends over; None when its config sets no limit (T5)."""
