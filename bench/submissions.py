@@ -75,7 +75,7 @@ def validate(path: str | Path, entries: list[DatasetEntry], given: dict[str, Any
     """Every problem of a submission at once: bad lines, unknown ids, duplicate answers, entries
     missing from a run, and bad metadata. Answers are keyed like everywhere else: by entry id and
     run label, so one file may hold several seeds."""
-    loaded = load_answers(path, [e.id for e in entries])
+    loaded = load_answers(path, [e.id for e in entries], (given or {}).get("model"))
     problems = [p.message for p in loaded.problems]
     meta, meta_problems = read_meta(path, loaded.header, loaded.answers, given or {})
     problems += meta_problems
@@ -147,7 +147,7 @@ def submit(
         staging.mkdir()
         shutil.copyfile(path, staging / "answers.jsonl")
         # scored from the file as submitted, so the provenance names it rather than the staging copy
-        summary = evaluate(dataset, path, staging / "eval", metrics=metrics, options=options, kg_source=kg, progress=False)
+        summary = evaluate(dataset, path, staging / "eval", metrics=metrics, options=options, kg_source=kg, progress=False, named=checked.meta.model)
         record = FiledSubmission(
             submission=checked.meta,
             filed=datetime.now(UTC).isoformat(timespec="seconds"),

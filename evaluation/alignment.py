@@ -19,7 +19,7 @@ from kalma.models import get_entailment
 from kalma.schema import normalize_text
 from kalma.verbalize import hypothesis
 
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, macro, micro, ratio, total
+from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, approximate_entailment, entailment_failures, macro, micro, ratio, total
 
 
 def entailment_label(spec: str) -> str:
@@ -42,6 +42,9 @@ class Alignment(Metric):
 
     def caveats(self) -> list[str]:
         return approximate_entailment(self.options.nli)
+
+    def failures(self, rows: Sequence[Scored]) -> Failures | None:
+        return entailment_failures(self.options.nli)
 
     def support(self, rows: Sequence[Scored], dropped: dict[str, int]) -> dict[str, int]:
         return {**super().support(rows, dropped), "alignment_micro": total(rows, "align_pairs")}

@@ -94,6 +94,35 @@ class Scored:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+UNUSABLE_LIMIT = 0.5  # above this share of unreadable model replies, a model-judged value is n/a, never a number from the few left
+
+
+@dataclass
+class Failures:
+    """How often the model behind a metric gave a reply that could not be read (a G-Eval rating
+    that is no digit 1-5, a yes/no judge that said neither), with the first few replies."""
+
+    model: str
+    replies: int
+    unusable: int
+    examples: list[str] = field(default_factory=list)
+    what: str = "replies"
+
+    @property
+    def over_limit(self) -> bool:
+        return self.replies > 0 and self.unusable / self.replies > UNUSABLE_LIMIT
+
+    def caveat(self, label: str) -> str:
+        shown = ", ".join(repr(e) for e in self.examples[:3]) + (", …" if self.unusable > len(self.examples[:3]) else "")
+        begin = f" (replies begin {shown})" if shown else ""
+        then = (
+            "values it decides are n/a: more than half could not be read"
+            if self.over_limit
+            else "values are computed from the readable ones" + (" (an unreadable judgement counts as no)" if self.what.startswith("yes/no") else "")
+        )
+        return f"{label}: {self.unusable} of {self.replies} {self.what} unreadable from {self.model}{begin}; {then}."
+
+
 # What a number is, so that every table shows it the same way: a rate 0-1 is shown x100,
 # everything else as it is, with its scale named.
 SCALES = {
@@ -152,6 +181,11 @@ class Metric(ABC):
     def caveats(self) -> list[str]:
         """What a reader must know about these numbers (e.g. an approximate entailment backend)."""
         return []
+
+    def failures(self, rows: Sequence[Scored]) -> Failures | None:
+        """Unreadable replies of the model behind this metric, over these rows; None when it asks
+        no model whose replies can fail to parse."""
+        return None
 
     def support(self, rows: Sequence[Scored], dropped: dict[str, int]) -> dict[str, int]:
         """How many things each output is computed over: by default the answers that have it;
@@ -216,6 +250,15 @@ def approximate_entailment(spec: str) -> list[str]:
     if get_entailment(spec).approximate:
         return [f"Entailment by `{spec}`: a rule-based APPROXIMATION of an NLI model, not a model's judgement."]
     return []
+
+
+def entailment_failures(spec: str) -> Failures | None:
+    """Replies an LLM judge (`llm:SPEC`) gave this process that were neither yes nor no."""
+    from kalma.models import get_entailment
+
+    ent = get_entailment(spec)
+    asked = getattr(ent, "asked", 0)
+    return Failures(spec, asked, ent.unreadable, list(ent.examples), "yes/no judgements") if asked else None  # type: ignore[attr-defined]
 
 
 def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:

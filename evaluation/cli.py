@@ -69,18 +69,21 @@ def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False), help="dataset.jsonl")
 @click.option("--answers", required=True, type=click.Path(exists=True, dir_okay=False), help="answers.jsonl")
 @click.option("--kg", "kg_source", default=None, help="Judge answers that carry no KG against this source's subgraphs of the entry's people.")
+@click.option("--model", default=None, help="The model that wrote answers whose lines and header name none (e.g. a file of just entry_id and text).")
 @scoring_options
 @LIMIT
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("--lenient", is_flag=True, help="Exit 0 even when the answers file had corrupt lines, unknown ids, duplicates or reasoning in answer texts.")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
-def evaluate(dataset: str, answers: str, kg_source: str | None, limit: int | None, overwrite: bool, lenient: bool, output: str, **scoring_args: Any) -> None:
+def evaluate(
+    dataset: str, answers: str, kg_source: str | None, model: str | None, limit: int | None, overwrite: bool, lenient: bool, output: str, **scoring_args: Any
+) -> None:
     """Score an answers file: citation quality, alignment, [NA], text quality and more."""
     from .runner import evaluate as run
     from .runner import markdown_table
 
     opts, metrics = scoring(**scoring_args)
-    summary = run(dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite, limit=limit)
+    summary = run(dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite, limit=limit, model=model)
     click.echo(markdown_table(summary))
     click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md")
     if summary.problems and not lenient:

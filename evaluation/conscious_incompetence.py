@@ -24,7 +24,7 @@ from kalma.models import Entailment, get_entailment
 from kalma.verbalize import hypothesis
 
 from .alignment import entailment_label
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, f1, macro, micro, ratio, total
+from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, approximate_entailment, entailment_failures, f1, macro, micro, ratio, total
 
 
 class ConsciousIncompetence(Metric):
@@ -43,6 +43,9 @@ class ConsciousIncompetence(Metric):
 
     def caveats(self) -> list[str]:
         return approximate_entailment(self.options.nli)
+
+    def failures(self, rows: Sequence[Scored]) -> Failures | None:
+        return entailment_failures(self.options.nli)
 
     def support(self, rows: Sequence[Scored], dropped: dict[str, int]) -> dict[str, int]:
         scored = [r for r in rows if "absent" in r.counts]

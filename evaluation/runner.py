@@ -10,6 +10,7 @@ resumed run reports exactly what an uninterrupted one would.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -55,23 +56,28 @@ def evaluate(
     overwrite: bool = False,
     desc: str | None = None,
     limit: int | None = None,
+    model: str | None = None,
+    named: str | None = None,
 ) -> Summary:
     """Score `answers` against `dataset` into `out_dir` (see the module docstring).
 
     `limit` scores the answers to the first `limit` entries only, and says so in every report.
+    `model` names the model of answers whose lines and header name none (`--model`); `named` is
+    what the reports call the answers' model (a submission's model: one name everywhere).
     `stop_after` scores at most that many new answers, then returns (used to test resumption).
     An existing output made from other inputs or settings is refused (`kalma.resume`), or
     started over with `overwrite`.
     """
     options = options or EvalOptions()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir)  # made by the scores file's writer: a run that fails before it leaves no folder
     entry_list = list(read_jsonl(dataset, DatasetEntry, kind="dataset")) if isinstance(dataset, (str, Path)) else list(dataset)
     entries = {e.id: e for e in entry_list}
     problems: list[Problem] = []
+    unnamed: list[str] = []
     if isinstance(answers, (str, Path)):
-        loaded = load_answers(answers, entries)
+        loaded = load_answers(answers, entries, model or named)
         answer_list, problems = loaded.answers, loaded.problems
+        unnamed = [c] if (c := loaded.model_caveat()) else []
     else:
         answer_list = list(answers)
     entry_list, limited = first_entries(entry_list, limit)
@@ -106,6 +112,8 @@ def evaluate(
         for line in limits:
             tqdm.write(f"note: {line}", file=sys.stderr)
     answer_models = sorted({a.model for a in answer_list if not a.meta.get("missing")})
+    if named and answer_models != [named]:
+        answer_models = [f"{named} (the answers say {', '.join(answer_models) or 'nothing'})" if answer_models else named]
 
     run = fingerprint(
         {"dataset": dataset if isinstance(dataset, (str, Path)) else entry_list, "answers": answers if isinstance(answers, (str, Path)) else answer_list},
@@ -153,7 +161,8 @@ def evaluate(
         rows = [done[k] for k in wanted if k in done]
         notices = [a.meta["note"] for a in answer_list if isinstance(a.meta.get("note"), str)]
         from_cache = sum(bool(a.meta.get("cached")) for a in answer_list)
-        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, len(rows) == len(wanted), from_cache)
+        first = unnamed + answer_caveats(answer_list, rows, answer_models)
+        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, len(rows) == len(wanted), from_cache, first)
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
     return summary
@@ -171,6 +180,28 @@ def _attach_kg(answers: list[Answer], entries: dict[str, DatasetEntry], spec: st
         a if a.kg is not None else a.model_copy(update={"kg": KnowledgeGraph(entities=[graphs[q] for q in entries[a.entry_id].people if q in graphs])})
         for a in answers
     ]
+
+
+_KNOWLEDGE_LINE = re.compile(r"\bQ\d+\s*\|[^|\n]*\|")  # `Q1 | entity | relation | value`, the prompt's own lines
+
+
+def answer_caveats(answers: Sequence[Answer], rows: Sequence[AnswerScores], models: Sequence[str]) -> list[str]:
+    """What the answers say of the model before any metric does: most cite nothing (no citation,
+    [NA] or bracket at all), or copy the knowledge lines instead of answering; cut at the token limit."""
+    by_id = {r.answer_id: r for r in rows}
+    written = [(a, by_id.get(a.answer_id())) for a in answers if not a.meta.get("missing")]
+    who = ", ".join(models) or "the model"
+    out = []
+    bare = [a for a, r in written if r is not None and not any(r.markup.get(k, 0) for k in ("citations", "na_marks", "malformed"))]
+    if written and len(bare) / len(written) > 0.5:
+        copied = sum(bool(_KNOWLEDGE_LINE.search(a.text)) for a in bare)
+        how = f"; {copied} of them copy the knowledge list (`QID | entity | relation | value` lines) instead of answering" if copied else ""
+        said = f"{len(bare)} of {len(written)} answers by {who} cite nothing (no citation, [NA] or bracket){how}"
+        out.append(f"{said}: citation figures say little of the model.")
+    cut = sum(a.meta.get("finish_reason") == "length" for a, _ in written)
+    if cut:
+        out.append(f"{cut} of {len(written)} answers by {who} were cut at the token limit (--max-tokens), and are scored as they are.")
+    return out
 
 
 def dataset_limits(entries: Sequence[DatasetEntry], answers: Sequence[Answer], metrics: Sequence[str]) -> list[str]:
@@ -206,21 +237,32 @@ def summarize(
     notices: Sequence[str] = (),
     complete: bool = True,
     from_cache: int = 0,
+    first: Sequence[str] = (),
 ) -> Summary:
     values: dict[str, dict[str, float | None]] = {}
     dropped: dict[str, dict[str, int]] = {}
     support: dict[str, dict[str, int]] = {}
+    failed: dict[str, dict[str, Any]] = {}
+    failure_caveats: list[str] = []
     for m in metrics:
-        own = [Scored(r.values.get(m.name, {}), r.counts.get(m.name, {})) for r in rows]
+        own = [Scored(r.values.get(m.name, {}), r.counts.get(m.name, {}), details=r.details.get(m.name, {})) for r in rows]
         v, d = m.aggregate(own)
         if set(v) != set(m.outputs):  # a renamed key must fail here, not blank a table column downstream
             raise RuntimeError(f"metric {m.name!r} returned {sorted(set(v) ^ set(m.outputs))} against its declared outputs")
+        f = m.failures(own)
+        if f is not None and f.unusable:
+            failed[m.name] = asdict(f) | {"over_limit": f.over_limit}
+            failure_caveats.append(f.caveat("G-Eval" if m.name == "geval" else "Entailment" if "nli" in m.needs else m.name))
+            if f.over_limit:  # never a number from the few replies that parsed
+                v = {k: (x if m.scale(k) == "count" else None) for k, x in v.items()}
         values[m.name] = v
         support[m.name] = m.support(own, d)
         if d:
             dropped[m.name] = d
     caveats = ["INCOMPLETE: not every answer has been scored yet; rerun to resume."] if not complete else []
+    caveats += list(first)  # what the answers themselves say of the model (none named, no citations)
     caveats += [f"Answers: {n}" for n in dict.fromkeys(notices)]  # e.g. the template backend is not a language model
+    caveats += list(dict.fromkeys(failure_caveats))  # a judge whose replies could not be read
     caveats += list(dict.fromkeys(c for m in metrics for c in m.caveats()))
     caveats += list(limits)
     total = {k: sum(r.markup.get(k, 0) for r in rows) for k in MARKUP_TOTALS}
@@ -236,6 +278,7 @@ def summarize(
         scales={m.name: {k: m.scale(k) for k in m.outputs} for m in metrics},
         models={"answers": ", ".join(answer_models) or "none", **models},
         caveats=caveats,
+        failures=failed,
         problems=dict(Counter(p.kind for p in problems)),
         notes=sorted({n for r in rows for n in r.notes.values()}) + [p.message for p in problems],
         provenance=provenance(config=config),

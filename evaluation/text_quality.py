@@ -25,7 +25,7 @@ from kalma.models import GenParams, get_llm
 from kalma.seeds import derive_seed
 from kalma.verbalize import kg_to_text
 
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, mean_std
+from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, mean_std
 
 ASPECTS: dict[str, tuple[str, str]] = {
     "coherence": (
@@ -150,22 +150,36 @@ class TextQuality(Metric):
         for i in range(len(items)):
             values: dict[str, float | None] = {}
             counts: dict[str, int] = {}
+            unreadable: list[str] = []
             for aspect in ASPECTS:
                 gens = per[(i, aspect)]
                 scores = [parse_score(g.text) for g in gens]
+                unreadable += [g.text[:24] for g, x in zip(gens, scores) if x is None]
                 valid = [float(x) for x in scores if x is not None]
                 weighted = [w for g, x in zip(gens, scores) if x is not None and (w := weighted_score(g.logprobs)) is not None]
                 values[aspect], values[f"{aspect}_sample_std"] = mean_std(valid)
                 values[f"{aspect}_weighted"] = mean_std(weighted)[0]
                 counts[f"{aspect}_valid"] = len(valid)
                 counts[f"{aspect}_invalid"] = len(scores) - len(valid)
-            out.append(Scored(values, counts))
+            out.append(Scored(values, counts, details={"unreadable": unreadable[:2]} if unreadable else {}))
         return out
+
+    def failures(self, rows: Sequence[Scored]) -> Failures | None:
+        asked = sum(r.counts.get(f"{a}_valid", 0) + r.counts.get(f"{a}_invalid", 0) for r in rows for a in ASPECTS)
+        bad = sum(r.counts.get(f"{a}_invalid", 0) for r in rows for a in ASPECTS)
+        examples = [e for r in rows for e in r.details.get("unreadable", [])]
+        return Failures(self.options.judge or "none", asked, bad, examples, "ratings") if asked else None
 
     def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         values: dict[str, float | None] = {}
         dropped: dict[str, int] = {}
         for aspect in ASPECTS:
+            valid = sum(r.counts.get(f"{aspect}_valid", 0) for r in rows)
+            invalid = sum(r.counts.get(f"{aspect}_invalid", 0) for r in rows)
+            if Failures("", valid + invalid, invalid).over_limit:  # a number from the few that parsed would mislead
+                values.update({f"{aspect}_{k}": None for k in ("mean", "std_across_answers", "std", "weighted_mean")})
+                values[f"{aspect}_invalid"], dropped[f"{aspect}_mean"] = float(invalid), len(rows)
+                continue
             scored = [(r, v) for r in rows if (v := r.values.get(aspect)) is not None]
             vals = [v for _, v in scored]
             values[f"{aspect}_mean"], values[f"{aspect}_std_across_answers"] = mean_std(vals)

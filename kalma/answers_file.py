@@ -18,6 +18,7 @@ from .models.base import leading_reasoning
 from .schema import Answer
 
 PROBLEM_KINDS = ("corrupt_line", "unknown_id", "duplicate", "missing", "reasoning_in_text")
+UNKNOWN_MODEL = "unknown"
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,16 @@ class AnswersFile:
     header: dict[str, Any] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # answer id -> line
+    unnamed: int = 0  # answers whose model neither the line, the header nor the caller named
+
+    def model_caveat(self) -> str | None:
+        """What every report says when some answers name no model."""
+        if not self.unnamed:
+            return None
+        return (
+            f"{self.unnamed} of {len(self.answers)} answers name no model (not in their lines, the file's header or --model): "
+            f"recorded as {UNKNOWN_MODEL!r}; pass --model to say which model wrote them"
+        )
 
     def counts(self) -> dict[str, int]:
         c = Counter(p.kind for p in self.problems)
@@ -48,13 +59,30 @@ class AnswersFile:
         return {run: miss for run in runs if (miss := [e for e in entry_ids if (run, e) not in have])}
 
 
-def load_answers(path: str | Path, entry_ids: Collection[str]) -> AnswersFile:
+def header_model(header: dict[str, Any]) -> str | None:
+    """The model a file's header names: its submission's, else the LLM `kalma answer` ran."""
+    sub, config = header.get("submission"), header.get("provenance", {}).get("config")
+    for found in ((sub or {}).get("model") if isinstance(sub, dict) else None, (config or {}).get("llm") if isinstance(config, dict) else None):
+        if isinstance(found, str) and found.strip():
+            return found.strip()
+    return None
+
+
+def load_answers(path: str | Path, entry_ids: Collection[str], model: str | None = None) -> AnswersFile:
     """Valid answers of `path` plus one `Problem` per corrupt line, unknown entry id, duplicate,
-    and answer whose text opens with a reasoning model's thoughts (kept, and flagged)."""
+    and answer whose text opens with a reasoning model's thoughts (kept, and flagged).
+
+    Only `entry_id` and `text` are needed: what describes a run is metadata. An answer's model
+    is its line's, else the one the header names, else `model` (the caller's `--model`), else
+    `unknown`, counted in `unnamed` so that reports say so."""
     res = read_jsonl(path, Answer, kind="answers", strict=False)
     out = AnswersFile(answers=[], header=res.header, problems=[Problem("corrupt_line", str(e)) for e in res.errors])
     ids = set(entry_ids)
+    fallback = header_model(res.header) or (model.strip() if model and model.strip() else None)
     for a, line in zip(res.records, res.lines):
+        if not a.model.strip():
+            a.model = fallback or UNKNOWN_MODEL
+            out.unnamed += fallback is None
         if a.entry_id not in ids:
             out.problems.append(Problem("unknown_id", f"{path}:{line}: field 'entry_id': unknown entry id {a.entry_id!r} (not in the dataset); answer skipped"))
             continue

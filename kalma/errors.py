@@ -31,6 +31,23 @@ class BackendError(KalmaError):
     """A model backend failed (missing weights, refused request); secrets masked."""
 
 
+class HubMissing(BackendError):
+    """A hub id neither cached here nor reachable. Its hint is the spec the user typed with a
+    folder in place of the id: every `kalma.models` getter it passes through sets `spec`, so the
+    outermost one (`llm:hf:ID`, not the inner `hf:ID`) is what the user reads."""
+
+    def __init__(self, ref: str, why: str, spec: str | None = None):
+        super().__init__(why)
+        self.ref, self.why, self.spec = ref, why, spec or f"hf:{ref}"
+
+    def __str__(self) -> str:
+        folder = "/models/" + self.ref.rpartition("/")[2]
+        return (
+            f"cannot load the model {self.ref!r}: {self.why}; download it where there is network (`hf download {self.ref}`, into HF_HOME "
+            f"or a folder) and pass the folder in its place, e.g. {self.spec.replace(self.ref, folder, 1)}"
+        )
+
+
 _SECRET_ENV = ("OPENAI_API_KEY", "KALMA_COMPAT_API_KEY", "OPENAI_ADMIN_KEY")
 
 

@@ -1,12 +1,15 @@
 """Exclusive outputs: one writer per output file, and a second one fails at once.
 
 Two runs appending to one file would interleave, double and corrupt rows. Every output is
-opened under an OS file lock (`filelock`, released by the kernel if the holder dies), and the
-holder writes who it is beside the lock so the refusal can name it.
+opened under an OS file lock (`flock`, released by the kernel if the holder dies), and the
+holder writes who it is beside the lock so the refusal can name it. The lock file is removed
+on release, so nothing is left beside a finished output: a waiter that locked the file just
+as it was unlinked sees that its inode is no longer the path's and tries again.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import socket
@@ -14,8 +17,6 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
-
-from filelock import FileLock, Timeout
 
 from .errors import OutputLocked
 
@@ -27,22 +28,46 @@ def lock_paths(output: str | Path) -> tuple[Path, Path]:
     return p.with_name(f".{p.name}.lock"), p.with_name(f".{p.name}.lock.owner")
 
 
+def try_lock(path: Path) -> int | None:
+    """An fd holding an exclusive lock on `path` (created if missing), or None when another
+    process holds it. The fd is kept only if `path` still names the locked inode."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the holder removed it between our open and our lock: take the new one
+
+
+def unlock(path: Path, fd: int) -> None:
+    """Remove the lock file, then release it: a waiter on the old inode retries on a new one."""
+    try:
+        path.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
 class OutputLock:
     """`with OutputLock(path):` holds `path` exclusively, or raises OutputLocked naming the holder."""
 
     def __init__(self, output: str | Path):
         self.output = Path(output)
         self.lock_file, self.owner_file = lock_paths(output)
-        self._lock: FileLock | None = None
+        self._fd: int | None = None
 
     def acquire(self) -> OutputLock:
         self.lock_file.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.lock_file), timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise OutputLocked(f"{self.output} is being written by another run ({self.holder()}); wait for it to finish or write to another output") from None
-        self._lock = lock
+        fd = try_lock(self.lock_file)
+        if fd is None:
+            raise OutputLocked(f"{self.output} is being written by another run ({self.holder()}); wait for it to finish or write to another output")
+        self._fd = fd
         note = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -60,10 +85,10 @@ class OutputLock:
             return "holder unknown"
 
     def release(self) -> None:
-        if self._lock is not None:
+        if self._fd is not None:
             self.owner_file.unlink(missing_ok=True)
-            self._lock.release()
-            self._lock = None
+            unlock(self.lock_file, self._fd)
+            self._fd = None
 
     def __enter__(self) -> OutputLock:
         return self.acquire()

@@ -40,7 +40,10 @@ def source_commit() -> str | None:
         return None
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=10).stdout
+        # --no-optional-locks: asking must not refresh the index, i.e. write into the user's .git
+        dirty = subprocess.run(
+            ["git", "--no-optional-locks", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=10
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("+dirty" if dirty.strip() else "")

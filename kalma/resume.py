@@ -152,6 +152,9 @@ class ResumableOutput(Generic[R]):
         self.resumed = False
         self._lock = OutputLock(self.path)
         self._writer: JsonlWriter | None = None
+        self._written = 0
+        # folders this run creates: a run that fails before its first row takes them away again
+        self._new_dirs = [p for p in (self.path.parent, *self.path.parent.parents) if not p.exists()]
 
     def __enter__(self) -> ResumableOutput[R]:
         self._lock.acquire()
@@ -193,11 +196,20 @@ class ResumableOutput(Generic[R]):
     def write(self, record: R) -> None:
         assert self._writer is not None
         self._writer.write(record)
+        self._written += 1
         self.done.add(self.key(record))
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         try:
             if self._writer is not None:
                 self._writer.close()
+            if e is not None and not self.resumed and not self._written and self._writer is not None:
+                self.path.unlink(missing_ok=True)  # a header and nothing else: a failure leaves no trace
         finally:
             self._lock.release()
+        if e is not None and not self.resumed and not self._written:
+            for folder in self._new_dirs:  # innermost first; only the empty ones
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break

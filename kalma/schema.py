@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 FORMAT_VERSION = 3  # 2: EntityGraph.property_aliases; 3: scores and summaries per metric
 # (version 1 and 2 datasets, answers and KGs still read; no output of another version is resumed)
@@ -247,7 +247,7 @@ class RemovedRecord(Record):
 class Answer(Record):
     entry_id: str
     text: str
-    model: str
+    model: str = Field(default="", description="who wrote it; metadata only: a file of just entry_id and text is read (kalma.answers_file)")
     setting: Setting = "specific"
     settings: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None
@@ -255,6 +255,20 @@ class Answer(Record):
     absent: list[Triple] | None = Field(default=None, description="knowledge removed from the KG for the [NA] metrics")
     run: str = Field(default="", description="distinguishes several answers to one entry (seed, ablation)")
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _foreign_fields(cls, data: Any) -> Any:
+        """Fields other systems add (`question`, `docs`, `id`…) describe their run: kept under
+        `meta`, never a reason to refuse the answer."""
+        if not isinstance(data, dict):
+            return data
+        extra = {k: v for k, v in data.items() if k not in cls.model_fields}
+        if not extra:
+            return data
+        meta = data.get("meta", {})
+        own = {k: v for k, v in data.items() if k in cls.model_fields}
+        return {**own, "meta": {**extra, **meta}} if isinstance(meta, dict) else own  # a meta that is no object fails as itself
 
     def answer_id(self) -> str:
         return f"{self.entry_id}#{self.run}" if self.run else self.entry_id
@@ -315,6 +329,9 @@ class Summary(Record):
     models: dict[str, str] = Field(default_factory=dict)
     caveats: list[str] = Field(
         default_factory=list, description="what a reader must know before any number: approximations, template answers, what the dataset cannot support"
+    )
+    failures: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="per metric: unreadable replies of the model behind it (model, replies, unusable, examples, over_limit)"
     )
     problems: dict[str, int] = Field(default_factory=dict, description="problems of the answers file, by kind (kalma.answers_file.PROBLEM_KINDS)")
     notes: list[str] = Field(default_factory=list)

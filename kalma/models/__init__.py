@@ -63,7 +63,13 @@ def _get(registry: Registry[Any], spec: str) -> Any:
     files = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in spec_paths(spec) if p.is_file())
     key = (registry.group, spec, *files)
     if key not in _instances:
-        _instances[key] = registry.build(spec)
+        from ..errors import HubMissing
+
+        try:
+            _instances[key] = registry.build(spec)
+        except HubMissing as missing:  # its hint is the spec as given, with a folder for the id
+            missing.spec = spec
+            raise
     return _instances[key]
 
 

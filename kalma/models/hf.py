@@ -68,20 +68,20 @@ def hub_ready(ref: str) -> None:
 
     from huggingface_hub import constants, try_to_load_from_cache
 
-    from ..errors import BackendError
-
     if os.path.isdir(os.path.expanduser(ref)) or isinstance(try_to_load_from_cache(ref, "config.json"), str):
         return
-    fix = f"download it where there is network (`hf download {ref}`, into HF_HOME or a folder) and pass the folder, e.g. hf:/models/{ref.rpartition('/')[2]}"
+    from ..errors import HubMissing
+
     if constants.HF_HUB_OFFLINE:
-        raise BackendError(f"cannot load the model {ref!r}: it is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {fix}")
+        raise HubMissing(ref, "it is not in the local Hugging Face cache and HF_HUB_OFFLINE is set")
     endpoint = urlsplit(constants.ENDPOINT)
     try:
         socket.create_connection((endpoint.hostname or "", endpoint.port or (443 if endpoint.scheme == "https" else 80)), timeout=3).close()
     except OSError as exc:
-        raise BackendError(
-            f"cannot load the model {ref!r}: it is not in the local Hugging Face cache and {constants.ENDPOINT} cannot be reached "
-            f"({exc.strerror or type(exc).__name__}); {fix}; set HF_HUB_OFFLINE=1 to skip the hub"
+        raise HubMissing(
+            ref,
+            f"it is not in the local Hugging Face cache and {constants.ENDPOINT} cannot be reached ({exc.strerror or type(exc).__name__}) "
+            "(set HF_HUB_OFFLINE=1 to skip the hub)",
         ) from None
 
 

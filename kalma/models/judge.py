@@ -27,6 +27,8 @@ class LLMJudgeEntailment(Entailment):
         self.llm = llm
         self.spec = f"llm:{llm.spec}"
         self.batch_size = max(1, llm.batch_size)
+        # replies this process asked for and could not read (neither yes nor no): reports say how many
+        self.asked, self.unreadable, self.examples = 0, 0, []  # type: tuple[int, int, list[str]]
 
     def cache_identity(self) -> str | None:
         """The judging LLM's: what it keys its own answers by (a server's model card, a folder's content)."""
@@ -52,5 +54,9 @@ class LLMJudgeEntailment(Entailment):
                     out.append(yes / (yes + no))
                     continue
             word = gen.text.strip().lower()
-            out.append(1.0 if word.startswith("yes") else 0.0)
+            self.asked += 1
+            if not word.startswith(("yes", "no")):
+                self.unreadable += 1
+                self.examples = (self.examples + [gen.text[:24]])[:5]
+            out.append(1.0 if word.startswith("yes") else 0.0)  # an unreadable reply counts as no, and is reported
         return out
