@@ -8,12 +8,14 @@ already written, so a killed run resumes without losing or doubling rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from tqdm import tqdm
 
+from kalma.errors import BackendError
 from kalma.kg import open_source
 from kalma.models import GenParams, get_llm
 from kalma.nlp import DEFAULT_SPACY
@@ -37,7 +39,6 @@ class BaselineConfig:
     top_p: float = 1.0
     max_tokens: int = 256
     spacy_model: str = DEFAULT_SPACY
-    batch: int = 16
     limit: int | None = None  # the first N entries only (`--limit`)
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -115,40 +116,44 @@ def answer_dataset(
         bar = tqdm(total=len(jobs), desc=f"answer: {desc or cfg.llm}", unit="answer", disable=not progress)
         cut = 0  # answers the token limit ended: scored as they are, so the report says how many
         cached = 0  # answers the call cache served: a report says how many did not come from the model now
-        for start in range(0, len(jobs), cfg.batch):
-            chunk = jobs[start : start + cfg.batch]
-            # one call per (seed, temperature) group keeps the parameters uniform within a batch
-            for key in dict.fromkeys((j[3], j[4]) for j in chunk):
-                group = [j for j in chunk if (j[3], j[4]) == key]
-                params = GenParams(temperature=key[1], top_p=cfg.top_p, max_tokens=cfg.max_tokens, seed=key[0])
-                gens = llm.chat_many([build_messages(e.question(cfg.setting), kg) for e, kg, *_ in group], params)
-                for (e, kg, trace, seed, temp, run_label), gen in zip(group, gens):
-                    cut += gen.finish_reason == "length"
-                    cached += gen.cached
-                    output.write(
-                        Answer(
-                            entry_id=e.id,
-                            text=gen.text,
-                            model=llm.spec,
-                            setting=cfg.setting,
-                            seed=seed,
-                            kg=kg,
-                            run=run_label,
-                            absent=given[e.id][1] if given is not None else e.absent_from(kg),
-                            settings={"temperature": temp, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION, "kg_source": cfg.kg},
-                            meta={
-                                "retrieval": trace,
-                                **({"note": llm.label_note} if llm.label_note else {}),
-                                "usage": {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens, "cost_usd": gen.cost_usd},
-                                **({"finish_reason": gen.finish_reason} if gen.finish_reason else {}),
-                                **({"reasoning": gen.reasoning} if gen.reasoning else {}),
-                                **({"system_fingerprint": gen.system_fingerprint} if gen.system_fingerprint else {}),
-                                **({"cached": True} if gen.cached else {}),
-                            },
+        # one call per (seed, temperature): the parameters are uniform within it; each answer is
+        # written as it arrives, so a run killed midway keeps every answer the model gave
+        written = 0
+        try:
+            with closing(bar):  # closed before any error is printed, never glued to its line
+                for key in dict.fromkeys((j[3], j[4]) for j in jobs):
+                    group = [j for j in jobs if (j[3], j[4]) == key]
+                    params = GenParams(temperature=key[1], top_p=cfg.top_p, max_tokens=cfg.max_tokens, seed=key[0])
+                    for i, gen in llm.chat_stream([build_messages(e.question(cfg.setting), kg) for e, kg, *_ in group], params):
+                        e, kg, trace, seed, temp, run_label = group[i]
+                        cut += gen.finish_reason == "length"
+                        cached += gen.cached
+                        output.write(
+                            Answer(
+                                entry_id=e.id,
+                                text=gen.text,
+                                model=llm.spec,
+                                setting=cfg.setting,
+                                seed=seed,
+                                kg=kg,
+                                run=run_label,
+                                absent=given[e.id][1] if given is not None else e.absent_from(kg),
+                                settings={"temperature": temp, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION, "kg_source": cfg.kg},
+                                meta={
+                                    "retrieval": trace,
+                                    **({"note": llm.label_note} if llm.label_note else {}),
+                                    "usage": {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens, "cost_usd": gen.cost_usd},
+                                    **({"finish_reason": gen.finish_reason} if gen.finish_reason else {}),
+                                    **({"reasoning": gen.reasoning} if gen.reasoning else {}),
+                                    **({"system_fingerprint": gen.system_fingerprint} if gen.system_fingerprint else {}),
+                                    **({"cached": True} if gen.cached else {}),
+                                },
+                            )
                         )
-                    )
-            bar.update(len(chunk))
-        bar.close()
+                        bar.update(1)
+                        written += 1
+        except BackendError as exc:  # say what is kept: a rerun asks only for the rest
+            raise BackendError(f"{exc}; {written} of {len(jobs)} answers were written to {out}: run the same command again to resume") from None
     return {
         **({"limited": limited} if limited else {}),
         **report,

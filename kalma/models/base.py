@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -62,15 +62,6 @@ class Generation:
         return cls(**{**d, "logprobs": [TokenLogprob(**t) for t in lps] if lps is not None else None})
 
 
-class PartialBatch(Exception):
-    """Raised by a backend whose batch partly failed: `done` maps positions in the batch to the
-    results that did arrive (paid API calls), so they are cached before `error` propagates."""
-
-    def __init__(self, done: dict[int, Any], error: BaseException):
-        super().__init__(str(error))
-        self.done, self.error = done, error
-
-
 def cached_batches(
     namespace: str,
     keys: Sequence[str],
@@ -105,12 +96,7 @@ def cached_batches(
     fresh: dict[str, Any] = {}
     for group in groups:
         chunk = [todo[i] for i in group]
-        try:
-            batch = dict(zip([k for k, _ in chunk], compute([work[i] for i in group])))
-        except PartialBatch as partial:
-            if store:  # keep what arrived (paid calls), then fail
-                cache.put_many(namespace, {chunk[i][0]: v for i, v in partial.done.items()})
-            raise partial.error from None
+        batch = dict(zip([k for k, _ in chunk], compute([work[i] for i in group])))
         fresh.update(batch)
         if store:  # stored batch by batch: a failure later loses nothing computed before it
             cache.put_many(namespace, batch)
@@ -177,24 +163,48 @@ class LLM(Component):
     def _generate(self, batch: Sequence[Any], params: GenParams) -> list[Generation]:
         """Answer a batch of prepared chats (`_prepare`: the chats themselves by default)."""
 
-    def chat_many(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> list[Generation]:
-        """Answer many chats: cached answers are reused, the rest batched through the backend."""
+    def _generate_stream(self, batch: Sequence[Any], params: GenParams) -> Iterator[tuple[int, Generation]]:
+        """(position in the batch, answer) as each arrives; a backend answering one request at a
+        time (a server) overrides this, so that a failure loses none that came back before it."""
+        yield from enumerate(self._generate(batch, params))
+
+    def chat_stream(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> Iterator[tuple[int, Generation]]:
+        """(position, answer) for every chat, cached ones first, then each new one as the backend
+        returns it, stored in the cache at once: a run killed or failing midway keeps every answer
+        that arrived. Identical chats are asked once."""
+        cache = cache or get_cache()
         identity = self.cache_identity() if params.cacheable else None
         keys = [make_key("llm", type(self).__name__, identity or self.spec, asdict(params), c) for c in chats]
-        served: set[str] = set()
-        out = cached_batches(
-            "llm",
-            keys,
-            list(chats),
-            lambda batch: [g.to_json() for g in self._generate(batch, params)],
-            self.batch_size,
-            cache,
-            store=identity is not None,
-            plan=self._plan,
-            prepare=self._prepare,
-            served=served,
-        )
-        return [replace(split_reasoning(Generation.from_json(g)), cached=k in served) for g, k in zip(out, keys)]
+        where: dict[str, list[int]] = {}
+        for i, k in enumerate(keys):
+            where.setdefault(k, []).append(i)
+        found = cache.get_many(list(where)) if identity is not None else {}
+        cache.hits += sum(len(where[k]) for k in found)
+        for k, value in found.items():
+            gen = replace(split_reasoning(Generation.from_json(value)), cached=True)
+            for i in where[k]:
+                yield i, gen
+        todo = [k for k in where if k not in found]
+        cache.misses += len(todo)
+        if not todo:
+            return
+        work = self._prepare([chats[where[k][0]] for k in todo])
+        groups = self._plan(work) or [list(range(i, min(i + self.batch_size, len(todo)))) for i in range(0, len(todo), self.batch_size)]
+        for group in groups:
+            for j, gen in self._generate_stream([work[i] for i in group], params):
+                k = todo[group[j]]
+                if identity is not None:
+                    cache.put_many("llm", {k: gen.to_json()})
+                gen = split_reasoning(gen)
+                for i in where[k]:
+                    yield i, gen
+
+    def chat_many(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> list[Generation]:
+        """Answer many chats, in order: cached answers are reused, the rest batched through the backend."""
+        out: list[Generation | None] = [None] * len(chats)
+        for i, gen in self.chat_stream(chats, params, cache=cache):
+            out[i] = gen
+        return [g for g in out if g is not None]
 
     def chat(self, messages: list[Message], params: GenParams = GenParams()) -> Generation:
         return self.chat_many([messages], params)[0]

@@ -9,9 +9,14 @@ A key that a server echoes back in an error message is masked before the error g
 Cached answers are keyed by what the server says it serves (`cache_identity`), so a server
 restarted under the same URL and name with another model behind it is never answered from
 the cache of the first.
+A server that reports nothing but the model's name (llama.cpp's Python server) cannot tell
+one GGUF from another: its answers are cached only under an identity the user vouches for,
+`openai-compatible:URL:NAME,identity=…` (e.g. the GGUF file's name and digest).
 The client retries 429 and 5xx answers itself, honouring Retry-After. Up to `concurrency`
-requests are in flight at once (32 for a compatible server, 8 for OpenAI; KALMA_CONCURRENCY),
-answers come back in input order, and each is kept as it arrives.
+requests are in flight at once (32 for a compatible server, 8 for OpenAI; KALMA_CONCURRENCY);
+a server that runs one request at a time (llama.cpp's Python server) wants `concurrency=1`.
+Each answer is handed on and cached as it arrives. A server that refuses the connection is
+said in one line at once, not after rounds of retries.
 """
 
 from __future__ import annotations
@@ -19,12 +24,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+import socket
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import BackendError, mask_secrets
-from .base import LLM, Generation, GenParams, Message, PartialBatch, TokenLogprob
+from .base import LLM, Generation, GenParams, Message, TokenLogprob
 
 OPENAI_API = "https://api.openai.com/v1"
 _COMPAT_RE = re.compile(r"^(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(.+)$")
@@ -42,10 +49,28 @@ def parse_compatible(arg: str) -> tuple[str, str]:
     return m.group(1), m.group(2)
 
 
-def compatible(argument: str, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0) -> OpenAIChat:
-    """`openai-compatible:<base_url>:<model>`: a vLLM, TGI or llama.cpp server."""
+def compatible(argument: str, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0, identity: str | None = None) -> OpenAIChat:
+    """`openai-compatible:<base_url>:<model>`: a vLLM, TGI or llama.cpp server. `identity` is what
+    the user vouches the server runs (cached answers are keyed by it, over what /models says)."""
     base, model = parse_compatible(argument)
-    return OpenAIChat(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout)
+    return OpenAIChat(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout, identity=identity)
+
+
+def reachable(base_url: str, spec: str) -> None:
+    """Fail in one line, within seconds, when nothing answers at `base_url`: a refused connection
+    or an unknown host is no reason for the client's rounds of retries."""
+    from ..errors import BackendError
+
+    url = urlsplit(base_url)
+    host, port = url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+    except ConnectionRefusedError:
+        raise BackendError(f"{spec}: nothing answers at {base_url} (connection refused); is the server running?") from None
+    except socket.gaierror as exc:
+        raise BackendError(f"{spec}: cannot resolve {host} ({exc.strerror}); is this machine online?") from None
+    except OSError as exc:
+        raise BackendError(f"{spec}: cannot reach {base_url} ({exc.strerror or type(exc).__name__}); is this machine online?") from None
 
 
 def prices() -> dict[str, tuple[float, float]]:
@@ -55,8 +80,17 @@ def prices() -> dict[str, tuple[float, float]]:
 
 
 class OpenAIChat(LLM):
-    def __init__(self, model: str, base_url: str | None = None, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0):
-        self.model, self.base_url = model, base_url
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        *,
+        concurrency: int | None = None,
+        max_retries: int = 5,
+        timeout: float = 120.0,
+        identity: str | None = None,
+    ):
+        self.model, self.base_url, self.identity = model, base_url, identity
         self.spec = f"openai-compatible:{base_url}:{model}" if base_url else f"openai:{model}"
         # Requests in flight at once: a local vLLM/TGI server batches what it is sent, so it is
         # given many; OpenAI's API fewer. KALMA_CONCURRENCY overrides both. 429s and Retry-After
@@ -106,6 +140,8 @@ class OpenAIChat(LLM):
         return self._identity[1]
 
     def _ask_identity(self) -> tuple[str | None, str]:
+        if self.identity:  # the user's word, over whatever the server says
+            return f"{self.spec}|identity={self.identity}", f"cached by the identity given: {self.identity}"
         client = self.client()
         try:
             # one retry at most: a server that does not answer this is not cached, and says so
@@ -120,7 +156,7 @@ class OpenAIChat(LLM):
         if not chosen and fields.get("created") is not None:
             chosen = {"created": fields["created"], "owned_by": fields.get("owned_by")}
         if not chosen:
-            return None, f"not cached: /models gives no root, meta or creation time for {self.model!r}"
+            return None, f"not cached: /models gives no root, meta or creation time for {self.model!r} (say what it serves with ,identity=…)"
         ident = json.dumps(chosen, sort_keys=True, default=str)
         return f"{self.spec}|{ident}", f"cached by /models: {ident[:300]}"
 
@@ -140,6 +176,8 @@ class OpenAIChat(LLM):
         try:
             resp = client.chat.completions.create(**kwargs, extra_headers=self._headers)
         except Exception as exc:  # noqa: BLE001 - re-raised with any echoed key masked
+            if type(exc).__name__ == "APIConnectionError":  # the server went away mid-run: say so plainly
+                reachable(self.base_url or OPENAI_API, self.spec)
             raise BackendError(f"{self.spec}: {type(exc).__name__}: {mask_secrets(str(exc))}") from None
         choice = resp.choices[0]
         lps = None
@@ -164,16 +202,26 @@ class OpenAIChat(LLM):
         )
 
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
-        done: dict[int, Generation] = {}
+        found = dict(self._generate_stream(batch, params))
+        return [found[i] for i in range(len(batch))]
+
+    def _generate_stream(self, batch: Sequence[list[Message]], params: GenParams) -> Iterator[tuple[int, Generation]]:
+        """Up to `concurrency` requests in flight; each answer handed on as it arrives. The first
+        failure is raised once the requests in flight have ended, their answers handed on first."""
         error: BaseException | None = None
         self.client()  # one client (and connection pool) for all the threads
+        reachable(self.base_url or OPENAI_API, self.spec)  # a server that is not there: one line now, not after rounds of retries
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = {pool.submit(self._one, m, params): i for i, m in enumerate(batch)}
             for fut in as_completed(futures):
                 try:
-                    done[futures[fut]] = fut.result()
-                except Exception as exc:  # noqa: BLE001 - re-raised below, after the others are kept
-                    error = error or exc
+                    gen = fut.result()
+                except Exception as exc:  # noqa: BLE001 - raised below, after the others are handed on
+                    if error is None:
+                        error = exc
+                        for other in futures:  # nothing new is sent once one has failed
+                            other.cancel()
+                    continue
+                yield futures[fut], gen
         if error is not None:
-            raise PartialBatch({i: g.to_json() for i, g in done.items()}, error)
-        return [done[i] for i in range(len(batch))]
+            raise error
