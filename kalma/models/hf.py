@@ -40,12 +40,20 @@ PAD_MULTIPLE = 8
 def loading(path: str) -> Iterator[None]:
     """A model that cannot be loaded (no such path, no hub access, not a model) is a
     BackendError naming it, not a traceback."""
+    import transformers
+
     from ..errors import BackendError, one_line
 
+    # a bar that fills in a second ("Loading weights") says nothing a user can act on
+    bars = transformers.utils.logging.is_progress_bar_enabled()
+    transformers.utils.logging.disable_progress_bar()
     try:
         yield
     except (OSError, ValueError) as exc:
         raise BackendError(f"cannot load the model {path!r} ({one_line(exc)})") from None
+    finally:
+        if bars:
+            transformers.utils.logging.enable_progress_bar()
 
 
 def model_ref(path: str) -> str:
@@ -378,6 +386,8 @@ def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: 
     applied as transformers' warpers apply them, so the scores are the same."""
     import torch
 
+    from .shared_prefix import cache_arg, cache_of
+
     rows = enc["input_ids"].shape[0]
     gens = [torch.Generator(device=model.device).manual_seed(s) for s in seeds]
     mask = enc["attention_mask"]
@@ -387,8 +397,8 @@ def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: 
     fill = pad if pad is not None else (eos if eos is not None else 0)
     tokens, scores = [], []
     for _ in range(params.max_tokens):
-        out = model(input_ids=current, attention_mask=mask, position_ids=positions, past_key_values=past, use_cache=True, logits_to_keep=1)
-        past = out.past_key_values
+        out = model(input_ids=current, attention_mask=mask, position_ids=positions, **cache_arg(model, past), use_cache=True, logits_to_keep=1)
+        past = cache_of(out)
         logits = out.logits[:, -1, :].float() / params.temperature
         if params.top_p < 1.0:  # keep the smallest set of tokens whose probability reaches top_p
             ordered, order = torch.sort(logits, descending=False)

@@ -18,6 +18,8 @@ log-probs equal the plain padded path within float rounding (tests compare them 
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,6 +27,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Ids = tuple[int, ...]
+
+
+def cache_arg(model: Any, cache: Any) -> dict[str, Any]:
+    """The KV cache as the model's forward takes it: `cache` in transformers 5.x (which warns at
+    every call given the old name), `past_key_values` before."""
+    new: bool = _new_cache_api(type(model))  # type: ignore[arg-type]
+    return {"cache" if new else "past_key_values": cache}
+
+
+def cache_of(out: Any) -> Any:
+    """The KV cache a forward pass returned, read by its current name where it has one."""
+    return out["cache"] if "cache" in out.keys() else out.past_key_values
+
+
+@functools.cache
+def _new_cache_api(cls: Any) -> bool:
+    return "cache" in inspect.signature(cls.forward).parameters
 
 
 @dataclass(frozen=True)
@@ -280,7 +299,7 @@ class SharedPrefixRunner:
         out = self.model(
             input_ids=torch.tensor([ids[begin:end]], device=self.model.device),
             position_ids=torch.arange(begin, end, device=self.model.device).unsqueeze(0),
-            past_key_values=cache,
+            **cache_arg(self.model, cache),
             use_cache=True,
             logits_to_keep=torch.tensor([p - begin for p in keep], device=self.model.device),
         )
@@ -294,7 +313,7 @@ class SharedPrefixRunner:
             for i in members:
                 if begin >= reqs[i].start:
                     values[i][begin] = float(parent.row[ids[begin]])
-        return _State(out.past_key_values, logp[-1])
+        return _State(cache_of(out), logp[-1])
 
     def _leaf_batches(self, reqs: Sequence[Request], rows: list[_Row]) -> list[list[_Row]]:
         """Rows of every node, by prefix length then own length, in batches within the token
@@ -333,7 +352,7 @@ class SharedPrefixRunner:
             input_ids=torch.tensor([list(s) + [self.pad_id] * (width - len(s)) for s in suffixes], device=device),
             attention_mask=mask,
             position_ids=torch.stack([torch.arange(r.end, r.end + width, device=device) for r in batch]),
-            past_key_values=cache,
+            **cache_arg(self.model, cache),
             use_cache=True,
             logits_to_keep=torch.tensor(keep, device=device),
         )
@@ -347,7 +366,7 @@ class SharedPrefixRunner:
                 found.tops[r.i] = _top(logp[row, column[len(s) - 1]], reqs[r.i].top)
         rows = [row for row, r in enumerate(batch) if reqs[r.i].decode]
         if rows:  # decoded later, with every other prompt's rows: one decoding step serves them all
-            decoding = out.past_key_values
+            decoding = cache_of(out)
             picked = torch.tensor(rows, device=device)
             decoding.batch_select_indices(picked)
             last = torch.stack([logp[row, column[len(suffixes[row]) - 1]] for row in rows])
@@ -397,12 +416,12 @@ class SharedPrefixRunner:
                 input_ids=chosen[:, None],
                 attention_mask=mask if cache.__class__.__name__ == "StaticCache" else mask[:, : width + step + 1],
                 position_ids=(position + step)[:, None],
-                past_key_values=cache,
+                **cache_arg(self.model, cache),
                 cache_position=torch.tensor([width + step], device=device),
                 use_cache=True,
                 logits_to_keep=1,
             )
-            cache = out.past_key_values
+            cache = cache_of(out)
             logp = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
 
 
