@@ -303,8 +303,8 @@ def _parse_lines(text: str, vocab: Vocabulary, offset: int) -> tuple[list[Citati
     for tok, nxt in zip(starts, starts[1:] + [None]):
         qid = tok.group(1).upper()
         fields = text[tok.end() : nxt.start() if nxt else len(text)].rstrip(" \t\n;,").split("|")
-        if len(fields) not in (2, 3):
-            errors.append(MarkupError("pipe_fields", f"{qid} |{'|'.join(fields)}", offset))
+        if len(fields) not in (2, 3):  # a run of them is one counted error: `Q3 | Q3 | …` stays bounded
+            _count(errors, "pipe_fields", f"{qid} |{'|'.join(fields)}", offset)
             continue
         name = fields[0].strip() if len(fields) == 3 else ""
         _add_citation(citations, errors, qid, fields[-2], fields[-1], name, vocab, offset)
@@ -339,7 +339,7 @@ def _glue_known_values(pairs: list[_Pair], body: str, vocab: Vocabulary) -> list
     i = 0
     while i < len(pairs):
         cur, best = pairs[i], i
-        candidates = vocab.comma_values(cur.label, cur.parts[0]) if len(pairs) > i + 1 else []
+        candidates = vocab.comma_values(_unquote(cur.label), cur.parts[0]) if len(pairs) > i + 1 else []  # `"a": 0,:` glues as `a: 0,:`
         if candidates:
             begin = cur.start
             while begin < cur.end and body[begin].isspace():

@@ -369,6 +369,17 @@ def test_every_citation_style_parses_back_to_the_same_facts(case):
     assert all(s.clean.startswith("Sentence number") for s in a.sentences)
 
 
+def test_a_quoted_label_glues_a_known_value_with_a_comma_and_a_colon():
+    """Found by hypothesis: `"a": 0,:` is the relation `a` with the KG's value `0,:`, not a pair with no label."""
+    from kalma.properties import Vocabulary
+    from kalma.schema import EntityGraph, KnowledgeGraph, Triple
+
+    t = Triple(subject="Q1", subject_label="x", relation="", relation_label="a", value="0,:", value_label="0,:")
+    vocab = Vocabulary.of(KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="x", triples=[t])]))
+    a = parse_answer('Sentence number 0 states a fact. [Q1: "a": 0,:]', vocab)
+    assert a.errors == [] and [(c.relation, c.value) for c in a.citations] == [("a", "0,:")]
+
+
 @st.composite
 def citation_lists(draw):
     rels = draw(st.lists(labels, min_size=1, max_size=4, unique=True))

@@ -3,7 +3,7 @@ text, no reserved characters, and no bracket that yields neither a citation nor 
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kalma.citations import find_brackets, parse_answer
@@ -50,6 +50,7 @@ PIECES = [
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=12))
+@example(["Q3 | ", "Q3 | ", "Q3 | ", "]", "a.", "["])  # found by hypothesis: a run of bad knowledge lines is one counted error
 def test_any_mix_of_pieces_parses_and_its_errors_are_bounded(pattern):
     unit = "".join(pattern)
     text = (unit * (8_000 // len(unit) + 1))[:8_000]
