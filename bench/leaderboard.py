@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evaluation.base import show
+from kalma.frames import csv_safe
 from kalma.jsonl import RecordError
 from kalma.schema import metric_value
 
@@ -250,11 +251,6 @@ def _value(r: Row, key: str, scale: str) -> str:
     return "–" if v is None and (r.reference or key not in r.values) else show(v, scale)
 
 
-def _csv_safe(v: Any) -> Any:
-    """A text cell a spreadsheet will not run as a formula (`=`, `+`, `-`, `@`, tab, CR lead one)."""
-    return "'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v
-
-
 def _link(url: str, text: str) -> str:
     """A link only for http(s) URLs; anything else (javascript:, data:) is shown as text."""
     if urllib.parse.urlsplit(url).scheme in {"http", "https"}:
@@ -286,7 +282,7 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
             for r in t.rows:
                 values = [r.values.get(k) for k, _ in COLUMNS]
                 fixed = [t.dataset, "paper reference" if r.reference else "submission", r.name, r.model, r.url, r.answers, r.seeds]
-                w.writerow([_csv_safe(x) for x in fixed + values + [r.malformed, r.filed, r.backends]])
+                w.writerow([csv_safe(x) for x in fixed + values + [r.malformed, r.filed, r.backends]])
     md: list[str] = []
     sections: list[str] = []
     for t in state.tables:

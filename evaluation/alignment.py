@@ -8,7 +8,9 @@ Card
   the rule-based `lexical` stand-in is reported as an approximation.
 - Options (`alignment:verbalized=true,substring_shortcut=true`): the hypothesis is
   `relation: value`, or the verbalised sentence; the authors' substring shortcut (value
-  verbatim in the sentence counts as aligned) is off by default.
+  verbatim in the sentence counts as aligned) is off by default. `human=REPORT` names a
+  `kalma human score` report of this backend against people: every report then says how often
+  the backend agreed with them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kalma.schema import normalize_text
 from kalma.verbalize import hypothesis
 
 from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, approximate_entailment, entailment_failures, macro, micro, ratio, total
+from .human.score import human_check
 
 
 def entailment_label(spec: str) -> str:
@@ -33,15 +36,16 @@ class Alignment(Metric):
     needs = ("nli",)
     outputs = ("alignment_micro", "alignment_macro")
 
-    def __init__(self, options: EvalOptions, *, verbalized: bool = False, substring_shortcut: bool = False):
+    def __init__(self, options: EvalOptions, *, verbalized: bool = False, substring_shortcut: bool = False, human: str = ""):
         super().__init__(options)
         self.verbalized, self.substring_shortcut = verbalized, substring_shortcut
+        self.human = human_check(human, options.nli) if human else None
 
     def models(self) -> dict[str, str]:
         return {"alignment": entailment_label(self.options.nli)}
 
     def caveats(self) -> list[str]:
-        return approximate_entailment(self.options.nli)
+        return approximate_entailment(self.options.nli) + ([self.human] if self.human else [])
 
     def failures(self, rows: Sequence[Scored]) -> Failures | None:
         return entailment_failures(self.options.nli)

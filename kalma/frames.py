@@ -21,6 +21,15 @@ from .jsonl import HEADER_KEY, read_header, read_jsonl
 from .schema import RECORD_KINDS, Record
 
 
+def csv_safe(v: Any) -> Any:
+    """A text cell a spreadsheet will not run as a formula (`=`, `+`, `-`, `@`, tab, CR lead one).
+
+    >>> csv_safe("=HYPERLINK(1)"), csv_safe("Rome"), csv_safe(3)
+    ("'=HYPERLINK(1)", 'Rome', 3)
+    """
+    return "'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v
+
+
 def _records(path: str | Path, kind: str | None) -> tuple[list[Record], dict[str, Any]]:
     """The records of `path`, validated as `kind` (by default the kind its header names)."""
     header = read_header(path)

@@ -1,0 +1,146 @@
+"""Draw the units people will judge: exactly the units the automatic metric scores.
+
+Alignment pairs come from answers files read as `kalma evaluate` reads them (same parser, same
+vocabulary, same premise and hypothesis), `n` per model, seeded, so that the human alignment of
+a model can be set beside its automatic alignment on the very same pairs (Table 6). Dataset
+units are an entry's general and specific questions with the minimum set (Table 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kalma.answers_file import load_answers
+from kalma.jsonl import read_jsonl
+from kalma.resume import file_digest
+from kalma.schema import DatasetEntry, KnowledgeGraph, Setting, Triple
+from kalma.seeds import rng
+from kalma.verbalize import hypothesis
+
+from ..base import EvalItem
+from .units import HumanError, Sample, Unit, sample_digest, unit_id
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One (sentence, citation) pair of one answer, as the alignment metric scores it."""
+
+    model: str
+    answer_id: str
+    entry_id: str
+    sentence: int
+    citation: int
+    premise: str
+    hypothesis: str
+    knowledge: str  # the cited triple as annotators read it
+
+
+def _name(kg: KnowledgeGraph, qid: str, written: str) -> str:
+    for e in kg.entities:
+        if e.qid == qid and e.label:
+            return e.label
+    return written or qid
+
+
+def alignment_pairs(answers: str | Path, entries: dict[str, DatasetEntry], verbalized: bool = False, model: str | None = None) -> Iterator[Pair]:
+    """Every pair the alignment metric would judge in `answers`, in file order."""
+    for a in load_answers(answers, entries, model).answers:
+        item = EvalItem.build(a, entries.get(a.entry_id))
+        for i, s in enumerate(item.parsed.sentences):
+            for j, c in enumerate(s.citations):
+                knowledge = f"{_name(item.kg, c.qid, c.entity_name)} ({c.qid}), {c.relation}: {c.value}"
+                yield Pair(a.model, a.answer_id(), a.entry_id, i, j, s.clean, hypothesis(c, verbalized), knowledge)
+
+
+def load_entries(dataset: str | Path) -> dict[str, DatasetEntry]:
+    return {e.id: e for e in read_jsonl(dataset, DatasetEntry, kind="dataset")}
+
+
+def sample_alignment(dataset: str | Path, answers: Sequence[str | Path], n: int, seed: int = 0, verbalized: bool = False) -> Sample:
+    """`n` pairs per model (all of them where a model has fewer), drawn with `seed`; the units
+    are then shuffled together, so annotators meet the models interleaved."""
+    entries = load_entries(dataset)
+    pools: dict[str, list[Pair]] = {}
+    sources = []
+    for path in answers:
+        found = list(alignment_pairs(path, entries, verbalized))
+        sources.append({"path": str(path), "digest": file_digest(path), "pairs": len(found), "models": sorted({p.model for p in found})})
+        for p in found:
+            pools.setdefault(p.model, []).append(p)
+    if not pools:
+        raise HumanError(f"{', '.join(map(str, answers))}: no answer cites anything: there is no (sentence, citation) pair to sample")
+    units: list[Unit] = []
+    per_model = {}
+    for model in sorted(pools):
+        pool = pools[model]
+        drawn = rng(seed, "human-alignment", model).sample(pool, min(n, len(pool)))
+        per_model[model] = {"pairs": len(pool), "sampled": len(drawn)}
+        units += [
+            Unit(
+                unit_id=unit_id("alignment", p.model, p.answer_id, p.sentence, p.citation),
+                task="alignment",
+                shown={"sentence": p.premise, "knowledge": p.knowledge},
+                model=p.model,
+                answer_id=p.answer_id,
+                entry_id=p.entry_id,
+                premise=p.premise,
+                hypothesis=p.hypothesis,
+            )
+            for p in drawn
+        ]
+    units = _dedupe(units)
+    rng(seed, "human-order").shuffle(units)
+    info = {
+        "task": "alignment",
+        "seed": seed,
+        "n_per_model": n,
+        "verbalized": verbalized,
+        "models": per_model,
+        "dataset": {"path": str(dataset), "digest": file_digest(dataset)},
+        "answers": sources,
+        "digest": sample_digest(units),
+    }
+    return Sample(units, info)
+
+
+def sample_dataset(dataset: str | Path, n: int, seed: int = 0, settings: Sequence[Setting] = ("general", "specific")) -> Sample:
+    """`n` entries drawn with `seed`; one unit per entry and setting, the minimum set numbered."""
+    entries = sorted(load_entries(dataset).values(), key=lambda e: e.id)
+    drawn = rng(seed, "human-dataset").sample(entries, min(n, len(entries)))
+    units = [
+        Unit(
+            unit_id=unit_id("dataset", e.id, s),
+            task="dataset",
+            shown={
+                "question": e.question(s),
+                "knowledge": [f"{t.subject_label or t.subject}, {t.relation_label}: {t.value_label}" for t in e.minimum_set or []],
+            },
+            entry_id=e.id,
+            setting=s,
+        )
+        for e in drawn
+        for s in settings
+    ]
+    rng(seed, "human-order").shuffle(units)
+    info = {
+        "task": "dataset",
+        "seed": seed,
+        "n": len(drawn),
+        "entries": len(entries),
+        "settings": list(settings),
+        "dataset": {"path": str(dataset), "digest": file_digest(dataset)},
+        "without_minimum_set": sum(e.minimum_set is None for e in drawn),
+        "digest": sample_digest(units),
+    }
+    return Sample(units, info)
+
+
+def _line(t: Triple) -> str:
+    return f"{t.subject_label or t.subject}, {t.relation_label}: {t.value_label}"
+
+
+def _dedupe(units: list[Unit]) -> list[Unit]:
+    """One unit per id: an answers file given twice must not put a pair before annotators twice."""
+    return list({u.unit_id: u for u in units}.values())
