@@ -23,6 +23,12 @@ import click
 from kalma.cli import NO_CACHE
 
 
+def here(path: Path) -> str:
+    """A path as the user reads it: relative to where they stand when it lies below, else absolute."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(Path.cwd())) if resolved.is_relative_to(Path.cwd()) else str(resolved)
+
+
 @click.command("demo")
 @click.option("-o", "--output", default="runs/demo", show_default=True, type=click.Path(file_okay=False))
 @click.option("--config", default=None, type=click.Path(exists=True, dir_okay=False), help="Bench configuration (default: bench/configs/demo.toml).")
@@ -44,8 +50,9 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
     t0 = time.time()
     out = Path(output)
     cfg = BenchConfig.load(config or str(resources.files("bench") / "configs" / "demo.toml"))
-    bench = Bench(cfg, out / "board" / "runs" / cfg.name, overwrite=overwrite)
-    click.echo(f"[1] dataset: {bench.dataset.label()} -> {bench.dataset_path}")
+    # the board's layout: BOARD/runs/NAME/ for a bench run, BOARD/submissions/NAME/ for a submission
+    bench = Bench(cfg, out / "board" / "runs" / "experiments", overwrite=overwrite)
+    click.echo(f"[1] dataset: {bench.dataset.label()} -> {here(bench.dataset_path)}")
 
     records = Path(str(resources.files("dataset_builder") / "data" / "demo_records.jsonl"))
     started = time.time()
@@ -53,15 +60,21 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
     stats = dataset_stats(list(read_jsonl(out / "built.jsonl", DatasetEntry)))
     click.echo(
         f"[2] builder: {report['disambiguation']} from {records.name}; {stats['entries']} entries, "
-        f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {out / 'built.jsonl'} ({time.time() - started:.0f} s)"
+        f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {here(out / 'built.jsonl')} ({time.time() - started:.0f} s)"
     )
 
     results = bench.run()
-    click.echo(f"[3] experiments ({TABLE_NOTE}; G-Eval judge {cfg.judge}; LM metrics by {cfg.lm}; alignment and [NA] by {cfg.nli})")
+    judged = f"G-Eval judge {cfg.judge}" if cfg.judge else "no G-Eval: no offline model gives readable 1-5 ratings (set a judge in the config)"
+    click.echo(f"[3] experiments ({TABLE_NOTE}; {judged}; LM metrics by {cfg.lm}; alignment and [NA] by {cfg.nli})")
+    said: set[str] = set()
     for exp, rows in results.tables.items():
         took = {llm: sum(r.seconds for r in results.results if r.experiment == exp and r.llm == llm) for llm in dict.fromkeys(r.llm for r in rows)}
         timing = ", ".join(f"{llm} {s:.0f} s" for llm, s in took.items())
         click.echo("    " + format_table(exp, rows, results.dataset).replace("\n", "\n    ") + f"\n    ({timing})")
+        for caveat in dict.fromkeys(c for r in results.results if r.experiment == exp for c in r.caveats):
+            if caveat not in said:  # what a row means, said once under the first table it explains
+                said.add(caveat)
+                click.echo(f"    note: {caveat}")
 
     board = out / "board"
     for row in [r for r in results.results if r.experiment == "main"]:
@@ -86,7 +99,7 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
     (out / "demo.json").write_text(
         json.dumps({"tables": {k: [r.model_dump() for r in v] for k, v in results.tables.items()}, "builder": report}, indent=2, default=str)
     )
-    click.echo(f"[5] leaderboard: {page.resolve()}" + (f" ({len(damaged)} damaged board files left off)" if damaged else ""))
+    click.echo(f"[5] leaderboard: {here(page)}" + (f" ({len(damaged)} damaged board files left off)" if damaged else ""))
     click.echo(
         f"done in {time.time() - t0:.0f} s. Notes: `template` answers are fixed patterns, not a model; "
         "`lexical` entailment is an approximation; SmolLM2-135M is a real but very small model."
