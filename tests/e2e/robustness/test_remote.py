@@ -268,6 +268,8 @@ def _claim(subject: str, value: dict) -> dict:
     [
         (_claim("Q999", {"type": "literal", "value": "x"}), "variable 'item': 'http://www.wikidata.org/entity/Q999' was not asked for"),
         (_claim("Q1", {"type": "bogus", "value": "x"}), "variable 'value': not a SPARQL term"),
+        # a property IRI that is no PID (an Arabic-Indic digit): refused before it is cached, so the fixed endpoint is asked again
+        ({**_claim("Q1", {"type": "literal", "value": "x"}), "prop": {"type": "uri", "value": "http://www.wikidata.org/entity/P\u0663"}}, "is not a Wikidata property"),
     ],
 )
 def test_a_hostile_result_is_never_cached_and_the_error_names_the_endpoint(tmp_path, claim, said):
