@@ -289,7 +289,7 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
         cells = [
             [r.name + (" *(paper)*" if r.reference else ""), r.model, str(r.answers), r.seeds]
             + [_value(r, k, scales[k]) for k, _ in COLUMNS]
-            + [str(r.malformed or "–"), r.filed or "–", r.backends]
+            + [_cell(v) for v in (r.malformed, r.filed, r.backends)]  # as the page shows them: 0 malformed is 0, not –
             for r in t.rows
         ]
         md += [f"## {t.dataset}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

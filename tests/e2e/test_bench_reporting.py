@@ -221,3 +221,8 @@ def test_names_differing_only_in_case_are_refused_and_csv_cells_cannot_be_formul
     assert CliRunner().invoke(main, ["leaderboard", str(tmp_path / "b"), "-o", str(tmp_path / "site")]).exit_code == 0
     cells = [c for row in csv.reader((tmp_path / "site" / "leaderboard.csv").open(encoding="utf-8")) for c in row]
     assert '\'=HYPERLINK("http://x")' in cells and not any(c.startswith(("=", "+", "@")) for c in cells)
+    # one value in every rendering: no malformed citation is 0 in the CSV, the page and the Markdown alike
+    row = next(r for r in csv.DictReader((tmp_path / "site" / "leaderboard.csv").open(encoding="utf-8")) if r["submission"] == "ok-1")
+    md_row = next(line for line in (tmp_path / "site" / "leaderboard.md").read_text().splitlines() if line.startswith("| ok-1 |"))
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert row["malformed"] == "0" and md_row.split(" | ")[-3] == "0" and "<td>0</td>" in page
