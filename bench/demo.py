@@ -60,7 +60,8 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
     stats = dataset_stats(list(read_jsonl(out / "built.jsonl", DatasetEntry)))
     click.echo(
         f"[2] builder: {report['disambiguation']} from {records.name}; {stats['entries']} entries, "
-        f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {here(out / 'built.jsonl')} ({time.time() - started:.0f} s)"
+        f"mean minimum set {stats['mean_minimum_set_size']:.1f} (LLM template, coherence by {cfg.lm}) -> {here(out / 'built.jsonl')} "
+        f"({time.time() - started:.0f} s)"
     )
 
     results = bench.run()

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 from pathlib import Path
 
-from .common import report
+from .common import report, scratch
 
 
 def _build(shared: bool, out: Path) -> tuple[float, float, list[float], int]:
@@ -30,7 +29,7 @@ def _build(shared: bool, out: Path) -> tuple[float, float, list[float], int]:
     from kalma.models.smollm2 import SPEC, converted_dir
     from kalma.schema import DatasetEntry
 
-    cache.set_cache(cache.Cache(Path(tempfile.mkdtemp()) / "cache.sqlite"))
+    cache.set_cache(cache.Cache(Path(scratch()) / "cache.sqlite"))
     scorer = HFCausalScorer(str(converted_dir()), spec=SPEC, shared_prefix=shared)
     scorer.perplexity(["The model is loaded before the clock starts."])  # load time is not per-entry cost
     models._instances[(models.SCORERS.group, SPEC)] = scorer  # the build's `smollm2` is this path
@@ -47,8 +46,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=2, help="builds per path, alternating; the fastest of each counts")
     args = ap.parse_args()
-    os.environ.setdefault("KALMA_CACHE_DIR", tempfile.mkdtemp())
-    tmp = Path(tempfile.mkdtemp())
+    os.environ.setdefault("KALMA_CACHE_DIR", scratch())
+    tmp = Path(scratch())
     runs: dict[bool, list[tuple[float, float, list[float], int]]] = {False: [], True: []}
     for i in range(args.repeats):
         for shared in (False, True):

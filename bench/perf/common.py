@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +22,13 @@ def require_biokalma() -> Path:
         print(f"skipped: {BIOKALMA} is not present", file=sys.stderr)
         raise SystemExit(0)
     return BIOKALMA
+
+
+def scratch() -> str:
+    """A temporary folder removed when the script ends: a benchmark leaves /tmp as it found it."""
+    path = tempfile.mkdtemp(prefix="kalma-bench-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

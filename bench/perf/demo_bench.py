@@ -15,12 +15,11 @@ Reports wall and CPU seconds per stage and path, and the ratios.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from .common import report
+from .common import report, scratch
 
 METRICS = ["citation", "alignment", "na", "geval", "kprec", "consens", "conner", "conner-extrinsic"]
 
@@ -31,7 +30,7 @@ def _use(path: str) -> None:
     from kalma.models.hf import HFCausalLM, HFCausalScorer
     from kalma.models.smollm2 import SPEC, converted_dir
 
-    cache.set_cache(cache.Cache(Path(tempfile.mkdtemp()) / "cache.sqlite"))
+    cache.set_cache(cache.Cache(Path(scratch()) / "cache.sqlite"))
     folder = str(converted_dir())
     old = path == "old"
     llm = HFCausalLM(folder, spec=SPEC, batching="items", batch_size=8) if old else HFCausalLM(folder, spec=SPEC)
@@ -87,7 +86,7 @@ def main() -> None:
     runs = {}
     for path in ("old", "new"):
         _use(path)
-        runs[path] = _stages(Path(tempfile.mkdtemp()))
+        runs[path] = _stages(Path(scratch()))
     rows: dict[str, object] = {"model": "SmolLM2-135M-Instruct, fp32, CPU", "entailment": "lexical (approximation)"}
     for stage in runs["old"]:
         (ow, oc), (nw, nc) = runs["old"][stage], runs["new"][stage]

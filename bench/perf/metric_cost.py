@@ -7,16 +7,15 @@ bundled demo's template answers, with an empty cache (so every model call is pai
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
-from .common import report, timed
+from .common import report, scratch, timed
 
 METRICS = ["citation", "alignment", "na", "kprec", "consens", "conner", "conner-extrinsic", "geval"]
 
 
 def main() -> None:
-    os.environ["KALMA_CACHE_DIR"] = tempfile.mkdtemp()  # before kalma opens its cache
+    os.environ["KALMA_CACHE_DIR"] = scratch()  # before kalma opens its cache
     from baselines.pipeline import BaselineConfig, answer_dataset
     from dataset_builder.demo import demo_entries
     from evaluation.base import EvalOptions
@@ -25,7 +24,7 @@ def main() -> None:
     from kalma.kg import open_source
     from kalma.models import get_matcher, get_scorer
 
-    tmp = Path(tempfile.mkdtemp())
+    tmp = Path(scratch())
     entries = demo_entries(open_source("demo"))
     write_jsonl(tmp / "d.jsonl", entries, "dataset")
     answer_dataset(entries, tmp / "a.jsonl", BaselineConfig(), progress=False)

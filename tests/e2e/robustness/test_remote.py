@@ -19,6 +19,7 @@ from tests.servers import SPARQL_OK, completion, free_port, reply, scripted_serv
 
 FAST = RetryPolicy(attempts=3, timeout=2, backoff=0.01)
 JSON_TYPE = {"Content-Type": "application/sparql-results+json"}
+WD = "http://www.wikidata.org/entity/"
 
 
 def _bindings(*rows: object) -> bytes:
@@ -269,7 +270,7 @@ def _claim(subject: str, value: dict) -> dict:
         (_claim("Q999", {"type": "literal", "value": "x"}), "variable 'item': 'http://www.wikidata.org/entity/Q999' was not asked for"),
         (_claim("Q1", {"type": "bogus", "value": "x"}), "variable 'value': not a SPARQL term"),
         # a property IRI that is no PID (an Arabic-Indic digit): refused before it is cached, so the fixed endpoint is asked again
-        ({**_claim("Q1", {"type": "literal", "value": "x"}), "prop": {"type": "uri", "value": "http://www.wikidata.org/entity/P\u0663"}}, "is not a Wikidata property"),
+        ({**_claim("Q1", {"type": "literal", "value": "x"}), "prop": {"type": "uri", "value": WD + "P\u0663"}}, "is not a Wikidata property"),
     ],
 )
 def test_a_hostile_result_is_never_cached_and_the_error_names_the_endpoint(tmp_path, claim, said):
