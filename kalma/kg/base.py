@@ -20,6 +20,7 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 _DATE_TYPES = {XSD + "dateTime", XSD + "date"}
 _QID_IRI = re.compile(r"^http://www\.wikidata\.org/entity/([QP][0-9]+)$")  # [0-9]: `P٣` is no property
 _PID_IRI = re.compile(r"^http://www\.wikidata\.org/entity/P[0-9]+$")
+WD_ENTITY = "http://www.wikidata.org/entity/"
 PROPERTY_VARIABLES = ("prop", "inverse")  # what the queries bind to a property: its IRI must name a PID
 _DATE_RE = re.compile(r"^([+-]?[0-9]{1,16})-([0-9]{2})-([0-9]{2})")  # a longer year is no date: kept as text
 
@@ -68,9 +69,10 @@ def check_rows(rows: Any, required: Sequence[str], where: str = "source", allowe
         for var in required:
             if var not in row:
                 raise BadResult(f"{where}: binding {i} lacks the variable {var!r}")
-        for var in PROPERTY_VARIABLES:
-            if var in row and not _PID_IRI.match(row[var]["value"]):
-                raise BadResult(f"{where}: binding {i}, variable {var!r}: {row[var]['value'][:80]!r} is not a Wikidata property (P and ASCII digits)")
+        for var in PROPERTY_VARIABLES:  # a Wikidata IRI must name a PID; an imported graph's own property IRIs pass
+            iri = row[var]["value"] if var in row else ""
+            if iri.startswith(WD_ENTITY) and not _PID_IRI.match(iri):
+                raise BadResult(f"{where}: binding {i}, variable {var!r}: {iri[:80]!r} is not a Wikidata property (P and ASCII digits)")
         for var, values in (allowed or {}).items():
             term = row.get(var)
             if term is not None and (iri_id(term["value"]) if term["type"] == "uri" else term["value"]) not in values:
