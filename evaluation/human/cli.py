@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -121,14 +122,14 @@ def score_cmd(sample: str, labels: tuple[str, ...], nli: str, threshold: float, 
     click.echo("wrote " + ", ".join(str(p) for p in paths))
 
 
-def _atomic(output: str, write: object) -> None:
+def _atomic(output: str, write: Callable[[str], object]) -> None:
     """Write through a temporary file beside `output`, renamed at the end: never half a file."""
     target = Path(output)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     os.close(fd)
     try:
-        write(tmp)  # type: ignore[operator]
+        write(tmp)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
