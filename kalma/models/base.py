@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -62,6 +62,49 @@ class Generation:
         return cls(**{**d, "logprobs": [TokenLogprob(**t) for t in lps] if lps is not None else None})
 
 
+def cached_stream(
+    namespace: str,
+    keys: Sequence[str],
+    items: Sequence[Any],
+    compute: Callable[[list[Any]], Iterable[tuple[int, Any]]],
+    batch_size: int,
+    cache: Cache | None = None,
+    store: bool = True,
+    plan: Callable[[list[Any]], list[list[int]] | None] | None = None,
+    prepare: Callable[[list[Any]], list[Any]] | None = None,
+) -> Iterator[tuple[str, Any, bool]]:
+    """The one caching path of every backend: look all keys up at once, then compute each
+    missing distinct item once, in the batches `plan` groups them into (e.g. by a token budget,
+    sorted by length; default: `batch_size` items in input order). Yields (key, value, from the
+    cache), cached ones first, then each computed one as `compute` hands it on ((position in
+    the batch, value) pairs). What arrived is stored once per batch, also when the batch fails
+    or the caller stops midway: nothing computed is lost. `prepare` turns the missing items into
+    what `plan` and `compute` work on (e.g. token ids), so that work is done once."""
+    cache = cache or get_cache()
+    found = cache.get_many(list(dict.fromkeys(keys))) if store else {}
+    cache.hits += sum(1 for k in keys if k in found)
+    yield from ((k, v, True) for k, v in found.items())
+    missing: dict[str, Any] = {}
+    for k, it in zip(keys, items):
+        if k not in found:
+            missing.setdefault(k, it)
+    todo = list(missing)
+    cache.misses += len(todo)
+    if not todo:
+        return
+    work = prepare(list(missing.values())) if prepare else list(missing.values())
+    groups = (plan(work) if plan else None) or [list(range(i, min(i + batch_size, len(todo)))) for i in range(0, len(todo), batch_size)]
+    for group in groups:
+        arrived: dict[str, Any] = {}
+        try:
+            for j, value in compute([work[i] for i in group]):
+                arrived[todo[group[j]]] = value
+                yield todo[group[j]], value, False
+        finally:
+            if store and arrived:
+                cache.put_many(namespace, arrived)
+
+
 def cached_batches(
     namespace: str,
     keys: Sequence[str],
@@ -72,37 +115,10 @@ def cached_batches(
     store: bool = True,
     plan: Callable[[list[Any]], list[list[int]] | None] | None = None,
     prepare: Callable[[list[Any]], list[Any]] | None = None,
-    served: set[str] | None = None,
 ) -> list[Any]:
-    """The one caching path of every backend: look all keys up at once, compute each missing
-    distinct item once, in the batches `plan` groups them into (e.g. by a token budget, sorted
-    by length; default: `batch_size` items in input order), store each batch as it completes,
-    and return a value per input in input order. `prepare` turns the missing items into what
-    `plan` and `compute` work on (e.g. token ids), so that work is done once. `served`, when
-    given, receives the keys that came from the cache."""
-    cache = cache or get_cache()
-    found = cache.get_many(list(dict.fromkeys(keys))) if store else {}
-    if served is not None:
-        served.update(found)
-    missing: dict[str, Any] = {}
-    for k, it in zip(keys, items):
-        if k not in found:
-            missing.setdefault(k, it)
-    todo = list(missing.items())
-    work = prepare([it for _, it in todo]) if prepare and todo else [it for _, it in todo]
-    groups = plan(work) if plan and todo else None
-    if groups is None:
-        groups = [list(range(i, min(i + batch_size, len(todo)))) for i in range(0, len(todo), batch_size)]
-    fresh: dict[str, Any] = {}
-    for group in groups:
-        chunk = [todo[i] for i in group]
-        batch = dict(zip([k for k, _ in chunk], compute([work[i] for i in group])))
-        fresh.update(batch)
-        if store:  # stored batch by batch: a failure later loses nothing computed before it
-            cache.put_many(namespace, batch)
-    cache.hits += len(items) - sum(1 for k in keys if k not in found)
-    cache.misses += len(missing)
-    return [found[k] if k in found else fresh[k] for k in keys]
+    """`cached_stream` for a backend that computes whole batches: a value per input, in input order."""
+    values = {k: v for k, v, _ in cached_stream(namespace, keys, items, lambda b: enumerate(compute(b)), batch_size, cache, store, plan, prepare)}
+    return [values[k] for k in keys]
 
 
 # Reasoning models (DeepSeek-R1, Qwen3, QwQ) write their thoughts before the answer: in tags, or
@@ -170,34 +186,22 @@ class LLM(Component):
 
     def chat_stream(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> Iterator[tuple[int, Generation]]:
         """(position, answer) for every chat, cached ones first, then each new one as the backend
-        returns it, stored in the cache at once: a run killed or failing midway keeps every answer
-        that arrived. Identical chats are asked once."""
-        cache = cache or get_cache()
+        returns it: a run killed or failing midway keeps every answer that arrived. Identical
+        chats are asked once."""
         identity = self.cache_identity() if params.cacheable else None
         keys = [make_key("llm", type(self).__name__, identity or self.spec, asdict(params), c) for c in chats]
         where: dict[str, list[int]] = {}
         for i, k in enumerate(keys):
             where.setdefault(k, []).append(i)
-        found = cache.get_many(list(where)) if identity is not None else {}
-        cache.hits += sum(len(where[k]) for k in found)
-        for k, value in found.items():
-            gen = replace(split_reasoning(Generation.from_json(value)), cached=True)
+
+        def compute(batch: list[Any]) -> Iterator[tuple[int, Any]]:
+            return ((j, g.to_json()) for j, g in self._generate_stream(batch, params))
+
+        stream = cached_stream("llm", keys, list(chats), compute, self.batch_size, cache, identity is not None, self._plan, self._prepare)
+        for k, value, cached in stream:
+            gen = replace(split_reasoning(Generation.from_json(value)), cached=cached)
             for i in where[k]:
                 yield i, gen
-        todo = [k for k in where if k not in found]
-        cache.misses += len(todo)
-        if not todo:
-            return
-        work = self._prepare([chats[where[k][0]] for k in todo])
-        groups = self._plan(work) or [list(range(i, min(i + self.batch_size, len(todo)))) for i in range(0, len(todo), self.batch_size)]
-        for group in groups:
-            for j, gen in self._generate_stream([work[i] for i in group], params):
-                k = todo[group[j]]
-                if identity is not None:
-                    cache.put_many("llm", {k: gen.to_json()})
-                gen = split_reasoning(gen)
-                for i in where[k]:
-                    yield i, gen
 
     def chat_many(self, chats: Sequence[list[Message]], params: GenParams = GenParams(), *, cache: Cache | None = None) -> list[Generation]:
         """Answer many chats, in order: cached answers are reused, the rest batched through the backend."""
