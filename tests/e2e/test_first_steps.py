@@ -7,18 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from dataset_builder.demo import demo_entries
 from kalma.cli import main
 from kalma.jsonl import read_jsonl, write_jsonl
-from kalma.kg import open_source
 from kalma.schema import Answer, DatasetEntry
-
-
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
-    path = tmp_path_factory.mktemp("first-steps") / "dataset.jsonl"
-    write_jsonl(path, demo_entries(open_source("demo")), "dataset")
-    return path
 
 
 def _ok(args: list[str]) -> str:

@@ -16,20 +16,13 @@ from click.testing import CliRunner
 
 from dataset_builder.demo import demo_entries
 from kalma.cli import main
-from kalma.jsonl import read_header, read_jsonl, write_jsonl
+from kalma.jsonl import read_header, read_jsonl
 from kalma.kg import open_source
 from kalma.schema import Answer
 from tests.llama_server import llama_server, needs_llama, perturbed_copy, smollm2_gguf
 from tests.servers import free_port
 
 pytestmark = [needs_llama, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
-    path = tmp_path_factory.mktemp("llama") / "dataset.jsonl"
-    write_jsonl(path, demo_entries(open_source("demo")), "dataset")
-    return path
 
 
 def _kalma(args: list[str]) -> dict:
