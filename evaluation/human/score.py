@@ -188,10 +188,6 @@ def score_dataset(sample: Sample, labels: Sequence[Label], seed: int = 0) -> dic
     return {"task": "dataset", "units": len(sample.units), "labels": len(labels), "unlabelled": unlabelled(sample, labels), "settings": settings}
 
 
-def _pct(x: float | None) -> str:
-    return show(x)
-
-
 def _ci(ci: Sequence[float] | None, scale: str = "rate") -> str:
     return f"[{show(ci[0], scale)}, {show(ci[1], scale)}]" if ci else "n/a"
 
@@ -206,7 +202,7 @@ def _two(x: float | None) -> str:
 
 
 def _agreement_line(a: dict[str, Any], within: bool = False) -> str:
-    parts = [f"{'within 1' if within else 'agreement'} {_pct(a['percent'])}% over {a['units_with_two_labels']} units"]
+    parts = [f"{'within 1' if within else 'agreement'} {show(a['percent'])}% over {a['units_with_two_labels']} units"]
     if "cohen_kappa" in a:
         parts.append(f"Cohen's kappa {_k(a['cohen_kappa'])} ({a['cohen_units']} units)")
     if "fleiss_kappa" in a:
@@ -233,8 +229,8 @@ def markdown(report: dict[str, Any], sample: Sample) -> str:
         head += ("human (majority)", "gap", "gap CI")
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for m, r in report["models"].items():
-            cells: tuple[Any, ...] = (m, r["auto_all_pairs"], r["labelled"], _pct(r["auto_all"]), _pct(r["auto_sampled"]), _pct(r["human"]), _ci(r["human_ci"]))
-            cells += (f"{_pct(r['human_majority'])} ({r['ties']} ties)", _pct(r["gap"]), _ci(r["gap_ci"]))
+            cells: tuple[Any, ...] = (m, r["auto_all_pairs"], r["labelled"], show(r["auto_all"]), show(r["auto_sampled"]), show(r["human"]), _ci(r["human_ci"]))
+            cells += (f"{show(r['human_majority'])} ({r['ties']} ties)", show(r["gap"]), _ci(r["gap_ci"]))
             lines.append("| " + " | ".join(map(str, cells)) + " |")
         for m, (auto, human) in PAPER_TABLE6.items():
             lines.append(f"| *{m}, paper* | – | 100 | – | *{auto}* | *{human}* | – | – | *{auto - human:.1f}* | – |")
@@ -244,7 +240,7 @@ def markdown(report: dict[str, Any], sample: Sample) -> str:
             c = v["confusion"]
             lines.append(f"- {m}: {_agreement_line(r['annotators'])}")
             lines.append(
-                f"  - automatic vs majority over {v['units']} units: accuracy {_pct(v['accuracy'])}%, Cohen's kappa {_k(v['cohen_kappa'])}; "
+                f"  - automatic vs majority over {v['units']} units: accuracy {show(v['accuracy'])}%, Cohen's kappa {_k(v['cohen_kappa'])}; "
                 f"both supported {c['both_yes']}, both not {c['both_no']}, human only {c['human_yes_auto_no']}, automatic only {c['human_no_auto_yes']}"
             )
         lines += ["", "Paper (Appendix C): two annotators per model, agreement 90% (ChatGPT), 97% (LLaMA-7B), 89% (Vicuna-13B)."]
@@ -296,5 +292,5 @@ def human_check(path: str | Path, nli: str) -> str:
     kappa = a.get("cohen_kappa", a.get("fleiss_kappa"))
     return (
         f"Alignment checked against {report['labels']} human labels on {v['units']} pairs ({len(a['annotators'])} annotators, "
-        f"inter-annotator kappa {_k(kappa)}): {report['entailment']} agrees with the human majority on {_pct(v['accuracy'])}% (kappa {_k(v['cohen_kappa'])})."
+        f"inter-annotator kappa {_k(kappa)}): {report['entailment']} agrees with the human majority on {show(v['accuracy'])}% (kappa {_k(v['cohen_kappa'])})."
     )
