@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from evaluation.base import show
 from kalma.frames import csv_safe
 from kalma.jsonl import RecordError
-from kalma.schema import metric_value
+from kalma.schema import Summary, metric_value
 
 from .records import BenchResults, DatasetId, FiledSubmission, TableRow
 from .submissions import filed_entries
@@ -84,6 +84,7 @@ class Row:
     filed: str
     backends: str
     reference: bool = False
+    read_first: str = ""  # the model behind a figure failed: unreadable judge replies, answers that cite nothing
 
 
 @dataclass
@@ -131,7 +132,21 @@ def _row(rec: FiledSubmission) -> Row:
         malformed=rec.malformed_citations,
         filed=filed,
         backends="; ".join(f"{k}: {v}" for k, v in s.models.items() if k != "answers"),
+        read_first="; ".join(_failures(s)),
     )
+
+
+def _failures(s: Summary) -> list[str]:
+    """How often the models behind a row failed, as its summary counted it."""
+    out = [
+        f"{metric}: {f['unusable']} of {f['replies']} {f.get('what', 'replies')} unreadable from {f['model']}"
+        + ("; its values n/a" if f.get("over_limit") else "")
+        for metric, f in s.failures.items()
+    ]
+    bare, answers = s.counts.get("answers_citing_nothing", 0), s.counts.get("answers", 0)
+    if answers and bare / answers > 0.5:
+        out.append(f"{bare} of {answers} answers cite nothing")
+    return out
 
 
 def _paper_rows() -> list[Row]:
@@ -274,22 +289,24 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
     images, bad_runs = plots(board, site)
     damaged = state.damaged + bad_runs
     scales = {k: ("1-5" if k.startswith("geval.") else "rate") for k, _ in COLUMNS}
-    head = ["Submission", "Model", "n", "Seeds"] + [h for _, h in COLUMNS] + ["Malformed", "Filed (UTC)", "Backends per metric"]
+    head = ["Submission", "Model", "n", "Seeds"] + [h for _, h in COLUMNS] + ["Malformed", "Filed (UTC)", "Backends per metric", "Read first"]
     with (site / "leaderboard.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["dataset", "kind", "submission", "model", "url", "answers", "seeds", *[k for k, _ in COLUMNS], "malformed", "filed", "backends"])
+        w.writerow(
+            ["dataset", "kind", "submission", "model", "url", "answers", "seeds", *[k for k, _ in COLUMNS], "malformed", "filed", "backends", "read first"]
+        )
         for t in state.tables:
             for r in t.rows:
                 values = [r.values.get(k) for k, _ in COLUMNS]
                 fixed = [t.dataset, "paper reference" if r.reference else "submission", r.name, r.model, r.url, r.answers, r.seeds]
-                w.writerow([csv_safe(x) for x in fixed + values + [r.malformed, r.filed, r.backends]])
+                w.writerow([csv_safe(x) for x in fixed + values + [r.malformed, r.filed, r.backends, r.read_first]])
     md: list[str] = []
     sections: list[str] = []
     for t in state.tables:
         cells = [
             [r.name + (" *(paper)*" if r.reference else ""), r.model, str(r.answers), r.seeds]
             + [_value(r, k, scales[k]) for k, _ in COLUMNS]
-            + [_cell(v) for v in (r.malformed, r.filed, r.backends)]  # as the page shows them: 0 malformed is 0, not –
+            + [_cell(v) for v in (r.malformed, r.filed, r.backends, r.read_first)]  # as the page shows them: 0 malformed is 0, not –
             for r in t.rows
         ]
         md += [f"## {t.dataset}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -301,7 +318,7 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
             + "</td>"
             + "".join(f'<td data-v="{v if isinstance(v, (int, float)) else ""}">{html.escape(_cell(v))}</td>' for v in (r.model, r.answers, r.seeds))
             + "".join(f'<td data-v="{"" if (v := r.values.get(k)) is None else v}">{html.escape(_value(r, k, scales[k]))}</td>' for k, _ in COLUMNS)
-            + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in (r.malformed, r.filed, r.backends))
+            + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in (r.malformed, r.filed, r.backends, r.read_first))
             + "</tr>"
             for r in t.rows
         )

@@ -185,6 +185,11 @@ def _attach_kg(answers: list[Answer], entries: dict[str, DatasetEntry], spec: st
 _KNOWLEDGE_LINE = re.compile(r"\bQ\d+\s*\|[^|\n]*\|")  # `Q1 | entity | relation | value`, the prompt's own lines
 
 
+def cites_nothing(row: AnswerScores) -> bool:
+    """An answer with no citation, [NA] or bracket of any kind."""
+    return not any(row.markup.get(k, 0) for k in ("citations", "na_marks", "malformed"))
+
+
 def answer_caveats(answers: Sequence[Answer], rows: Sequence[AnswerScores], models: Sequence[str]) -> list[str]:
     """What the answers say of the model before any metric does: most cite nothing (no citation,
     [NA] or bracket at all), or copy the knowledge lines instead of answering; cut at the token limit."""
@@ -192,7 +197,7 @@ def answer_caveats(answers: Sequence[Answer], rows: Sequence[AnswerScores], mode
     written = [(a, by_id.get(a.answer_id())) for a in answers if not a.meta.get("missing")]
     who = ", ".join(models) or "the model"
     out = []
-    bare = [a for a, r in written if r is not None and not any(r.markup.get(k, 0) for k in ("citations", "na_marks", "malformed"))]
+    bare = [a for a, r in written if r is not None and cites_nothing(r)]
     if written and len(bare) / len(written) > 0.5:
         copied = sum(bool(_KNOWLEDGE_LINE.search(a.text)) for a in bare)
         how = f"; {copied} of them copy the knowledge list (`QID | entity | relation | value` lines) instead of answering" if copied else ""
@@ -271,7 +276,13 @@ def summarize(
     malformed = {k: n for k in MALFORMED_REASONS if (n := sum(r.markup.get(f"malformed_{k}", 0) for r in rows))}
     return Summary(
         metrics=values,
-        counts={"answers": len(rows), **total, "missing_answers_scored_empty": n_missing, "answers_from_cache": from_cache},
+        counts={
+            "answers": len(rows),
+            **total,
+            "missing_answers_scored_empty": n_missing,
+            "answers_from_cache": from_cache,
+            "answers_citing_nothing": sum("missing" not in r.notes and cites_nothing(r) for r in rows),
+        },
         malformed=malformed,
         dropped=dropped,
         support=support,
