@@ -237,3 +237,21 @@ def test_a_run_leaves_git_and_the_temp_folder_as_it_found_them(tmp_path):
         assert res.returncode == 0, res.stderr
     assert list(tmp.iterdir()) == []
     assert {p: p.stat().st_mtime_ns for p in before} == before
+
+
+def test_the_hint_for_a_missing_hub_model_is_a_spec_that_works_for_that_option(tmp_path, dataset):
+    """`--nli hf-seq2seq:ID` offline hints `hf-seq2seq:/models/NAME`, not `hf:…` (an LLM spec):
+    that spec, with a real folder in the place it shows, scores."""
+    import re
+
+    from bench.perf.random_models import build_t5
+
+    answers = tmp_path / "answers.jsonl"
+    _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "--limit", "1", "-o", str(answers)])
+    args = ["evaluate", "--dataset", str(dataset), "--answers", str(answers), "--metrics", "alignment", "--limit", "1"]
+    res = CliRunner().invoke(main, [*args, "--nli", "hf-seq2seq:google/t5_xxl_true_nli_mixture", "-o", str(tmp_path / "ev")])
+    assert res.exit_code == 1
+    hinted = re.search(r"e\.g\. (\S+)", res.stderr).group(1)  # type: ignore[union-attr]
+    assert hinted == "hf-seq2seq:/models/t5_xxl_true_nli_mixture"
+    folder = build_t5(tmp_path / "t5_xxl_true_nli_mixture")
+    _ok([*args, "--nli", hinted.replace("/models/t5_xxl_true_nli_mixture", str(folder)), "-o", str(tmp_path / "ev2")])
