@@ -1,0 +1,79 @@
+"""The figures the README states, regenerated: each benchmark run several times in a fresh
+process, every number reported as its median and range (min to max), with the date and machine.
+
+    python -m bench.perf.readme_figures            # 3 runs of each
+    python -m bench.perf.readme_figures --runs 5 kg_bench eval_bench
+
+A shared machine is noisy: a single run proves nothing, and a claim stands only where every run
+agrees (the range, not the median, says whether it does). Writes bench/results/readme_figures.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+from .common import RESULTS, ROOT
+
+# benchmark: (module arguments, the name its report is filed under)
+BENCHMARKS: dict[str, tuple[list[str], str]] = {
+    "kg_bench": ([], "kg_bench"),
+    "eval_bench": ([], "eval_bench"),
+    "hardware_bench": (["--shapes", "small"], "hardware_bench_small"),
+    "hardware_bench_smollm2": (["--smollm2"], "hardware_bench_smollm2"),
+    "metric_cost": ([], "metric_cost"),
+}
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
+    return f"{os.cpu_count()} cores ({cpu}), {platform.machine()}, Python {platform.python_version()}"
+
+
+def run(name: str, runs: int) -> list[dict[str, object]]:
+    args, filed = BENCHMARKS[name]
+    module = "hardware_bench" if name.startswith("hardware_bench") else name
+    out = []
+    for i in range(runs):
+        print(f"{name}: run {i + 1} of {runs}", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", f"bench.perf.{module}", *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        out.append(json.loads((RESULTS / f"{filed}.json").read_text()))
+    return out
+
+
+def table(name: str, reports: list[dict[str, object]]) -> list[str]:
+    lines = [f"### {name} ({len(reports)} runs)", "", "| figure | median | range |", "|---|---|---|"]
+    for key in reports[0]:
+        values = [r.get(key) for r in reports]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            nums = [float(v) for v in values]  # type: ignore[arg-type]
+            lines.append(f"| {key} | {statistics.median(nums):.4g} | {min(nums):.4g} to {max(nums):.4g} |")
+        else:
+            lines.append(f"| {key} | {values[0]} | {'same in every run' if len({str(v) for v in values}) == 1 else 'varies'} |")
+    return lines + [""]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("names", nargs="*", metavar="NAME", help=f"some of: {', '.join(BENCHMARKS)} (default: all)")
+    a = ap.parse_args()
+    unknown = [n for n in a.names if n not in BENCHMARKS]
+    if unknown:
+        ap.error(f"unknown benchmark {unknown[0]!r}; known: {', '.join(BENCHMARKS)}")
+    head = [f"Measured {datetime.now(UTC):%Y-%m-%d} on {machine()}; each benchmark run {a.runs} times, each run a fresh process.", ""]
+    body = [line for name in (a.names or list(BENCHMARKS)) for line in table(name, run(name, a.runs))]
+    text = "\n".join(head + body)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "readme_figures.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
