@@ -255,3 +255,25 @@ def test_the_hint_for_a_missing_hub_model_is_a_spec_that_works_for_that_option(t
     assert hinted == "hf-seq2seq:/models/t5_xxl_true_nli_mixture"
     folder = build_t5(tmp_path / "t5_xxl_true_nli_mixture")
     _ok([*args, "--nli", hinted.replace("/models/t5_xxl_true_nli_mixture", str(folder)), "-o", str(tmp_path / "ev2")])
+
+
+@pytest.mark.parametrize("form", ["jsonl", "array"])
+def test_answers_of_just_entry_id_and_text_are_scored_submitted_and_ranked(tmp_path, dataset, form):
+    """What any other pipeline writes: no header, no model. evaluate says the model is unknown,
+    first; --model names it; bench submit files it under the model given, and the page ranks it."""
+    entries = list(read_jsonl(dataset, DatasetEntry))
+    rows = [{"entry_id": e.id, "text": "She was a painter [Q212657, occupation: painter]."} for e in entries]
+    plain = tmp_path / f"plain.{'jsonl' if form == 'jsonl' else 'json'}"
+    plain.write_text("".join(json.dumps(r) + "\n" for r in rows) if form == "jsonl" else json.dumps(rows))
+
+    table = _ok(["evaluate", "--dataset", str(dataset), "--answers", str(plain), "--metrics", "citation", "-o", str(tmp_path / "ev")])
+    first = table.split("Read first:")[1].strip().splitlines()[0]
+    assert first.startswith("- 6 of 6 answers name no model") and "recorded as 'unknown'; pass --model" in first
+    named = _ok(["evaluate", "--dataset", str(dataset), "--answers", str(plain), "--metrics", "citation", "--model", "my/model", "-o", str(tmp_path / "ev2")])
+    assert named.startswith("# Evaluation of my/model") and "name no model" not in named
+
+    board = tmp_path / "board"
+    _ok(["bench", "submit", str(plain), "--dataset", str(dataset), "--leaderboard", str(board), "--name", "plain-sub", "--model", "my/model"])
+    _ok(["leaderboard", str(board), "-o", str(tmp_path / "site")])
+    md = (tmp_path / "site" / "leaderboard.md").read_text()
+    assert "| plain-sub | my/model | 6 |" in md
