@@ -153,7 +153,8 @@ def answer_dataset(
                         bar.update(1)
                         written += 1
         except BackendError as exc:  # say what is kept: a rerun asks only for the rest
-            raise BackendError(f"{exc}; {written} of {len(jobs)} answers were written to {out}: run the same command again to resume") from None
+            kept = f"{written} of {len(jobs)} answers were written to {out}: run the same command again to resume" if written else "no answer was written"
+            raise BackendError(f"{exc}; {kept}") from None
     return {
         **({"limited": limited} if limited else {}),
         **report,

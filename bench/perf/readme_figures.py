@@ -28,6 +28,9 @@ BENCHMARKS: dict[str, tuple[list[str], str]] = {
     "hardware_bench": (["--shapes", "small"], "hardware_bench_small"),
     "hardware_bench_smollm2": (["--smollm2"], "hardware_bench_smollm2"),
     "metric_cost": ([], "metric_cost"),
+    "builder_bench": ([], "builder_bench"),
+    "build_scale": ([], "build_scale"),
+    "demo_bench": ([], "demo_bench"),
 }
 
 

@@ -277,3 +277,21 @@ def test_answers_of_just_entry_id_and_text_are_scored_submitted_and_ranked(tmp_p
     _ok(["leaderboard", str(board), "-o", str(tmp_path / "site")])
     md = (tmp_path / "site" / "leaderboard.md").read_text()
     assert "| plain-sub | my/model | 6 |" in md
+
+
+def test_a_server_that_is_not_there_is_named_in_one_line_on_its_own(tmp_path, dataset):
+    """Nothing listens at the URL: one line naming it and asking whether the server runs, said
+    by the connection probe before any request (so no retry rounds are spent), on a line of its
+    own after the progress bar."""
+    import subprocess
+    import sys
+
+    from tests.servers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    cmd = [sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(dataset), "--retrieval", "gold"]
+    res = subprocess.run([*cmd, "--llm", f"openai-compatible:{url}:m", "-o", str(tmp_path / "a.jsonl")], capture_output=True, text=True, timeout=120)
+    said = [line for line in res.stderr.splitlines() if "kalma:" in line]
+    assert res.returncode == 1 and len(said) == 1 and said[0].startswith("kalma: "), res.stderr  # not glued to the bar
+    assert f"nothing answers at {url} (connection refused); is the server running?" in said[0]
+    assert said[0].endswith("; no answer was written") and "APIConnectionError" not in res.stderr and not (tmp_path / "a.jsonl").exists()
