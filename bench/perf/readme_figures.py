@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, tuple[list[str], str]] = {
     "builder_bench": ([], "builder_bench"),
     "build_scale": ([], "build_scale"),
     "demo_bench": ([], "demo_bench"),
+    "parse_bench": ([], "parse_bench"),
 }
 
 
