@@ -14,7 +14,8 @@ one GGUF from another: its answers are cached only under an identity the user vo
 `openai-compatible:URL:NAME,identity=…` (e.g. the GGUF file's name and digest).
 The client retries 429 and 5xx answers itself, honouring Retry-After. Up to `concurrency`
 requests are in flight at once (32 for a compatible server, 8 for OpenAI; KALMA_CONCURRENCY);
-a server that runs one request at a time (llama.cpp's Python server) wants `concurrency=1`.
+a server that runs one request at a time (llama.cpp's Python server) queues the rest: keep it low
+there, so that queued requests do not reach the timeout.
 Each answer is handed on and cached as it arrives. A server that refuses the connection is
 said in one line at once, not after rounds of retries.
 """
