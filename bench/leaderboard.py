@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evaluation.base import show
+from evaluation.base import UNUSABLE_LIMIT, show
 from kalma.frames import csv_safe
 from kalma.jsonl import RecordError
 from kalma.schema import Summary, metric_value
@@ -144,7 +144,7 @@ def _failures(s: Summary) -> list[str]:
         for metric, f in s.failures.items()
     ]
     bare, answers = s.counts.get("answers_citing_nothing", 0), s.counts.get("answers", 0)
-    if answers and bare / answers > 0.5:
+    if answers and bare / answers > UNUSABLE_LIMIT:  # the share above which evaluate says it first
         out.append(f"{bare} of {answers} answers cite nothing")
     return out
 

@@ -27,7 +27,7 @@ from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
 from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary, first_entries
 
-from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, EvalItem, EvalOptions, Metric, Scored, get_metric, show
+from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, UNUSABLE_LIMIT, EvalItem, EvalOptions, Metric, Scored, get_metric, show
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE = "scores.jsonl", "summary.json", "summary.md"
 
@@ -198,7 +198,7 @@ def answer_caveats(answers: Sequence[Answer], rows: Sequence[AnswerScores], mode
     who = ", ".join(models) or "the model"
     out = []
     bare = [a for a, r in written if r is not None and cites_nothing(r)]
-    if written and len(bare) / len(written) > 0.5:
+    if written and len(bare) / len(written) > UNUSABLE_LIMIT:
         copied = sum(bool(_KNOWLEDGE_LINE.search(a.text)) for a in bare)
         how = f"; {copied} of them copy the knowledge list (`QID | entity | relation | value` lines) instead of answering" if copied else ""
         said = f"{len(bare)} of {len(written)} answers by {who} cite nothing (no citation, [NA] or bracket){how}"
