@@ -55,7 +55,9 @@ def test_answers_that_cite_nothing_are_said_first_and_on_the_board(tmp_path, dat
     assert json.loads((tmp_path / "ev" / "summary.json").read_text())["counts"]["answers_citing_nothing"] == 6
 
     board = tmp_path / "board"
-    _ok(["bench", "submit", str(tmp_path / "a.jsonl"), "--dataset", str(dataset), "--leaderboard", str(board), "--name", "tiny-1", "--model", "tiny"])
+    _ok(["bench", "submit", str(tmp_path / "a.jsonl"), "--dataset", str(dataset), "--leaderboard", str(board), "--name", "tiny-1", "--model", "org/tiny"])
+    title = (board / "submissions" / "tiny-1" / "eval" / "summary.md").read_text().splitlines()[0]
+    assert title == "# Evaluation of org/tiny (the answers say tiny)"  # the model given names it everywhere
     _ok(["leaderboard", str(board), "-o", str(tmp_path / "site")])
     row = next(r for r in csv.DictReader((tmp_path / "site" / "leaderboard.csv").open(encoding="utf-8")) if r["submission"] == "tiny-1")
     assert row["read first"] == "6 of 6 answers cite nothing"
