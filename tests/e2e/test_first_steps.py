@@ -295,3 +295,15 @@ def test_a_server_that_is_not_there_is_named_in_one_line_on_its_own(tmp_path, da
     assert res.returncode == 1 and len(said) == 1 and said[0].startswith("kalma: "), res.stderr  # not glued to the bar
     assert f"nothing answers at {url} (connection refused); is the server running?" in said[0]
     assert said[0].endswith("; no answer was written") and "APIConnectionError" not in res.stderr and not (tmp_path / "a.jsonl").exists()
+
+
+def test_nothing_is_left_beside_an_output_and_a_failed_run_leaves_no_folder(tmp_path, dataset):
+    """No empty `.NAME.lock` files beside outputs once a run ends; an evaluate that fails before
+    scoring (an entailment backend that does not exist) leaves no output folder behind."""
+    _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "-o", str(tmp_path / "a.jsonl")])
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / "a.jsonl"), "--metrics", "citation", "-o", str(tmp_path / "ev")])
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".lock")]
+    res = CliRunner().invoke(
+        main, ["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / "a.jsonl"), "--nli", "nope:x", "-o", str(tmp_path / "ev2")]
+    )
+    assert res.exit_code == 1 and "nope" in res.stderr and not (tmp_path / "ev2").exists()
