@@ -131,6 +131,9 @@ class Sentence:
     citations: list[Citation]
     na: bool
     errors: list[MarkupError]
+    start: int = 0  # where `text` lies in the answer: answer[start:end] == text
+    end: int = 0
+    written: list[str] = field(default_factory=list)  # per citation, the bracket it was written in
 
 
 @dataclass
@@ -593,6 +596,13 @@ def parse_answer(text: str, vocabulary: VocabularyLike = None) -> ParsedAnswer:
     parts.append(text[pos:])
     masked = "".join(parts)
     mask_positions = sorted(where)
+    # grown[k]: how much longer the answer is than the masked text before its k-th bracket
+    grown = [0]
+    for b in brackets:
+        grown.append(grown[-1] + b.end - b.start - 1)
+
+    def original(x: int) -> int:
+        return x + grown[bisect.bisect_left(mask_positions, x)]
 
     sentences: list[Sentence] = []
     start = 0
@@ -608,22 +618,28 @@ def parse_answer(text: str, vocabulary: VocabularyLike = None) -> ParsedAnswer:
             prev = p + 1
         raw_parts.append(masked[prev:end])
         clean_parts.append(masked[prev:end])
-        start = end
-        raw = "".join(raw_parts).strip()
+        begin, start = start, end
+        whole = "".join(raw_parts)
+        raw = whole.strip()
         if not raw:
             continue
+        lo_at = original(begin) + len(whole) - len(whole.lstrip())
+        span = (lo_at, lo_at + len(raw))
         clean = _clean(_unescape("".join(clean_parts)))
         cits = [c for i in mine for c in brackets[i].citations]
+        written = [brackets[i].raw for i in mine for _ in brackets[i].citations]
         na = any(brackets[i].na for i in mine)
         errs = [e for i in mine for e in brackets[i].errors]
         if not clean and sentences:  # citations alone on a line: attach to the previous sentence
             prev_s = sentences[-1]
             prev_s.citations += cits
+            prev_s.written += written
             prev_s.na = prev_s.na or na
             prev_s.errors += errs
-            prev_s.text = f"{prev_s.text} {raw}"
+            prev_s.end = span[1]
+            prev_s.text = text[prev_s.start : prev_s.end]
             continue
-        sentences.append(Sentence(text=raw, clean=clean, citations=cits, na=na, errors=errs))
+        sentences.append(Sentence(text=raw, clean=clean, citations=cits, na=na, errors=errs, start=span[0], end=span[1], written=written))
     errors = [e for b in brackets for e in b.errors] + stray
     return ParsedAnswer(sentences=sentences, errors=errors)
 

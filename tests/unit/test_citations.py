@@ -434,3 +434,23 @@ def test_parser_never_raises_on_markup_soup(text):
     a = parse_answer(text)
     for s in a.sentences:
         assert all(c.qid.startswith("Q") for c in s.citations)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="[]Q1,: NA/qid.\n abc\\-•", max_size=120))
+def test_every_sentence_knows_where_it_was_written(text):
+    """Verdicts point into the answer: each sentence is the answer's own span, in order, and each
+    citation names the bracket it came from."""
+    a = parse_answer(text)
+    ends = 0
+    for s in a.sentences:
+        assert text[s.start : s.end] == s.text and s.start >= ends
+        ends = s.end
+        assert len(s.written) == len(s.citations) and all(w in s.text for w in s.written)
+
+
+def test_spans_of_a_paper_style_answer():
+    text = "Orazio was a painter [Q367360, occupation: painter].  He died in 1639 [NA].\n[Q1, a: b]\n- one [Q2, x: y][Q2, z: w]"
+    a = parse_answer(text)
+    assert [(s.start, s.end) for s in a.sentences] == [(0, 52), (54, 86), (87, 113)]
+    assert a.sentences[1].written == ["[Q1, a: b]"] and a.sentences[2].written == ["[Q2, x: y]", "[Q2, z: w]"]
