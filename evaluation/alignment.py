@@ -66,12 +66,21 @@ class Alignment(Metric):
                     shortcut.append(self.substring_shortcut and normalize_text(c.value).lower() in s.clean.lower())
         judged = ent.probs([p for p, s in zip(pairs, shortcut) if not s]) if pairs else []
         it_judged = iter(judged)
-        ok = [True if s else next(it_judged) >= self.options.threshold for s in shortcut]
+        probs = [None if s else next(it_judged) for s in shortcut]
+        ok = [p is None or p >= self.options.threshold for p in probs]
         out = []
         for i in range(len(items)):
-            mine = [o for o, who in zip(ok, owner) if who == i]
-            out.append(Scored({"alignment": ratio(sum(mine), len(mine))}, {"align_pairs": len(mine), "aligned": sum(mine)}))
+            mine = [k for k, who in enumerate(owner) if who == i]
+            verdicts = [self._verdict(probs[k], ok[k]) for k in mine]
+            n_ok = sum(ok[k] for k in mine)
+            out.append(Scored({"alignment": ratio(n_ok, len(mine))}, {"align_pairs": len(mine), "aligned": n_ok}, per_citation=verdicts))
         return out
+
+    def _verdict(self, p: float | None, ok: bool) -> dict[str, object]:
+        if p is None:
+            return {"aligned": True, "why": "aligned by the substring shortcut: the value is written in the sentence"}
+        why = {} if ok else {"why": f"the sentence does not entail it: P(entailment) {p:.3f} < {self.options.threshold:g}"}
+        return {"entailment": round(p, 4), "aligned": ok, **why}
 
     def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         m, dropped = macro(rows, "alignment")

@@ -86,12 +86,18 @@ class EvalOptions:
 
 @dataclass
 class Scored:
-    """One metric's findings on one answer; `notes` are keyed by the metric's name."""
+    """One metric's findings on one answer; `notes` are keyed by the metric's name.
+
+    `per_citation` (one dict per citation, in the parser's order) and `per_sentence` (by sentence
+    index) are the metric's verdicts, in fields of `kalma.schema.CitationVerdict` and
+    `SentenceVerdict`; `evaluation.verdicts` joins every metric's into the answer's verdicts."""
 
     values: dict[str, float | None] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    per_citation: list[dict[str, Any]] = field(default_factory=list)
+    per_sentence: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 UNUSABLE_LIMIT = 0.5  # above this share of unreadable model replies, a model-judged value is n/a, never a number from the few left

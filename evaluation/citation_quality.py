@@ -26,6 +26,11 @@ Card
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from kalma.citations import Citation
+from kalma.properties import NAME_IDENTITY, Vocabulary
+from kalma.schema import KnowledgeGraph
 
 from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro, ratio, total  # noqa: F401 (EvalOptions: doctest)
 
@@ -57,6 +62,7 @@ class CitationQuality(Metric):
             kg = vocab.kg_keys(it.kg)
             cited = [vocab.citation_key(c.qid, c.relation, c.value) for c in it.parsed.citations]
             correct = [k in kg for k in cited]
+            verdicts: list[dict[str, Any]] = [{"in_kg": ok} for ok in correct]
             counts = {**it.markup_counts(), "correct": sum(correct)}
             values: dict[str, float | None] = {"correctness": ratio(sum(correct), len(cited))}
             notes = {}
@@ -72,9 +78,18 @@ class CitationQuality(Metric):
                     hits = sum(ok and k in mins for k, ok in zip(cited, correct))
                     recalled = len({k for k, ok in zip(cited, correct) if ok and k in mins})
                 counts |= {"precise": hits, "minimum": len(mins), "recalled": recalled}
+                for v, k, ok in zip(verdicts, cited, correct):
+                    v |= {"in_minimum": k in mins, "precise": k in mins if original else ok and k in mins}
+                    if ok and k not in mins:
+                        v["why"] = "in the KG given but not in the minimum knowledge set: it counts against precision"
                 p, r = ratio(hits, len(cited)), ratio(recalled, len(mins))
                 values |= {"precision": p, "recall": r, "f1": f1(p if p is not None else 0.0, r) if r is not None else None}
-            out.append(Scored(values, counts, notes))
+            if not all(correct):
+                why = Explainer(vocab, it.kg, it.entry.knowledge_pool if it.entry else None)
+                for v, c in zip(verdicts, it.parsed.citations):
+                    if not v["in_kg"]:
+                        v["why"] = why(c)
+            out.append(Scored(values, counts, notes, per_citation=verdicts))
         return out
 
     scales = {"malformed_per_answer": "per answer"}
@@ -105,3 +120,43 @@ class CitationQuality(Metric):
         values |= {"correctness_macro": c_macro, "precision_macro": p_macro, "recall_macro": r_macro, "f1_macro": f1(p_macro, r_macro)}
         values["malformed_per_answer"] = ratio(sum(r.counts.get("malformed", 0) for r in rows), len(rows))
         return values, dropped
+
+
+class Explainer:
+    """Why a citation is not in the KG given, in words: the nearest thing the KG does hold.
+
+    >>> from kalma.schema import EntityGraph, Triple
+    >>> t = Triple(subject="Q1", relation="P509", relation_label="cause of death", value="Q12204", value_label="tuberculosis")
+    >>> kg = KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="Ann", triples=[t])])
+    >>> why = Explainer(Vocabulary.of(kg), kg, None)
+    >>> why(Citation("Q1", "cause of death", "Tuberculosis"))
+    "the KG given holds 'tuberculosis' for Q1, cause of death: it differs from 'Tuberculosis' in case only"
+    >>> why(Citation("Q2", "cause of death", "x")), why(Citation("Q1", "spouse", "Bob"))
+    ('Q2 is not an entity of the KG given', "the KG given has no 'spouse' of Q1")
+    """
+
+    def __init__(self, vocab: Vocabulary, kg: KnowledgeGraph, pool: KnowledgeGraph | None):
+        self.vocab = vocab
+        self.values: dict[tuple[str, str], list[str]] = {}
+        for t in kg.triples():
+            self.values.setdefault((t.subject, vocab.triple_identity(t)), []).append(t.value_label)
+        for e in kg.entities:
+            self.values.setdefault((e.qid, NAME_IDENTITY), []).append(e.label)
+        self.qids = set(kg.qids())
+        self.pool = vocab.kg_keys(pool) if pool is not None and pool is not kg else set()
+
+    def __call__(self, c: Citation) -> str:
+        key = self.vocab.citation_key(c.qid, c.relation, c.value)
+        if key in self.pool:
+            return "in the entry's knowledge pool, but not in the KG given (removed, or not retrieved)"
+        if c.qid not in self.qids:
+            return f"{c.qid} is not an entity of the KG given"
+        held = self.values.get((c.qid, key[1]))
+        if not held:
+            unknown = "" if self.vocab.knows_label(c.relation) else " (a relation name the entry does not know)"
+            return f"the KG given has no {c.relation!r} of {c.qid}{unknown}"
+        if any(v.casefold() == key[2].casefold() for v in held):
+            same = next(v for v in held if v.casefold() == key[2].casefold())
+            return f"the KG given holds {same!r} for {c.qid}, {c.relation}: it differs from {c.value!r} in case only"
+        shown = ", ".join(repr(v) for v in held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+        return f"the KG given holds {shown} for {c.qid}, {c.relation}; not {c.value!r}"

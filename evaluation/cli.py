@@ -85,7 +85,7 @@ def evaluate(
     opts, metrics = scoring(**scoring_args)
     summary = run(dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite, limit=limit, model=model)
     click.echo(markdown_table(summary))
-    click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md")
+    click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md, verdicts.html (every answer, each citation judged)")
     if summary.problems and not lenient:
         found = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in summary.problems.items())
         raise click.ClickException(

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kalma.models import Entailment, get_entailment
+from kalma.schema import NAVerdict
 from kalma.verbalize import hypothesis
 
 from .alignment import entailment_label
@@ -54,21 +55,31 @@ class ConsciousIncompetence(Metric):
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         ent = get_entailment(self.options.nli)
+        marked = [[si for si, s in enumerate(it.parsed.sentences) if s.na] for it in items]  # sentence indices of the [NA] marks
         pairs, index = [], []
         for i, it in enumerate(items):
-            for si, s in enumerate(s for s in it.parsed.sentences if s.na):
+            for si in marked[i]:
                 for ti, t in enumerate(it.absent or []):
-                    pairs.append((s.clean, hypothesis(t, self.verbalized)))
+                    pairs.append((it.parsed.sentences[si].clean, hypothesis(t, self.verbalized)))
                     index.append((i, si, ti))
         probs = ent.probs(pairs) if pairs else []
         hits = {key for key, p in zip(index, probs) if p >= self.options.threshold}
         entailing = {(i, si) for (i, si, _) in hits}
-        irrelevant = self._irrelevant(ent, items, entailing)
+        relevance = self._relevance(ent, items, marked, entailing)
+        irrelevant = {key for key, p in relevance.items() if p < self.options.threshold}
         out = []
         for i, it in enumerate(items):
-            n_na = sum(s.na for s in it.parsed.sentences)
+            n_na = len(marked[i])
             if it.absent is None:
-                out.append(Scored({"na_precision": None, "na_recall": None}, {}, {"na": "no absent-knowledge set: [NA] precision/recall unavailable"}))
+                unscored = {si: {"na": NAVerdict(outcome="unscored", why="no absent-knowledge set")} for si in marked[i]}
+                out.append(
+                    Scored(
+                        {"na_precision": None, "na_recall": None},
+                        {},
+                        {"na": "no absent-knowledge set: [NA] precision/recall unavailable"},
+                        per_sentence=unscored,
+                    )
+                )
                 continue
             n_entailing = sum(1 for j, _ in entailing if j == i)
             n_irrelevant = sum(1 for j, _ in irrelevant if j == i)
@@ -81,22 +92,40 @@ class ConsciousIncompetence(Metric):
                 "absent": len(it.absent),
                 "absent_entailed": found,
             }
-            out.append(Scored({"na_precision": ratio(n_entailing + n_irrelevant, n_na), "na_recall": ratio(found, len(it.absent))}, counts))
+            verdicts = {si: {"na": self._verdict(it, i, si, hits, relevance)} for si in marked[i]}
+            out.append(
+                Scored({"na_precision": ratio(n_entailing + n_irrelevant, n_na), "na_recall": ratio(found, len(it.absent))}, counts, per_sentence=verdicts)
+            )
         return out
 
-    def _irrelevant(self, ent: Entailment, items: Sequence[EvalItem], entailing: set[tuple[int, int]]) -> set[tuple[int, int]]:
-        """The [NA] sentences that entail no absent triple and do not address the question."""
+    def _verdict(self, it: EvalItem, i: int, si: int, hits: set[tuple[int, int, int]], relevance: dict[tuple[int, int], float]) -> NAVerdict:
+        """One [NA] mark: the absent triples it entails, else whether §4.5's rule found it off the question."""
+        absent = it.absent or []
+        entailed = [f"{absent[ti].subject}, {absent[ti].relation_label}: {absent[ti].value_label}" for ti in range(len(absent)) if (i, si, ti) in hits]
+        if entailed:
+            return NAVerdict(entailed=entailed, outcome="entails absent knowledge")
+        p = relevance.get((i, si))
+        p_shown = None if p is None else round(p, 4)
+        none = f"it entails none of the {len(absent)} absent triples" if absent else "nothing was absent from the KG given"
+        if p is not None and p < self.options.threshold:
+            why = f"{none}; it does not address the question (P(relevant) {p:.3f} < {self.options.threshold:g}), which §4.5 counts correct"
+            return NAVerdict(relevance=p_shown, outcome="irrelevant: counts correct", why=why)
+        rule = f"; it addresses the question (P(relevant) {p:.3f})" if p is not None else "; the §4.5 relevance rule is off" if not self.relevance else ""
+        return NAVerdict(relevance=p_shown, outcome="wrong", why=none + rule)
+
+    def _relevance(self, ent: Entailment, items: Sequence[EvalItem], marked: list[list[int]], entailing: set[tuple[int, int]]) -> dict[tuple[int, int], float]:
+        """P(addresses the question) of the [NA] sentences that entail no absent triple (§4.5)."""
         if not self.relevance:
-            return set()
+            return {}
         asked = [
-            (i, si, s.clean, it.question)
+            (i, si, it.parsed.sentences[si].clean, it.question)
             for i, it in enumerate(items)
             if it.absent is not None and it.question
-            for si, s in enumerate(s for s in it.parsed.sentences if s.na)
+            for si in marked[i]
             if (i, si) not in entailing
         ]
         probs = ent.relevance([(sentence, question) for _, _, sentence, question in asked]) if asked else []
-        return {(i, si) for (i, si, _, _), p in zip(asked, probs) if p < self.options.threshold}
+        return {(i, si): p for (i, si, _, _), p in zip(asked, probs)}
 
     def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         scored = [r for r in rows if "absent" in r.counts]

@@ -25,11 +25,13 @@ from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
-from kalma.schema import Answer, AnswerScores, DatasetEntry, Summary, first_entries
+from kalma.schema import Answer, AnswerScores, Coverage, DatasetEntry, KnowledgeGraph, Summary, first_entries
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, UNUSABLE_LIMIT, EvalItem, EvalOptions, Metric, Scored, get_metric, show
+from .verdict_page import render_page
+from .verdicts import assemble
 
-SCORES_FILE, SUMMARY_FILE, TABLE_FILE = "scores.jsonl", "summary.json", "summary.md"
+SCORES_FILE, SUMMARY_FILE, TABLE_FILE, PAGE_FILE = "scores.jsonl", "summary.json", "summary.md", "verdicts.html"
 
 
 def fill_missing(answers: list[Answer], entries: dict[str, DatasetEntry]) -> tuple[list[Answer], int]:
@@ -58,10 +60,13 @@ def evaluate(
     limit: int | None = None,
     model: str | None = None,
     named: str | None = None,
+    partial: bool = False,
 ) -> Summary:
     """Score `answers` against `dataset` into `out_dir` (see the module docstring).
 
-    `limit` scores the answers to the first `limit` entries only, and says so in every report.
+    `limit` scores the answers to the first `limit` entries only, and `partial` only the entries
+    the answers answer (a partial submission, instead of scoring the others as empty answers);
+    both say so in every report and record it in the summary's `coverage`.
     `model` names the model of answers whose lines and header name none (`--model`); `named` is
     what the reports call the answers' model (a submission's model: one name everywhere).
     `stop_after` scores at most that many new answers, then returns (used to test resumption).
@@ -74,19 +79,31 @@ def evaluate(
     entries = {e.id: e for e in entry_list}
     problems: list[Problem] = []
     unnamed: list[str] = []
+    kg_given: str | None = None
     if isinstance(answers, (str, Path)):
         loaded = load_answers(answers, entries, model or named)
         answer_list, problems = loaded.answers, loaded.problems
         unnamed = [c] if (c := loaded.model_caveat()) else []
+        kg_given = header_kg_given(answers, loaded.header)
     else:
         answer_list = list(answers)
+    n_entries = len(entry_list)
     entry_list, limited = first_entries(entry_list, limit)
+    if partial:
+        answered = {a.entry_id for a in answer_list}
+        entry_list = [e for e in entry_list if e.id in answered]
+        if len(entry_list) < n_entries:
+            limited = f"PARTIAL: answers for {len(entry_list)} of {n_entries} dataset entries, scored on those only; not comparable with a full run"
+    coverage = Coverage(scored=len(entry_list), entries=n_entries, how="partial" if partial else "limit") if limited else None
+    scope: dict[str, Any] = {"partial": True} if partial else {"limit": limit} if limited else {}  # part of the run's identity
     if limited:
         entries = {e.id: e for e in entry_list}
         answer_list = [a for a in answer_list if a.entry_id in entries]
     answer_list, n_missing = fill_missing(answer_list, entries)
     if kg_source:
         answer_list = _attach_kg(answer_list, entries, kg_source)
+    answer_list, assumed = knowledge_given(answer_list, entries, kg_given)
+    said_first = ([limited] if limited else []) + unnamed + missing_caveat(answer_list, len(entry_list))
 
     names = list(dict.fromkeys(metrics))
     active: list[Metric] = [get_metric(n, options) for n in names]
@@ -102,14 +119,14 @@ def evaluate(
         "metrics": names,
         "options": asdict(options),
         "kg_source": kg_source,
-        **({"limit": limit} if limited else {}),
+        **scope,
         "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
         "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>",
     }
     models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here
-    limits = ([limited] if limited else []) + dataset_limits(entry_list, answer_list, [m.name for m in active])
+    limits = dataset_limits(entry_list, answer_list, [m.name for m in active])
     if progress:  # said once, before any scoring
-        for line in limits:
+        for line in ([limited] if limited else []) + limits:
             tqdm.write(f"note: {line}", file=sys.stderr)
     answer_models = sorted({a.model for a in answer_list if not a.meta.get("missing")})
     if named and answer_models != [named]:
@@ -117,7 +134,7 @@ def evaluate(
 
     run = fingerprint(
         {"dataset": dataset if isinstance(dataset, (str, Path)) else entry_list, "answers": answers if isinstance(answers, (str, Path)) else answer_list},
-        {"metrics": names, "options": asdict(options), "kg_source": kg_source, **({"limit": limit} if limited else {})},
+        {"metrics": names, "options": asdict(options), "kg_source": kg_source, **scope},
         components={"nli": options.nli, "judge": options.judge, "lm": options.lm, "kg": kg_source},  # files they name, by content
     )
     with ResumableOutput(
@@ -139,16 +156,20 @@ def evaluate(
             chunk = todo[start : start + chunk_size]
             items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
             rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, markup=it.markup_counts()) for a, it in zip(chunk, items)]
+            judged: list[list[Scored]] = [[] for _ in chunk]
             for m in active:
                 if m.name in unavailable:  # declared needs, enforced once here
                     for row in rows:
                         row.notes[m.name] = f"{m.name} unavailable: it needs --{unavailable[m.name]}"
                     continue
-                for row, s in zip(rows, m.score(items)):
+                for row, s, mine in zip(rows, m.score(items), judged):
                     row.values[m.name], row.counts[m.name] = s.values, s.counts
                     row.notes.update(s.notes)
+                    mine.append(s)
                     if s.details:
                         row.details[m.name] = s.details
+            for row, it, mine in zip(rows, items, judged):
+                row.verdicts = assemble(it, mine)
             for a, row in zip(chunk, rows):
                 if a.meta.get("missing"):
                     row.notes["missing"] = "no answer for this entry: scored as empty"
@@ -161,17 +182,72 @@ def evaluate(
         rows = [done[k] for k in wanted if k in done]
         notices = [a.meta["note"] for a in answer_list if isinstance(a.meta.get("note"), str)]
         from_cache = sum(bool(a.meta.get("cached")) for a in answer_list)
-        first = unnamed + answer_caveats(answer_list, rows, answer_models)
+        first = said_first + answer_caveats(answer_list, rows, answer_models) + assumed
         summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, len(rows) == len(wanted), from_cache, first)
+        summary.coverage = coverage
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
+        questions = {a.answer_id(): e.question(a.setting) for a in answer_list if (e := entries.get(a.entry_id))}
+        (out / PAGE_FILE).write_text(render_page(summary, rows, questions), encoding="utf-8")
     return summary
+
+
+KG_GIVEN = ("pool", "none")  # an answers header's `kg_given`: the entry's whole pool, or no knowledge at all (closed book)
+
+
+def header_kg_given(path: str | Path, header: dict[str, Any]) -> str | None:
+    """What an answers file's header says its answers were given, when it says (`kg_given`)."""
+    given = header.get("kg_given")
+    if given is not None and given not in KG_GIVEN:
+        raise ConfigError(f"{path}:1: field 'kg_given': {given!r} is not one of {', '.join(KG_GIVEN)} (the knowledge every answer was given)")
+    return given
+
+
+def knowledge_given(answers: list[Answer], entries: dict[str, DatasetEntry], header: str | None) -> tuple[list[Answer], list[str]]:
+    """Each answer with the absent set its [NA] marks are scored against, and what every report
+    must say first about how it was found. An answer's own `absent` wins; else it follows from the
+    KG given, as `kalma answer` computes it: the answer's `kg`, else the header's `kg_given`
+    (`none`: closed book, the whole minimum set is absent), else the entry's full pool, assumed
+    and counted."""
+    out, assumed = [], 0
+    for a in answers:
+        e = entries.get(a.entry_id)
+        if a.absent is not None or e is None or e.minimum_set is None:
+            out.append(a)
+            continue
+        update: dict[str, Any] = {}
+        if a.kg is None and header == "none":
+            update["kg"] = KnowledgeGraph()
+        elif a.kg is None and header is None and not a.meta.get("missing"):
+            assumed += 1
+        update["absent"] = e.absent_from(update.get("kg", a.kg) or e.knowledge_pool)
+        out.append(a.model_copy(update=update))
+    if not assumed:
+        return out, []
+    said = "answers do not say which knowledge they were" if assumed > 1 else "answer does not say which knowledge it was"
+    return out, [
+        f"{assumed} {said} given: scored as given the dataset's full knowledge pool (the [NA] metrics' absent set is "
+        'what the pool lacks of the minimum set). Give each line its `kg` or `absent`, or the file\'s header `"kg_given": "none"` for a closed-book system.'
+    ]
+
+
+def missing_caveat(answers: Sequence[Answer], n_entries: int) -> list[str]:
+    """The entries without an answer (`fill_missing`'s), named first: they are scored as empty answers."""
+    filled = [a for a in answers if a.meta.get("missing")]
+    if not filled:
+        return []
+    missing = list(dict.fromkeys(a.entry_id for a in filled))
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    runs = f" ({len(filled)} answers over {len({a.run for a in filled})} runs)" if len(filled) > len(missing) else ""
+    return [
+        f"MISSING: {len(missing)} of {n_entries} entries have no answer{runs}: {shown}. Each is scored as an empty answer, which lowers recall; "
+        "score a subset with --limit, or file a partial submission with `kalma bench submit --partial`."
+    ]
 
 
 def _attach_kg(answers: list[Answer], entries: dict[str, DatasetEntry], spec: str) -> list[Answer]:
     """Judge answers without their own KG against `spec`'s subgraphs of the entry's people."""
     from kalma.kg import open_source
-    from kalma.schema import KnowledgeGraph
 
     src = open_source(spec)
     people = sorted({q for a in answers if a.kg is None for q in entries[a.entry_id].people})
@@ -224,8 +300,8 @@ def dataset_limits(entries: Sequence[DatasetEntry], answers: Sequence[Answer], m
         out.append(f"{who}: {', '.join(wanting)} reference-based values are n/a for them.")
     if "na" in metrics and answers and all(a.absent is None for a in answers):
         out.append(
-            "No answer carries an absent set (what the KG given lacks of the minimum set): [NA] precision and recall are n/a. "
-            "`kalma answer` and `kalma bench run` record one whenever the dataset has minimum sets."
+            "No answer has an absent set (what the KG given lacks of the minimum set), and without minimum sets none can be derived: "
+            "[NA] precision and recall are n/a. Give each answer's `absent` to score them."
         )
     return out
 

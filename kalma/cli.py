@@ -176,17 +176,18 @@ def check(path: str, kind: str, lenient: bool) -> None:
 @main.command("export")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--kind", type=click.Choice(sorted(RECORD_KINDS)), help="The records' kind (default: the one the header names).")
+@click.option("--verdicts", is_flag=True, help="A scores file's verdicts instead: one row per citation or [NA] mark (default: PATH with .verdicts.jsonl).")
 @click.option("-o", "--output", help="Plain JSON Lines (default: PATH with .plain.jsonl); the header goes to OUTPUT.header.json.")
 @OVERWRITE
-def export_cmd(path: str, kind: str | None, output: str | None, overwrite: bool) -> None:
+def export_cmd(path: str, kind: str | None, verdicts: bool, output: str | None, overwrite: bool) -> None:
     """Write a record file's records as plain JSON Lines, for pandas.read_json(lines=True) and
     datasets.load_dataset("json"); its header (provenance) goes beside it."""
     from .frames import export
 
-    out = output or str(Path(path).with_suffix(".plain.jsonl"))
+    out = output or str(Path(path).with_suffix(".verdicts.jsonl" if verdicts else ".plain.jsonl"))
     new_output(out, overwrite)
-    n = export(path, out, kind)
-    click.echo(f"wrote {n} records to {out} and the header to {out}.header.json")
+    n = export(path, out, kind, verdicts=verdicts)
+    click.echo(f"wrote {n} {'verdict rows' if verdicts else 'records'} to {out} and the header to {out}.header.json")
 
 
 if __name__ == "__main__":

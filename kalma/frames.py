@@ -9,16 +9,21 @@ which keep the provenance with the data:
 - `kalma export FILE`: the records as plain JSON Lines (what `pandas.read_json(..., lines=True)`
   and `datasets.load_dataset("json", data_files=...)` read), the header beside it in
   `<output>.header.json`.
+
+A scores file's verdicts (per sentence, per citation) flatten to one row per citation or [NA]
+mark: `kalma export scores.jsonl --verdicts`, or `read_verdicts(path)`; `VERDICT_COLUMNS` are
+their columns, documented in the README ("Verdicts").
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .jsonl import HEADER_KEY, read_header, read_jsonl
-from .schema import RECORD_KINDS, Record
+from .schema import RECORD_KINDS, AnswerScores, NAVerdict, Record
 
 
 def csv_safe(v: Any) -> Any:
@@ -28,6 +33,53 @@ def csv_safe(v: Any) -> Any:
     ("'=HYPERLINK(1)", 'Rome', 3)
     """
     return "'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v
+
+
+VERDICT_COLUMNS = (
+    "answer_id",
+    "entry_id",
+    "sentence",
+    "start",
+    "end",
+    "sentence_text",
+    "kind",
+    "bracket",
+    "qid",
+    "relation",
+    "value",
+    "malformed",
+    "in_kg",
+    "in_minimum",
+    "precise",
+    "entailment",
+    "aligned",
+    "verdict",
+    "why",
+    "na_entailed",
+    "na_relevance",
+)
+
+
+def verdict_rows(row: AnswerScores) -> Iterator[dict[str, Any]]:
+    """One row per citation (kind `citation`, or `malformed` for markup citing nothing) and per
+    [NA] mark (kind `na`, its outcome as the verdict), every row with all of `VERDICT_COLUMNS`."""
+    for s in row.verdicts:
+        base = {"answer_id": row.answer_id, "entry_id": row.entry_id, "sentence": s.index, "start": s.start, "end": s.end, "sentence_text": s.text}
+        for c in s.citations:
+            fields = c.model_dump(exclude={"verdict", "why"})
+            yield {**dict.fromkeys(VERDICT_COLUMNS), **base, "kind": "malformed" if c.malformed else "citation", **fields, "verdict": c.verdict, "why": c.why}
+        if s.na is not None:
+            na: NAVerdict = s.na
+            yield {
+                **dict.fromkeys(VERDICT_COLUMNS),
+                **base,
+                "kind": "na",
+                "bracket": "[NA]",
+                "verdict": na.outcome,
+                "why": na.why,
+                "na_entailed": "; ".join(na.entailed),
+                "na_relevance": na.relevance,
+            }
 
 
 def _records(path: str | Path, kind: str | None) -> tuple[list[Record], dict[str, Any]]:
@@ -41,26 +93,48 @@ def _records(path: str | Path, kind: str | None) -> tuple[list[Record], dict[str
     return list(read_jsonl(path, RECORD_KINDS[kind], kind=kind)), {HEADER_KEY: header} if header else {HEADER_KEY: {"kind": kind}}
 
 
-def read_frame(path: str | Path, kind: str | None = None) -> Any:
-    """A pandas DataFrame of the file's records, one row per record, nested fields as Python
-    objects; the header (kind, format version, provenance) in `df.attrs["kalma"]`."""
+def _pandas() -> Any:
     try:
         import pandas as pd
     except ImportError:
-        raise ImportError("read_frame needs pandas: pip install pandas (or use `kalma export` and any JSON Lines reader)") from None
+        raise ImportError("reading a frame needs pandas: pip install pandas (or use `kalma export` and any JSON Lines reader)") from None
+    return pd
+
+
+def read_frame(path: str | Path, kind: str | None = None) -> Any:
+    """A pandas DataFrame of the file's records, one row per record, nested fields as Python
+    objects; the header (kind, format version, provenance) in `df.attrs["kalma"]`."""
     records, header = _records(path, kind)
-    frame = pd.DataFrame([r.model_dump(mode="json") for r in records])
+    frame = _pandas().DataFrame([r.model_dump(mode="json") for r in records])
     frame.attrs.update(header)
     return frame
 
 
-def export(path: str | Path, out: str | Path, kind: str | None = None) -> int:
-    """Write the records as plain JSON Lines to `out`, and the header to `<out>.header.json`."""
-    records, header = _records(path, kind)
+def _flat(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    records, header = _records(path, "scores")
+    return [v for r in records if isinstance(r, AnswerScores) for v in verdict_rows(r)], header
+
+
+def read_verdicts(path: str | Path) -> Any:
+    """A scores file's verdicts as a DataFrame, one row per citation or [NA] mark (`VERDICT_COLUMNS`)."""
+    rows, header = _flat(path)
+    frame = _pandas().DataFrame(rows, columns=list(VERDICT_COLUMNS))
+    frame.attrs.update(header)
+    return frame
+
+
+def export(path: str | Path, out: str | Path, kind: str | None = None, verdicts: bool = False) -> int:
+    """Write the records as plain JSON Lines to `out` (with `verdicts`, a scores file's verdict
+    rows instead), and the header to `<out>.header.json`."""
+    if verdicts:
+        rows, header = _flat(path)
+        lines = [json.dumps(r, ensure_ascii=False) for r in rows]
+    else:
+        records, header = _records(path, kind)
+        lines = [r.model_dump_json() for r in records]
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(r.model_dump_json() + "\n")
+        fh.writelines(line + "\n" for line in lines)
     Path(f"{out}.header.json").write_text(json.dumps({**header, "exported_from": str(path)}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return len(records)
+    return len(lines)

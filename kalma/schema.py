@@ -12,9 +12,9 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationInfo, field_validator, model_serializer, model_validator
 
-FORMAT_VERSION = 3  # 2: EntityGraph.property_aliases; 3: scores and summaries per metric
+FORMAT_VERSION = 4  # 2: EntityGraph.property_aliases; 3: scores and summaries per metric; 4: per-sentence verdicts in scores
 # (version 1 and 2 datasets, answers and KGs still read; no output of another version is resumed)
 
 Setting = Literal["general", "specific"]  # which of an entry's two questions is asked
@@ -274,6 +274,59 @@ class Answer(Record):
         return f"{self.entry_id}#{self.run}" if self.run else self.entry_id
 
 
+class Compact(Record):
+    """Written without its empty fields (None, "", []): a scores file holds thousands of verdicts,
+    and reading one back gives the defaults again."""
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None and v != "" and v != []}
+
+
+CitationOutcome = Literal["correct", "wrong", "unaligned", "malformed"]
+NAOutcome = Literal["entails absent knowledge", "irrelevant: counts correct", "wrong", "unscored"]
+
+
+class CitationVerdict(Compact):
+    """One citation of a sentence, as written and as every metric judged it; a field no metric of
+    the run judged is None. `verdict` sums it up, the first that applies: `malformed` (markup that
+    cites nothing), `wrong` (not in the KG given), `unaligned` (the sentence does not entail it),
+    else `correct`. Whether it was needed is `in_minimum`, apart."""
+
+    bracket: str = Field(description="the bracket it was written in, as written")
+    qid: str | None = None
+    relation: str | None = None
+    value: str | None = None
+    malformed: str | None = Field(default=None, description="the markup problem (kalma.citations.KINDS) when this bracket cites nothing")
+    in_kg: bool | None = Field(default=None, description="the cited triple is in the KG given to the model (correctness)")
+    in_minimum: bool | None = Field(default=None, description="it is in the entry's minimum knowledge set (None: no minimum set)")
+    precise: bool | None = Field(default=None, description="it counts for precision under the run's formula (--compat)")
+    entailment: float | None = Field(default=None, description="P(the sentence entails the triple), by the run's entailment backend")
+    aligned: bool | None = None
+    verdict: CitationOutcome
+    why: str = Field(default="", description="what made it wrong, unaligned or unneeded, in words")
+
+
+class NAVerdict(Compact):
+    """An [NA]-marked sentence as the [NA] metric judged it (KaLMA §4.3, with §4.5's rule)."""
+
+    entailed: list[str] = Field(default_factory=list, description="the absent triples it entails, as `QID, relation: value`")
+    relevance: float | None = Field(default=None, description="P(it addresses the question): asked only when it entails no absent triple")
+    outcome: NAOutcome
+    why: str = ""
+
+
+class SentenceVerdict(Compact):
+    """One sentence of an answer: where it is, what it cites, and every judgement of it."""
+
+    index: int
+    start: int = Field(description="answer.text[start:end] is the sentence as written")
+    end: int
+    text: str
+    citations: list[CitationVerdict] = Field(default_factory=list)
+    na: NAVerdict | None = Field(default=None, description="present when the sentence is marked [NA]")
+
+
 class AnswerScores(Record):
     """One answer's scores, per metric: `values["citation"]["precision"]`. A None value means
     the metric could not apply. `markup` is what the parser read, whatever the metrics."""
@@ -285,6 +338,7 @@ class AnswerScores(Record):
     counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     notes: dict[str, str] = Field(default_factory=dict, description="per metric name, and 'missing'")
     details: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per-answer findings, e.g. the graph an answer leaned on")
+    verdicts: list[SentenceVerdict] = Field(default_factory=list, description="per sentence: its citations and [NA] mark, each judged (README: Verdicts)")
 
     @field_validator("values")
     @classmethod
@@ -312,11 +366,24 @@ def metric_value(metrics: dict[str, dict[str, float | None]], key: str) -> float
     return metrics.get(metric, {}).get(name)
 
 
+class Coverage(Record):
+    """A run that scored part of its dataset: the first entries (`--limit`), or only the entries
+    a partial submission answers (`--partial`). Never ranked with a run of the whole dataset."""
+
+    scored: int
+    entries: int
+    how: Literal["limit", "partial"]
+
+    def label(self) -> str:
+        return f"{self.scored} of {self.entries} entries" + (" (--limit)" if self.how == "limit" else "")
+
+
 class Summary(Record):
     """Aggregated scores per metric (`metrics["citation"]["f1_micro"]`) plus everything needed
     to say what produced them."""
 
     metrics: dict[str, dict[str, float | None]]
+    coverage: Coverage | None = Field(default=None, description="set when only part of the dataset was scored (--limit, --partial)")
     counts: dict[str, int] = Field(default_factory=dict, description="answers, sentences, citations, correct citations, [NA] marks, malformed")
     malformed: dict[str, int] = Field(default_factory=dict, description="malformed markup by reason (kalma.citations.KINDS)")
     dropped: dict[str, dict[str, int]] = Field(default_factory=dict, description="per metric and value: answers that dropped out of it")

@@ -151,17 +151,17 @@ def test_evaluate_refuses_to_resume_over_changed_answers(tmp_path, entries):
 
 
 def test_an_output_of_an_older_format_is_not_resumed(tmp_path, entries):
-    """Scores of format version 2 (one flat dict for every metric) must not get version 3 rows
-    appended: the run stops naming both versions, and --overwrite starts it over."""
+    """Scores of format version 3 (no verdicts) must not get version 4 rows appended: the run
+    stops naming both versions, and --overwrite starts it over."""
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers")
     evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
     scores = tmp_path / "out" / "scores.jsonl"
     lines = scores.read_text().splitlines()
     header = json.loads(lines[0])
-    header["kalma"]["format_version"] = 2
-    scores.write_text("\n".join([json.dumps(header), '{"answer_id": "x", "entry_id": "x", "values": {"recall": 0.5}}']) + "\n")
-    with pytest.raises(ResumeMismatch, match="written in format version 2 and this kalma writes 3"):
+    header["kalma"]["format_version"] = 3
+    scores.write_text("\n".join([json.dumps(header), '{"answer_id": "x", "entry_id": "x", "values": {"citation": {"recall": 0.5}}}']) + "\n")
+    with pytest.raises(ResumeMismatch, match="written in format version 3 and this kalma writes 4"):
         evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
     assert scores.read_text().count("\n") == 2  # untouched
     s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False, overwrite=True)
@@ -445,7 +445,7 @@ def test_damaged_board_files_are_listed_and_the_rest_of_the_board_is_rendered(tm
     page = (tmp_path / "site" / "index.html").read_text()
     for name in damage:
         assert f"submissions/{name}/submission.json:1: field" in page
-    assert "runs/r/results.json:1: field" in page and ">good<" in page
+    assert "runs/r/results.json:1: field" in page and '>good <a class="answers"' in page
 
 
 def test_flipped_human_labels_are_a_new_run_not_a_resumed_one(tmp_path, entries):

@@ -1,0 +1,174 @@
+"""One HTML page per evaluation run: every answer, each sentence with its citations marked
+correct, wrong, unaligned or malformed and its [NA] mark judged, filterable by verdict.
+
+`kalma evaluate` writes it beside its summary (`answers.html`); the leaderboard links one per
+submission. Answer text is whatever a model wrote: every string is escaped, no answer text
+reaches an attribute other than `title`, and a Content-Security-Policy lets only the page's own
+script run (by its hash) and load nothing, so hostile text stays text.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from kalma.schema import AnswerScores, CitationVerdict, NAVerdict, SentenceVerdict, Summary
+
+from .base import show
+
+# (filter key, label): what a reader can ask to see; a citation or mark carries the keys it has.
+FILTERS = (
+    ("all", "every answer"),
+    ("wrong", "wrong citations (not in the KG given)"),
+    ("unaligned", "unaligned citations (the sentence does not entail them)"),
+    ("malformed", "malformed citations"),
+    ("extra", "citations outside the minimum set"),
+    ("correct", "correct citations"),
+    ("na-wrong", "[NA] marks judged wrong"),
+    ("na-irrelevant", "[NA] marks off the question (§4.5: counted correct)"),
+    ("na-entails", "[NA] marks that entail absent knowledge"),
+    ("uncited", "sentences with neither citation nor [NA]"),
+)
+NA_KEYS = {"entails absent knowledge": "na-entails", "irrelevant: counts correct": "na-irrelevant", "wrong": "na-wrong", "unscored": "na-unscored"}
+SHOWN_VALUES = (
+    ("citation", "correctness", "corr."),
+    ("citation", "precision", "prec."),
+    ("citation", "recall", "rec."),
+    ("alignment", "alignment", "align."),
+    ("na", "na_precision", "[NA] P"),
+    ("na", "na_recall", "[NA] R"),
+)
+
+_SCRIPT = """
+const pick = document.getElementById("filter");
+function apply() {
+  const key = pick.value;
+  document.body.dataset.filter = key;
+  const all = [...document.querySelectorAll("article.answer")];
+  const shown = key === "all" ? all.length : all.filter(a => a.dataset.has.split(" ").includes(key)).length;
+  document.body.dataset.shown = String(shown);
+  document.getElementById("shown").textContent = shown + " of " + all.length + " answers";
+  history.replaceState(null, "", key === "all" ? location.pathname : "#" + key);
+}
+pick.addEventListener("change", apply);
+const asked = location.hash.slice(1);
+if ([...pick.options].some(o => o.value === asked)) pick.value = asked;
+apply();
+"""
+
+
+def _keys(c: CitationVerdict) -> list[str]:
+    return [c.verdict] + (["extra"] if c.in_kg and c.in_minimum is False else [])
+
+
+def _sentence_keys(s: SentenceVerdict) -> list[str]:
+    keys = [k for c in s.citations for k in _keys(c)]
+    if s.na is not None:
+        keys.append(NA_KEYS[s.na.outcome])
+    return keys or ["uncited"]
+
+
+def _citation(c: CitationVerdict) -> str:
+    what = f"{c.qid}, {c.relation}: {c.value}" if not c.malformed else c.bracket
+    facts = []
+    if c.in_kg is not None:
+        facts.append("in the KG given" if c.in_kg else "not in the KG given")
+    if c.in_minimum is not None:
+        facts.append("in the minimum set" if c.in_minimum else "outside the minimum set")
+    if c.entailment is not None:
+        facts.append(f"P(entailed) {c.entailment:.3f}")
+    why = f' <span class="why">{html.escape(c.why)}</span>' if c.why else ""
+    return (
+        f'<li class="{" ".join("k-" + k for k in _keys(c))}"><span class="badge v-{c.verdict}">{c.verdict}</span> '
+        f'<code>{html.escape(what)}</code> <span class="facts">{html.escape("; ".join(facts))}</span>{why}</li>'
+    )
+
+
+def _na(na: NAVerdict) -> str:
+    key = NA_KEYS[na.outcome]
+    said = f"entails {'; '.join(na.entailed)}" if na.entailed else na.why
+    return f'<li class="k-{key}"><span class="badge {key}">[NA] {html.escape(na.outcome)}</span> <span class="why">{html.escape(said)}</span></li>'
+
+
+def _marked_text(s: SentenceVerdict) -> str:
+    """The sentence as written, each bracket marked with the verdict of what it cites."""
+    out, at = [], 0
+    for c in s.citations:
+        found = s.text.find(c.bracket, at)
+        if found < 0:
+            continue
+        out += [html.escape(s.text[at:found]), f'<mark class="v-{c.verdict}">{html.escape(c.bracket)}</mark>']
+        at = found + len(c.bracket)
+    out.append(html.escape(s.text[at:]))
+    return "".join(out)
+
+
+def _answer(row: AnswerScores, question: str) -> str:
+    keys = sorted({k for s in row.verdicts for k in _sentence_keys(s)}) or ["uncited"]
+    values = " · ".join(f"{label} {show(v)}" for metric, key, label in SHOWN_VALUES if (v := row.values.get(metric, {}).get(key, None)) is not None)
+    notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in row.notes.values())
+    sentences = "".join(
+        f'<div class="sentence" data-has="{" ".join(_sentence_keys(s))}"><p>{_marked_text(s)}</p>'
+        f"<ul>{''.join(_citation(c) for c in s.citations)}{_na(s.na) if s.na is not None else ''}</ul></div>"
+        for s in row.verdicts
+    )
+    asked = f'<p class="question">Q: {html.escape(question)}</p>' if question else ""
+    return (
+        f'<article class="answer" data-has="{" ".join(keys)}"><h3>{html.escape(row.answer_id)}</h3>{asked}'
+        f'<p class="values">{html.escape(values)}</p>{notes}{sentences or "<p class=note>(no sentence)</p>"}</article>'
+    )
+
+
+def tally(rows: Sequence[AnswerScores]) -> Counter[str]:
+    """How many citations and [NA] marks got each verdict, over every answer."""
+    return Counter(k for r in rows for s in r.verdicts for k in _sentence_keys(s) if k != "uncited")
+
+
+def render_page(summary: Summary, rows: Sequence[AnswerScores], questions: Mapping[str, str] | None = None, title: str = "") -> str:
+    """The page of one run (see the module docstring); `questions` by answer id, when known."""
+    counts = tally(rows)
+    options = "".join(f'<option value="{key}">{html.escape(label)} ({counts[key] if key != "all" else len(rows)})</option>' for key, label in FILTERS)
+    css_filters = "\n".join(
+        f'body[data-filter="{k}"] article.answer:not([data-has~="{k}"]){{display:none}} '
+        f'body[data-filter="{k}"] .sentence:not([data-has~="{k}"]){{opacity:.35}} '
+        f'body[data-filter="{k}"] li:not(.k-{k}){{opacity:.45}}'
+        for k, _ in FILTERS
+        if k != "all"
+    )
+    digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
+    name = title or summary.models.get("answers", "answers")
+    read_first = "".join(f"<li>{html.escape(c)}</li>" for c in summary.caveats)
+    models = "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in summary.models.items())
+    articles = "\n".join(_answer(r, (questions or {}).get(r.answer_id, "")) for r in rows)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'">
+<title>Verdicts: {html.escape(name)}</title>
+<style>
+body{{font-family:system-ui,sans-serif;margin:1.5rem 2rem;color:#222;max-width:1100px}} h3{{margin:.2rem 0;font-size:.95rem}}
+article.answer{{border:1px solid #ddd;border-radius:6px;padding:.5rem .8rem;margin:.7rem 0}} .sentence p{{margin:.35rem 0 .1rem}}
+ul{{margin:0 0 .3rem 1rem;padding:0;list-style:none;font-size:.82rem}} code{{background:#f4f4f4;padding:0 .2rem}}
+mark{{border-radius:3px;padding:0 .1rem}} mark.v-correct{{background:#d8f0d8}} mark.v-wrong{{background:#f7c6c6}}
+mark.v-unaligned{{background:#fde3b0}} mark.v-malformed{{background:#ddd;text-decoration:line-through}}
+.badge{{display:inline-block;min-width:5.5rem;font-size:.72rem;border-radius:3px;padding:0 .3rem;color:#fff;text-align:center}}
+.v-correct.badge{{background:#2e7d32}} .v-wrong.badge{{background:#c62828}} .v-unaligned.badge{{background:#ef6c00}} .v-malformed.badge{{background:#616161}}
+.na-entails{{background:#2e7d32}} .na-irrelevant{{background:#5e7d99}} .na-wrong{{background:#c62828}} .na-unscored{{background:#9e9e9e}}
+.why{{color:#555}} .facts{{color:#777}} .values{{font-size:.8rem;color:#444;margin:.1rem 0}} .question{{font-style:italic;margin:.1rem 0}}
+.note{{font-size:.8rem;color:#8a5a00}} .readfirst li{{color:#8a1c1c}} #bar{{position:sticky;top:0;background:#fff;padding:.4rem 0;border-bottom:1px solid #eee}}
+{css_filters}
+</style></head>
+<body data-filter="all" data-answers="{len(rows)}">
+<h1>Verdicts: {html.escape(name)}</h1>
+<ul class="readfirst">{read_first}</ul>
+<p>Citations: {counts["correct"]} correct, {counts["wrong"]} wrong, {counts["unaligned"]} unaligned, {counts["malformed"]} malformed;
+{counts["extra"]} outside the minimum set. [NA] marks: {counts["na-entails"]} entail absent knowledge, {counts["na-irrelevant"]} off the question,
+{counts["na-wrong"]} wrong, {counts["na-unscored"]} unscored.</p>
+<details><summary>Models behind these verdicts</summary><ul>{models}</ul></details>
+<div id="bar"><label>Show <select id="filter">{options}</select></label> <span id="shown"></span></div>
+{articles}
+<script>{_SCRIPT}</script>
+</body></html>
+"""
