@@ -46,7 +46,9 @@ def run(config: str, output: str, overwrite: bool, limit: int | None) -> None:
 @click.option("--description", help="One line about the submission.")
 @click.option("--dataset-name", help="How the board names the dataset (default: its file name).")
 @click.option("--kg", "kg_source", default=None, help="Judge answers that carry no KG against this source's subgraphs of the entry's people.")
+@click.option("--partial", is_flag=True, help="File answers to part of the dataset: scored on those entries only, shown apart and never ranked.")
 @scoring_options
+@LIMIT
 def submit_cmd(
     submission: str,
     dataset: str,
@@ -57,6 +59,8 @@ def submit_cmd(
     description: str | None,
     dataset_name: str | None,
     kg_source: str | None,
+    partial: bool,
+    limit: int | None,
     **scoring_args: Any,
 ) -> None:
     """Validate a submission (every problem, with its line), score it, and file it on the leaderboard."""
@@ -67,14 +71,16 @@ def submit_cmd(
     options, metrics = scoring(**scoring_args)
     given = {"name": name, "model": model, "url": url, "description": description}
     try:
-        rec = submit(submission, dataset, board, options, metrics, meta=given, kg=kg_source, dataset_name=dataset_name)
+        rec = submit(submission, dataset, board, options, metrics, meta=given, kg=kg_source, dataset_name=dataset_name, partial=partial, limit=limit)
     except SubmissionError as exc:
         for p in exc.problems:
             click.echo(p, err=True)
-        raise click.ClickException(f"{submission}: {len(exc.problems)} problem(s), listed above; nothing was filed") from None
+        n = len(exc.problems)
+        raise click.ClickException(f"{submission}: {n} problem{'s' if n != 1 else ''}, listed above; nothing was filed") from None
     click.echo(markdown_table(rec.summary))
+    part = f" (PARTIAL: {rec.summary.coverage.label()}, shown apart and not ranked)" if rec.summary.coverage else ""
     click.echo(
-        f"filed {rec.submission.name!r} in {board}/submissions: {rec.answers_scored} answers on {rec.dataset.label()}, "
+        f"filed {rec.submission.name!r} in {board}/submissions{part}: {rec.answers_scored} answers on {rec.dataset.label()}, "
         f"seeds {rec.submission.seeds or 'none recorded'}, {rec.malformed_citations} malformed citations"
     )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+import shutil
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,8 @@ class Row:
     backends: str
     reference: bool = False
     read_first: str = ""  # the model behind a figure failed: unreadable judge replies, answers that cite nothing
+    folder: Path | None = None  # the filed entry: its per-answer page is linked from the row
+    partial: bool = False  # scored part of the dataset: never ranked with complete submissions
 
 
 @dataclass
@@ -119,20 +122,22 @@ def _when(stamp: str) -> str:
     return stamp[:16].replace("T", " ")
 
 
-def _row(rec: FiledSubmission) -> Row:
+def _row(rec: FiledSubmission, folder: Path | None = None) -> Row:
     s, meta = rec.summary, rec.submission
     filed = _when(rec.filed) + (f" (replaces the entry of {_when(rec.replaces.filed)})" if rec.replaces else "")
     return Row(
         name=meta.name,
         model=meta.model + (" (fixed patterns, not a model)" if meta.model == "template" else ""),
         url=meta.url,
-        answers=rec.answers_scored,
+        answers=rec.answers_scored if s.coverage is None else f"{rec.answers_scored} ({s.coverage.label()})",
         seeds=",".join(map(str, meta.seeds)) or "–",
         values={k: metric_value(s.metrics, k) for k, _ in COLUMNS},
         malformed=rec.malformed_citations,
         filed=filed,
         backends="; ".join(f"{k}: {v}" for k, v in s.models.items() if k != "answers"),
         read_first="; ".join(_failures(s)),
+        folder=folder,
+        partial=s.coverage is not None,
     )
 
 
@@ -155,8 +160,10 @@ def _paper_rows() -> list[Row]:
 
 
 def collect(board: Path) -> Board:
-    """Every filed submission, one table per dataset, ranked by F1; damaged entries aside."""
-    groups: dict[str, tuple[DatasetId, list[Row]]] = {}
+    """Every filed submission, one table per dataset, ranked by F1; partial submissions (part of
+    the dataset, or its first entries) in a table of their own under it, never ranked with
+    complete ones; damaged entries aside."""
+    groups: dict[str, tuple[DatasetId, list[Row], list[Row]]] = {}
     damaged = []
     for folder in filed_entries(board).values():  # never a staging folder: a submission still being scored
         f = folder / "submission.json"
@@ -165,16 +172,21 @@ def collect(board: Path) -> Board:
         except RecordError as exc:
             damaged.append(str(exc))
             continue
-        groups.setdefault(rec.dataset.digest, (rec.dataset, []))[1].append(_row(rec))
+        _, whole, part = groups.setdefault(rec.dataset.digest, (rec.dataset, [], []))
+        (whole if rec.summary.coverage is None else part).append(_row(rec, folder))
     tables = []
-    release = next((d for d, _ in groups.values() if d.is_biokalma_release()), None)
-    for dataset, rows in groups.values():
+    release = next((d for d, _, _ in groups.values() if d.is_biokalma_release()), None)
+    for dataset, rows, partial in groups.values():
         rows.sort(key=lambda r: -(r.values.get(RANK_BY) or -1.0))
         table = Table(dataset.label(), rows)
         if dataset is release:
             table.rows += _paper_rows()
             table.note = "Rows marked paper are the KaLMA paper's Table 3 on BioKaLMA, with minimum sets this release lacks: reference values, not rerun here."
-        tables.append(table)
+        if table.rows:  # a dataset with partial submissions only has no ranked table
+            tables.append(table)
+        if partial:
+            note = "Each of these scored only part of the dataset (n says which part): not ranked, and not comparable with the table above or with each other."
+            tables.append(Table(f"{dataset.label()}: partial submissions, not ranked", sorted(partial, key=lambda r: r.name), note))
     if release is None:
         tables.append(
             Table(PAPER_DATASET, _paper_rows(), "The KaLMA paper's Table 3, for reference: measured on another dataset than any above, never ranked with them.")
@@ -273,6 +285,31 @@ def _link(url: str, text: str) -> str:
     return html.escape(text)
 
 
+def _answer_pages(state: Board, site: Path) -> set[str]:
+    """Each submission's per-answer page (`evaluation.verdict_page`) under site/answers/: the one
+    its evaluation wrote, or, for an entry filed before there were pages, one made from its scores
+    (without the questions, which the scores do not hold). Returns the names that have one."""
+    from evaluation.runner import PAGE_FILE, SCORES_FILE
+    from evaluation.verdict_page import render_page
+    from kalma.jsonl import read_jsonl
+    from kalma.schema import AnswerScores
+
+    done = set()
+    (site / "answers").mkdir(exist_ok=True)
+    for name, folder in ((r.name, r.folder) for t in state.tables for r in t.rows if r.folder is not None):
+        written, scores, target = folder / "eval" / PAGE_FILE, folder / "eval" / SCORES_FILE, site / "answers" / f"{name}.html"
+        try:
+            if written.is_file():
+                shutil.copyfile(written, target)
+            else:
+                rec = _load(folder / "submission.json", FiledSubmission)
+                target.write_text(render_page(rec.summary, list(read_jsonl(scores, AnswerScores, kind="scores")), title=name), encoding="utf-8")
+        except (OSError, RecordError):  # no scores to show: the row stays, without a link
+            continue
+        done.add(name)
+    return done
+
+
 def _local(name: str) -> str:
     """A link to a file of the site itself, never read as a URL scheme (a run named `javascript:…`)."""
     return "./" + urllib.parse.quote(name)
@@ -286,6 +323,7 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
     board, site = Path(board), Path(site)
     site.mkdir(parents=True, exist_ok=True)
     state = collect(board)
+    pages = _answer_pages(state, site)
     images, bad_runs = plots(board, site)
     damaged = state.damaged + bad_runs
     scales = {k: ("1-5" if k.startswith("geval.") else "rate") for k, _ in COLUMNS}
@@ -298,7 +336,15 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
         for t in state.tables:
             for r in t.rows:
                 values = [r.values.get(k) for k, _ in COLUMNS]
-                fixed = [t.dataset, "paper reference" if r.reference else "submission", r.name, r.model, r.url, r.answers, r.seeds]
+                fixed = [
+                    t.dataset,
+                    "paper reference" if r.reference else "partial submission" if r.partial else "submission",
+                    r.name,
+                    r.model,
+                    r.url,
+                    r.answers,
+                    r.seeds,
+                ]
                 w.writerow([csv_safe(x) for x in fixed + values + [r.malformed, r.filed, r.backends, r.read_first]])
     md: list[str] = []
     sections: list[str] = []
@@ -315,6 +361,7 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
             f'<tr class="{"reference" if r.reference else "submission"}">'
             + f"<td>{_link(r.url, r.name) if r.url else html.escape(r.name)}"
             + (' <span class="tag">paper</span>' if r.reference else "")
+            + (f' <a class="answers" href="{_local("answers/" + r.name + ".html")}">answers</a>' if r.name in pages else "")
             + "</td>"
             + "".join(f'<td data-v="{v if isinstance(v, (int, float)) else ""}">{html.escape(_cell(v))}</td>' for v in (r.model, r.answers, r.seeds))
             + "".join(f'<td data-v="{"" if (v := r.values.get(k)) is None else v}">{html.escape(_value(r, k, scales[k]))}</td>' for k, _ in COLUMNS)

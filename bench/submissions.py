@@ -63,25 +63,34 @@ def read_meta(path: str | Path, header: dict[str, Any], answers: list[Answer], g
     try:
         return SubmissionMeta.model_validate(merged), []
     except ValidationError as exc:
-        where = f"{path}:1" if raw else "the options"
-        missing = [e for e in exc.errors() if e["type"] == "missing"]
-        problems = [f"{where}: field 'submission.{'.'.join(map(str, e['loc']))}': {e['msg'].removeprefix('Value error, ')}" for e in exc.errors()]
-        if missing:
-            problems.append("name a submission with --name and --model (or a `submission` section in the file's header)")
+        problems = []
+        for e in exc.errors():
+            field = ".".join(map(str, e["loc"]))
+            if e["type"] == "missing":
+                problems.append(f"no {field}: give --{field} (or `submission.{field}` in the file's header)")
+            else:
+                top = str(e["loc"][0])
+                where = f"--{top}" if given.get(top) is not None else f"{path}:1: field 'submission.{field}'"
+                problems.append(f"{where}: {e['msg'].removeprefix('Value error, ')}")
         return None, problems
 
 
-def validate(path: str | Path, entries: list[DatasetEntry], given: dict[str, Any] | None = None) -> Checked:
+def validate(path: str | Path, entries: list[DatasetEntry], given: dict[str, Any] | None = None, partial: bool = False, limit: int | None = None) -> Checked:
     """Every problem of a submission at once: bad lines, unknown ids, duplicate answers, entries
-    missing from a run, and bad metadata. Answers are keyed like everywhere else: by entry id and
-    run label, so one file may hold several seeds."""
+    missing from a run (of the first `limit`; unless `partial`: then only a run missing what
+    another run answers), and bad metadata. Answers are keyed like everywhere else: by entry id and run label, so one file
+    may hold several seeds."""
     loaded = load_answers(path, [e.id for e in entries], (given or {}).get("model"))
     problems = [p.message for p in loaded.problems]
     meta, meta_problems = read_meta(path, loaded.header, loaded.answers, given or {})
     problems += meta_problems
-    for run, missing in loaded.missing([e.id for e in entries]).items():
+    answered = {a.entry_id for a in loaded.answers}
+    expected = [e.id for e in entries[:limit] if not partial or e.id in answered]
+    for run, missing in loaded.missing(expected).items():
         where = f" in run {run!r}" if run else ""
-        problems.append(f"{path}: missing answers{where} for {len(missing)} entries: {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else ""))
+        shown = ", ".join(missing[:10]) + (" …" if len(missing) > 10 else "")
+        hint = "" if partial else "; file the answers you have with --partial (shown apart, never ranked with complete submissions)"
+        problems.append(f"{path}: missing answers{where} for {len(missing)} of {len(expected)} entries: {shown}{hint}")
     return Checked(loaded.answers, meta, problems)
 
 
@@ -119,15 +128,20 @@ def submit(
     meta: dict[str, Any] | None = None,
     kg: str | None = None,
     dataset_name: str | None = None,
+    partial: bool = False,
+    limit: int | None = None,
 ) -> FiledSubmission:
     """Validate, score and file a submission under `board/submissions/<name>/`.
 
     A submission under a name already on the board replaces that entry entirely (answers,
     scores, record); the new record says when the entry it replaced was filed. It is scored in a
     hidden staging folder and swapped in only once complete, so a submission that fails to score
-    (a bad metric option, a model that will not load, a kill) leaves the filed entry as it was."""
+    (a bad metric option, a model that will not load, a kill) leaves the filed entry as it was.
+
+    `partial` files answers to part of the dataset, scored on those entries only; `limit` scores
+    the first `limit` entries. Either is recorded (`summary.coverage`) and shown apart on the board."""
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
-    checked = validate(path, entries, meta)
+    checked = validate(path, entries, meta, partial, limit)
     if checked.meta is not None:
         twin = next((n for n in filed_names(board) if n.lower() == checked.meta.name.lower() and n != checked.meta.name), None)
         if twin:
@@ -147,7 +161,18 @@ def submit(
         staging.mkdir()
         shutil.copyfile(path, staging / "answers.jsonl")
         # scored from the file as submitted, so the provenance names it rather than the staging copy
-        summary = evaluate(dataset, path, staging / "eval", metrics=metrics, options=options, kg_source=kg, progress=False, named=checked.meta.model)
+        summary = evaluate(
+            dataset,
+            path,
+            staging / "eval",
+            metrics=metrics,
+            options=options,
+            kg_source=kg,
+            progress=False,
+            named=checked.meta.model,
+            partial=partial,
+            limit=limit,
+        )
         record = FiledSubmission(
             submission=checked.meta,
             filed=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -98,7 +98,7 @@ def test_broken_submission_reports_every_problem(entries, tmp_path):
     text = "\n".join(checked.problems)
     assert "s.jsonl:3: invalid JSON" in text
     assert "s.jsonl:4: field 'entry_id': unknown entry id 'nope'" in text
-    assert f"missing answers for 2 entries: {entries[-2].id}, {entries[-1].id}" in text
+    assert f"missing answers for 2 of {len(entries)} entries: {entries[-2].id}, {entries[-1].id}; file the answers you have with --partial" in text
     with pytest.raises(SubmissionError) as ei:
         submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
     assert len(ei.value.problems) == 3

@@ -94,7 +94,11 @@ def test_a_plain_answers_file_is_submitted_by_options(entries, tmp_path):
     write_jsonl(plain, [Answer(entry_id=e.id, text="She was a painter [Q212657, occupation: painter].", model="m", seed=3) for e in entries], "answers")
     args = ["bench", "submit", str(plain), "--dataset", str(tmp_path / "d.jsonl"), "--leaderboard", str(tmp_path / "b")]
     res = CliRunner().invoke(main, args)
-    assert res.exit_code == 1 and "--name and --model" in res.stderr
+    assert res.exit_code == 1 and res.stderr.splitlines() == [
+        "no name: give --name (or `submission.name` in the file's header)",
+        "no model: give --model (or `submission.model` in the file's header)",
+        f"kalma: {plain}: 2 problems, listed above; nothing was filed",
+    ]
     res = CliRunner().invoke(
         main, [*args, "--name", "painter-v1", "--model", "org/m", "--url", "https://example.org/m", "--description", "one line", "--kg", "demo"]
     )
@@ -175,7 +179,7 @@ def test_what_the_dataset_cannot_support_is_said_once_up_front(tmp_path):
     assert res.exit_code == 0, res.output
     note = "The dataset has no minimum knowledge sets (as in the authors' release): citation precision, recall and F1 are n/a"
     assert res.stderr.count(note) == 1 and res.stdout.index("Read first:") < res.stdout.index("| metric |")
-    assert "No answer carries an absent set" in res.stdout
+    assert "No answer has an absent set" in res.stdout
 
 
 def test_distinct_model_specs_get_distinct_files():
