@@ -72,10 +72,18 @@ def export_cmd(sample: str, output: str, overwrite: bool) -> None:
 @human.command("import")
 @click.argument("sample", type=click.Path(exists=True, dir_okay=False))
 @click.argument("annotations", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--annotator",
+    "names",
+    multiple=True,
+    metavar="FILE=NAME",
+    help="Who labelled FILE (its one annotator), or FILE#ID=NAME for Label Studio user ID in FILE; repeatable. "
+    "Label Studio's usual export names annotators by a number per server.",
+)
 @click.option("-o", "--output", required=True, help="The labels file (JSON Lines), one row per unit and annotator.")
 @OVERWRITE
-def import_cmd(sample: str, annotations: tuple[str, ...], output: str, overwrite: bool) -> None:
-    """Read annotators' CSVs and Label Studio JSON exports back; every bad row is an error."""
+def import_cmd(sample: str, annotations: tuple[str, ...], names: tuple[str, ...], output: str, overwrite: bool) -> None:
+    """Read annotators' CSVs and Label Studio's exports (JSON, JSON_MIN, CSV, TSV) back; every bad row is an error."""
     from kalma.jsonl import write_jsonl
     from kalma.provenance import provenance
 
@@ -83,13 +91,13 @@ def import_cmd(sample: str, annotations: tuple[str, ...], output: str, overwrite
     from .units import LABELS_KIND, Sample
 
     s = Sample.read(sample)
-    labels = read_annotations(s, annotations)
+    labels = read_annotations(s, annotations, names)
     new_output(output, overwrite)
-    config = {"sample": sample, "digest": s.digest, "annotations": list(annotations)}
+    config = {"sample": sample, "digest": s.digest, "annotations": list(annotations), "annotators": list(names)}
     _atomic(output, lambda tmp: write_jsonl(tmp, labels, LABELS_KIND, provenance(config=config)))
     who = sorted({lb.annotator for lb in labels})
     missing = unlabelled(s, labels)
-    click.echo(f"wrote {len(labels)} labels by {len(who)} annotators ({', '.join(who)}) to {output}")
+    click.echo(f"wrote {len(labels)} labels by {len(who)} annotator{'s' if len(who) != 1 else ''} ({', '.join(who)}) to {output}")
     if missing:
         click.echo(f"note: {len(missing)} of {len(s.units)} units have no label from anyone (first: {missing[0]})", err=True)
 

@@ -19,6 +19,7 @@ from kalma.frames import csv_safe
 from .units import LABELS, Sample
 
 CSV_NAME, TASKS_NAME, CONFIG_NAME, GUIDE_NAME = "annotate.csv", "label-studio-tasks.json", "label-studio-config.xml", "instructions.md"
+NONE_CHOICE = "none of these lines is necessary"
 
 INSTRUCTIONS = {
     "alignment": (
@@ -30,7 +31,7 @@ INSTRUCTIONS = {
         "For each question, first read about the people it mentions. `authenticity`: 1 when the question matches their story, "
         "0 when it contradicts it. `naturalness` (1-5): 5 when it is concise and easy to understand, 1 when it is not natural "
         "English or extremely tedious. `significance` (1-5): 5 when you could be interested in this question, 1 when not. "
-        "`necessary`: the knowledge lines needed to answer it; each line not needed is redundant."
+        "`necessary`: the knowledge lines needed to answer it (or `none`); each line not needed is redundant."
     ),
 }
 
@@ -74,7 +75,7 @@ def label_studio_config(task: str) -> str:
         body = """  <Text name="question" value="$question"/>
   <Header value="Minimum knowledge set: tick what is necessary to answer" size="5"/>
   <Text name="knowledge" value="$knowledge_text"/>
-  <Choices name="necessary" toName="question" choice="multiple" value="$knowledge_options"/>
+  <Choices name="necessary" toName="question" choice="multiple" value="$knowledge_options" required="true"/>
   <Choices name="authenticity" toName="question" choice="single-radio" required="true">
     <Choice value="matches the story" alias="1"/>
     <Choice value="contradicts it" alias="0"/>
@@ -91,7 +92,9 @@ def label_studio_tasks(sample: Sample) -> list[dict[str, Any]]:
         if sample.task == "dataset":
             lines = str(data.pop("knowledge")).splitlines()
             data["knowledge_text"] = "\n".join(lines)
-            data["knowledge_options"] = [{"value": line.split(". ", 1)[0], "html": line} for line in lines]
+            # "none" is a choice of its own: an empty multi-choice writes nothing to the export, which
+            # could as well be a question nobody looked at
+            data["knowledge_options"] = [{"value": line.split(". ", 1)[0], "html": line} for line in lines] + [{"value": "none", "html": NONE_CHOICE}]
         tasks.append({"data": data})
     return tasks
 

@@ -74,7 +74,9 @@ def sample_alignment(dataset: str | Path, answers: Sequence[str | Path], n: int,
     units: list[Unit] = []
     per_model = {}
     for model in sorted(pools):
-        pool = pools[model]
+        # in answer order, not file order: `kalma answer` writes answers as they arrive, and the
+        # same answers must give the same sample
+        pool = sorted(pools[model], key=lambda p: (p.answer_id, p.sentence, p.citation))
         drawn = rng(seed, "human-alignment", model).sample(pool, min(n, len(pool)))
         per_model[model] = {"pairs": len(pool), "sampled": len(drawn)}
         units += [

@@ -64,6 +64,8 @@ class Label(Record):
     annotator: str
     labels: dict[str, Any]
     source: str = Field(description="file:line (or file: item N) the labels were read from")
+    annotation: str = Field(default="", description="Label Studio's annotation id and creation time: the same annotation is read once")
+    user: str = Field(default="", description="Label Studio's user id, when the export names the annotator by nothing else")
 
 
 def unit_id(*parts: str | int) -> str:

@@ -165,7 +165,7 @@ def test_dataset_quality_table_2(made, tmp_path):
                         {"from_name": "authenticity", "value": {"choices": ["0" if n == 0 else "1"]}},
                         {"from_name": "naturalness", "value": {"rating": 5}},
                         {"from_name": "significance", "value": {"rating": 1}},
-                        {"from_name": "necessary", "value": {"choices": [o["value"] for o in t["data"]["knowledge_options"]]}},
+                        {"from_name": "necessary", "value": {"choices": [o["value"] for o in t["data"]["knowledge_options"] if o["value"] != "none"]}},
                     ],
                 }
             ],
@@ -184,7 +184,7 @@ def test_dataset_quality_table_2(made, tmp_path):
         assert r["naturalness"]["mean"] == 4.5 and r["significance"]["mean"] == 2.0
         assert r["relevance"]["mean"] == pytest.approx(sum((1 / sizes[u] + 1) / 2 for u in mine) / 2)
         assert r["agreement"]["naturalness"]["percent"] == 1.0 and r["agreement"]["significance"]["percent"] == 0.0  # within 1
-        assert r["agreement"]["authenticity"]["annotators"] == ["dana", "label-studio-user-7"]
+        assert r["agreement"]["authenticity"]["annotators"] == ["dana", "label-studio user 7"]
     assert "| naturalness (5) | 4.50 |" in table and "| 4.38 |" in table  # the paper's figure beside ours
 
 
@@ -252,3 +252,14 @@ def test_an_unlabelled_unit_is_reported_never_dropped(annotated, tmp_path):
     assert res.exit_code == 0 and f"note: 1 of 8 units have no label from anyone (first: {first})" in res.stderr
     table = _ok(["human", "score", str(root / "sample.jsonl"), str(tmp_path / "l.jsonl"), "-o", str(tmp_path / "r")])
     assert f"Read first: 1 of 8 units have no label from anyone ({first})" in table
+
+
+def test_a_sample_does_not_depend_on_the_order_answers_arrived(made, tmp_path):
+    """`kalma answer` writes answers as they arrive: the same answers in another order are the same sample."""
+    lines = (made / "a.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "shuffled.jsonl").write_text(lines[0] + "".join(reversed(lines[1:])))
+    digests = []
+    for name, path in (("in-order", made / "a.jsonl"), ("reversed", tmp_path / "shuffled.jsonl")):
+        _ok(["human", "sample", "--dataset", str(made / "dataset.jsonl"), "--answers", str(path), "-n", "5", "-o", str(tmp_path / f"{name}.jsonl")])
+        digests.append(Sample.read(tmp_path / f"{name}.jsonl").digest)
+    assert digests[0] == digests[1]
