@@ -36,8 +36,14 @@ def run(config: str, output: str, overwrite: bool, limit: int | None) -> None:
     click.echo(f"wrote {output}/results.json")
 
 
+def _answers_is_the_argument(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        raise click.UsageError(f"the answers file is the first argument, not an option: kalma bench submit {value} --dataset … --leaderboard …")
+
+
 @bench.command("submit")
 @click.argument("submission", type=click.Path(exists=True, dir_okay=False))
+@click.option("--answers", hidden=True, is_eager=True, expose_value=False, callback=_answers_is_the_argument)
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--leaderboard", "board", required=True, type=click.Path(file_okay=False))
 @click.option("--name", help="The name on the board: ASCII letters, digits, '.', '_', '-' (default: the file header's).")

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from kalma.answers_file import said
 from kalma.cli import LIMIT, NO_CACHE
 
 from .base import DEFAULT_METRICS, EvalOptions
@@ -87,7 +88,7 @@ def evaluate(
     click.echo(markdown_table(summary))
     click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md, verdicts.html (every answer, each citation judged)")
     if summary.problems and not lenient:
-        found = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in summary.problems.items())
+        found = said(summary.problems)
         raise click.ClickException(
             f"{answers}: {found}; every valid answer was scored (details in {output}/summary.json); pass --lenient to accept such a file"
         )

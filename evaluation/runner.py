@@ -20,8 +20,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from kalma.answers_file import AnswersFile, Problem, load_answers
-from kalma.errors import ConfigError
+from kalma.answers_file import AnswersFile, Problem, load_answers, said
+from kalma.errors import ConfigError, KalmaError
 from kalma.jsonl import read_jsonl
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
@@ -83,6 +83,9 @@ def evaluate(
     if isinstance(answers, (str, Path)):
         loaded = load_answers(answers, entries, model or named)
         answer_list, problems = loaded.answers, loaded.problems
+        if not answer_list:  # nothing to score: never a report of empty answers, whatever --lenient says
+            found = f" ({said(loaded.counts())}; `kalma check {answers} --kind answers --lenient` lists them)" if problems else ""
+            raise KalmaError(f"{answers}: no answer could be read{found}; nothing was scored")
         unnamed = [c] if (c := loaded.model_caveat()) else []
         kg_given = header_kg_given(answers, loaded.header)
     else:
@@ -378,7 +381,7 @@ def markdown_table(s: Summary) -> str:
         lines += ["Read first:", ""] + [f"- {c}" for c in s.caveats] + [""]
     lines += ["Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.counts.items()), ""]
     if s.problems:
-        lines += ["Problems of the answers file: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in s.problems.items()), ""]
+        lines += ["Problems of the answers file: " + said(s.problems), ""]
     if s.malformed:
         lines += ["Malformed markup: " + ", ".join(f"{k} {v}" for k, v in s.malformed.items()), ""]
     lines += ["| metric | value | scale | computed over | dropped |", "|---|---|---|---|---|"]

@@ -7,6 +7,7 @@ and line, by kind, and every valid answer is kept.
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -18,6 +19,25 @@ from .models.base import leading_reasoning
 from .schema import Answer
 
 PROBLEM_KINDS = ("corrupt_line", "unknown_id", "duplicate", "missing", "reasoning_in_text")
+# each kind as a count reads it: (one, several)
+PROBLEM_NAMES = {
+    "corrupt_line": ("corrupt line", "corrupt lines"),
+    "unknown_id": ("unknown entry id", "unknown entry ids"),
+    "duplicate": ("duplicate answer", "duplicate answers"),
+    "missing": ("missing answer", "missing answers"),
+    "reasoning_in_text": ("answer opening with a model's reasoning", "answers opening with a model's reasoning"),
+}
+
+
+def said(counts: dict[str, int]) -> str:
+    """Problem counts in words: `4 corrupt lines, 1 unknown entry id`.
+
+    >>> said({"corrupt_line": 4, "unknown_id": 1})
+    '4 corrupt lines, 1 unknown entry id'
+    """
+    return ", ".join(f"{n} {PROBLEM_NAMES.get(k, (k.replace('_', ' '),) * 2)[n != 1]}" for k, n in counts.items())
+
+
 UNKNOWN_MODEL = "unknown"
 
 
@@ -84,7 +104,11 @@ def load_answers(path: str | Path, entry_ids: Collection[str], model: str | None
             a.model = fallback or UNKNOWN_MODEL
             out.unnamed += fallback is None
         if a.entry_id not in ids:
-            out.problems.append(Problem("unknown_id", f"{path}:{line}: field 'entry_id': unknown entry id {a.entry_id!r} (not in the dataset); answer skipped"))
+            near = difflib.get_close_matches(a.entry_id, list(ids), n=1, cutoff=0.8)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            out.problems.append(
+                Problem("unknown_id", f"{path}:{line}: field 'entry_id': unknown entry id {a.entry_id!r} (not in the dataset){hint}; answer skipped")
+            )
             continue
         aid = a.answer_id()
         if aid in out.lines:

@@ -157,9 +157,9 @@ def main() -> None:
 @main.command("check")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--kind", type=click.Choice(sorted(RECORD_KINDS)), required=True)
-@click.option("--lenient", is_flag=True, help="Report every bad line instead of stopping at the first.")
+@click.option("--lenient", is_flag=True, help="Report every bad line instead of stopping at the first (the file is never changed).")
 def check(path: str, kind: str, lenient: bool) -> None:
-    """Validate a record file and report its bad lines."""
+    """Validate a record file and report its bad lines; exits 1 when it has any."""
     from .jsonl import RecordError, read_jsonl
 
     try:
@@ -168,7 +168,8 @@ def check(path: str, kind: str, lenient: bool) -> None:
         raise click.ClickException(str(exc)) from exc
     for err in res.errors:
         click.echo(str(err), err=True)
-    click.echo(f"{path}: {len(res.records)} good records, {len(res.errors)} bad lines")
+    good, bad = len(res.records), len(res.errors)
+    click.echo(f"{path}: {good} good record{'s' if good != 1 else ''}, {bad} bad line{'s' if bad != 1 else ''}")
     if res.errors:
         raise SystemExit(1)
 

@@ -56,9 +56,12 @@ def make_header(kind: str, provenance: dict[str, Any] | None = None, **extra: An
 
 
 def _validation_error(path: Path, lineno: int, err: ValidationError, item: bool = False) -> RecordError:
-    first = err.errors()[0]
+    """The first field wrong, with every other one said too (`field 'entry_id': Field required;
+    field 'text': Field required`): a user fixes a line once."""
+    errors = err.errors()
+    first = errors[0]
     loc = ".".join(str(p) for p in first["loc"])
-    extra = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    extra = "".join(f"; field '{'.'.join(str(p) for p in e['loc'])}': {e['msg'].removeprefix('Value error, ')}" for e in errors[1:])
     return RecordError(path, lineno, loc, first["msg"].removeprefix("Value error, ") + extra, item=item)
 
 
@@ -94,7 +97,7 @@ def _check_header(path: Path, lineno: int, header: Any, kind: str | None) -> dic
     if not isinstance(header, dict):
         raise RecordError(path, lineno, HEADER_KEY, "header must be an object")
     if kind and header.get("kind") != kind:
-        raise RecordError(path, lineno, "kind", f"expected a {kind!r} file, found {header.get('kind')!r}")
+        raise RecordError(path, lineno, "kind", f"expected {article(kind)} {kind!r} file, found {header.get('kind')!r}")
     version = header.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
         raise RecordError(path, lineno, "format_version", f"unsupported format version {version!r} (this reader: {FORMAT_VERSION})")
@@ -140,6 +143,7 @@ def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, str
     `kind` with nothing in it is an error unless `allow_empty` (an output about to be resumed).
     """
     path = Path(path)
+    _not_utf16(path)
     result: ReadResult[R] = ReadResult(records=[])
     header_line = 0
     first = True
@@ -193,8 +197,29 @@ def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, str
 def _not_empty(path: Path, result: ReadResult[R], kind: str | None, allow_empty: bool) -> ReadResult[R]:
     if kind and not allow_empty and not (result.header or result.records or result.errors):
         size = path.stat().st_size
-        raise RecordError(path, 1, "", f"empty file ({size} bytes{', all blank' if size else ''}): expected a {kind!r} file, one JSON record per line")
+        raise RecordError(
+            path, 1, "", f"empty file ({size} bytes{', all blank' if size else ''}): expected {article(kind)} {kind!r} file, one JSON record per line"
+        )
     return result
+
+
+def article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+# UTF-32 first: its little-endian mark begins with UTF-16's
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
+def _not_utf16(path: Path) -> None:
+    """A UTF-16 or UTF-32 file (PowerShell's `>` and `Out-File` write UTF-16) is one error, not one per line."""
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            raise RecordError(
+                path, 1, "", f"{name} text (by its byte order mark): save it as UTF-8 (PowerShell: Out-File -Encoding utf8, or Set-Content -Encoding utf8)"
+            )
 
 
 def _opens_with(path: Path, prefix: bytes) -> bool:

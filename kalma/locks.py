@@ -2,9 +2,11 @@
 
 Two runs appending to one file would interleave, double and corrupt rows. Every output is
 opened under an OS file lock (`flock`, released by the kernel if the holder dies), and the
-holder writes who it is beside the lock so the refusal can name it. The lock file is removed
-on release, so nothing is left beside a finished output: a waiter that locked the file just
-as it was unlinked sees that its inode is no longer the path's and tries again.
+holder writes who it is into the lock file itself, the moment it holds it; a refused run that
+finds the note not yet written waits for it (up to `NOTE_WAIT` seconds), so the refusal always
+names the holder. The lock file is removed on release, so nothing is left beside a finished
+output: a waiter that locked the file just as it was unlinked sees that its inode is no longer
+the path's and tries again.
 """
 
 from __future__ import annotations
@@ -20,12 +22,25 @@ from types import TracebackType
 
 from .errors import OutputLocked
 
+NOTE_WAIT = 2.0  # seconds a refused run waits for the holder's note: it is written microseconds after the lock
 
-def lock_paths(output: str | Path) -> tuple[Path, Path]:
-    """The lock file and the holder's note for `output`, hidden beside the file it resolves to:
-    two names of one file (a symlink, `a/../b`) take one lock."""
+
+def lock_path(output: str | Path) -> Path:
+    """The lock file of `output`, hidden beside the file it resolves to: two names of one file
+    (a symlink, `a/../b`) take one lock."""
     p = Path(os.path.realpath(output))
-    return p.with_name(f".{p.name}.lock"), p.with_name(f".{p.name}.lock.owner")
+    return p.with_name(f".{p.name}.lock")
+
+
+def note() -> bytes:
+    """Who holds a lock: this process, its host, when, and its command line."""
+    command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))[:300]
+    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"), "command": command}).encode()
+
+
+def write_note(fd: int) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, note(), 0)
 
 
 def try_lock(path: Path) -> int | None:
@@ -59,7 +74,7 @@ class OutputLock:
 
     def __init__(self, output: str | Path):
         self.output = Path(output)
-        self.lock_file, self.owner_file = lock_paths(output)
+        self.lock_file = lock_path(output)
         self._fd: int | None = None
 
     def acquire(self) -> OutputLock:
@@ -68,25 +83,25 @@ class OutputLock:
         if fd is None:
             raise OutputLocked(f"{self.output} is being written by another run ({self.holder()}); wait for it to finish or write to another output")
         self._fd = fd
-        note = {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "command": " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))[:300],
-        }
-        self.owner_file.write_text(json.dumps(note))
+        write_note(fd)
         return self
 
     def holder(self) -> str:
-        try:
-            note = json.loads(self.owner_file.read_text())
-            return f"pid {note['pid']} on {note['host']} since {note['since']}: {note['command']}"
-        except (OSError, ValueError, KeyError, TypeError):
-            return "holder unknown"
+        """The holder's note, waited for while it is being written; what is known otherwise."""
+        deadline = time.monotonic() + NOTE_WAIT
+        while True:
+            try:
+                found = json.loads(self.lock_file.read_bytes())
+                return f"pid {found['pid']} on {found['host']} since {found['since']}: {found['command']}"
+            except FileNotFoundError:
+                return "it has just finished; run again"
+            except (OSError, ValueError, KeyError, TypeError):
+                if time.monotonic() > deadline:
+                    return f"a holder that wrote no note within {NOTE_WAIT:g} s"
+                time.sleep(0.01)
 
     def release(self) -> None:
         if self._fd is not None:
-            self.owner_file.unlink(missing_ok=True)
             unlock(self.lock_file, self._fd)
             self._fd = None
 

@@ -165,10 +165,11 @@ def typed_options(make: Callable[..., Any], options: dict[str, str], where: str,
     target = make.__init__ if inspect.isclass(make) else make
     names = [n for n in inspect.signature(target).parameters if n != "self"]
     skip = {"spec", *names[:1]} if positional else {"spec"}
+    # a spec sets what has a default; a parameter without one is what the caller gives (a run's settings)
     params = {
         n: p
         for n, p in inspect.signature(target).parameters.items()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in skip | {"self"} and not n.startswith("_")
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in skip | {"self"} and not n.startswith("_") and p.default is not p.empty
     }
     hints = typing.get_type_hints(target)
     out = {}

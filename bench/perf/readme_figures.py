@@ -1,11 +1,13 @@
-"""The figures the README states, regenerated: each benchmark run several times in a fresh
-process, every number reported as its median and range (min to max), with the date and machine.
+"""The figures the README states, regenerated: each benchmark run several times, each run in a
+fresh process, every number reported as its median and range (min to max), with the date and
+machine.
 
-    python -m bench.perf.readme_figures            # 3 runs of each
+    python -m bench.perf.readme_figures            # every benchmark, 3 runs of each
     python -m bench.perf.readme_figures --runs 5 kg_bench eval_bench
 
 A shared machine is noisy: a single run proves nothing, and a claim stands only where every run
-agrees (the range, not the median, says whether it does). Writes bench/results/readme_figures.md.
+agrees (the range, not the median, says whether it does). Writes bench/results/readme_figures.md,
+one section per benchmark: a run of some benchmarks replaces their sections and keeps the others.
 """
 
 from __future__ import annotations
@@ -51,31 +53,51 @@ def run(name: str, runs: int) -> list[dict[str, object]]:
     return out
 
 
+def cell(text: object) -> str:
+    """A Markdown table cell: a `|` in a figure's name would end it."""
+    return str(text).replace("|", "\\|")
+
+
 def table(name: str, reports: list[dict[str, object]]) -> list[str]:
-    lines = [f"### {name} ({len(reports)} runs)", "", "| figure | median | range |", "|---|---|---|"]
+    when = f"{datetime.now(UTC):%Y-%m-%d}, {machine()}"
+    lines = [f"{SECTION}{name} ({len(reports)} run{'s' if len(reports) != 1 else ''}, {when})", "", "| figure | median | range |", "|---|---|---|"]
     for key in reports[0]:
         values = [r.get(key) for r in reports]
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             nums = [float(v) for v in values]  # type: ignore[arg-type]
-            lines.append(f"| {key} | {statistics.median(nums):.4g} | {min(nums):.4g} to {max(nums):.4g} |")
+            lines.append(f"| {cell(key)} | {statistics.median(nums):.4g} | {min(nums):.4g} to {max(nums):.4g} |")
         else:
-            lines.append(f"| {key} | {values[0]} | {'same in every run' if len({str(v) for v in values}) == 1 else 'varies'} |")
+            lines.append(f"| {cell(key)} | {cell(values[0])} | {'same in every run' if len({str(v) for v in values}) == 1 else 'varies'} |")
     return lines + [""]
 
 
+SECTION = "### "
+
+
+def merged(previous: str, fresh: dict[str, list[str]]) -> str:
+    """The results file with the sections of `fresh` replaced (or added), the others kept, in
+    the order of BENCHMARKS."""
+    sections: dict[str, str] = {}
+    for chunk in previous.split("\n" + SECTION)[1:] if previous.startswith("Figures") else []:
+        sections[chunk.split(" ", 1)[0]] = SECTION + chunk.rstrip("\n") + "\n"
+    sections |= {name: "\n".join(lines) for name, lines in fresh.items()}
+    head = "Figures of `python -m bench.perf.readme_figures`: each section's runs are fresh processes; its heading gives its date and machine.\n"
+    return head + "".join("\n" + sections[n] for n in BENCHMARKS if n in sections)
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("names", nargs="*", metavar="NAME", help=f"some of: {', '.join(BENCHMARKS)} (default: all)")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("--runs", type=int, default=3, help="runs of each benchmark, each in a fresh process (default 3)")
+    ap.add_argument("names", nargs="*", metavar="NAME", help=f"some of: {', '.join(BENCHMARKS)} (default: all; the others' sections are kept)")
     a = ap.parse_args()
     unknown = [n for n in a.names if n not in BENCHMARKS]
     if unknown:
         ap.error(f"unknown benchmark {unknown[0]!r}; known: {', '.join(BENCHMARKS)}")
-    head = [f"Measured {datetime.now(UTC):%Y-%m-%d} on {machine()}; each benchmark run {a.runs} times, each run a fresh process.", ""]
-    body = [line for name in (a.names or list(BENCHMARKS)) for line in table(name, run(name, a.runs))]
-    text = "\n".join(head + body)
+    fresh = {name: table(name, run(name, a.runs)) for name in (a.names or list(BENCHMARKS))}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "readme_figures.md").write_text(text)
+    target = RESULTS / "readme_figures.md"
+    text = merged(target.read_text() if target.exists() else "", fresh)
+    target.write_text(text)
     print(text)
 
 

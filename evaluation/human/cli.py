@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from kalma.cli import OVERWRITE, new_output
+from kalma.cli import NO_CACHE, OVERWRITE, new_output
 from kalma.errors import KalmaError
 
 
@@ -21,7 +21,12 @@ def human() -> None:
 
 @human.command("sample")
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False), help="dataset.jsonl the answers were scored against")
-@click.option("--answers", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Answers file(s): alignment pairs, n per model.")
+@click.option(
+    "--answers",
+    multiple=True,
+    metavar="[MODEL=]FILE",
+    help="Answers file(s): alignment pairs, n per model. MODEL=FILE names the model of a file whose answers name none (a plain file of entry_id and text).",
+)
 @click.option("--task", type=click.Choice(["alignment", "dataset"]), default=None, help="Default: alignment with --answers, else dataset.")
 @click.option("-n", "n", type=click.IntRange(min=1), default=None, help="Pairs per model (default 100), or entries (default 50).")
 @click.option("--seed", default=0, show_default=True)
@@ -37,8 +42,9 @@ def sample_cmd(dataset: str, answers: tuple[str, ...], task: str | None, n: int 
     task = task or ("alignment" if answers else "dataset")
     if task == "alignment" and not answers:
         raise click.UsageError("--task alignment samples from answers: give --answers FILE (one or more)")
+    named = [_named_file(a) for a in answers]
     new_output(output, overwrite)
-    s = sample_alignment(dataset, answers, n or 100, seed, verbalized) if task == "alignment" else sample_dataset(dataset, n or 50, seed)
+    s = sample_alignment(dataset, named, n or 100, seed, verbalized) if task == "alignment" else sample_dataset(dataset, n or 50, seed)
     _atomic(output, lambda tmp: s.write(tmp, provenance(config={"task": task, "n": n, "seed": seed})))
     if task == "alignment":
         per = ", ".join(f"{m}: {v['sampled']} of {v['pairs']} pairs" for m, v in s.info["models"].items())
@@ -110,6 +116,7 @@ def import_cmd(sample: str, annotations: tuple[str, ...], names: tuple[str, ...]
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option("-o", "--output", required=True, help="A folder for human.md, human.json and (alignment) majority.jsonl.")
 @OVERWRITE
+@NO_CACHE
 def score_cmd(sample: str, labels: tuple[str, ...], nli: str, threshold: float, seed: int, output: str, overwrite: bool) -> None:
     """Tables 6 and 2 with agreement statistics; the majority labels as a `table:` file."""
     from kalma.provenance import provenance
@@ -128,6 +135,16 @@ def score_cmd(sample: str, labels: tuple[str, ...], nli: str, threshold: float, 
     paths = write_report(report, s, found, output, provenance(config=config))
     click.echo(paths[1].read_text())
     click.echo("wrote " + ", ".join(str(p) for p in paths))
+
+
+def _named_file(given: str) -> tuple[str | None, str]:
+    """`FILE`, or `MODEL=FILE`: (the model it names or None, the file)."""
+    if Path(given).is_file():
+        return None, given
+    model, sep, path = given.partition("=")
+    if sep and model.strip() and Path(path).is_file():
+        return model.strip(), path
+    raise click.BadParameter(f"no such file: {(path if sep else given)!r}", param_hint="--answers")
 
 
 def _atomic(output: str, write: Callable[[str], object]) -> None:

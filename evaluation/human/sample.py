@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kalma.answers_file import load_answers
 from kalma.jsonl import read_jsonl
+from kalma.properties import PROPERTIES, Vocabulary
 from kalma.resume import file_digest
 from kalma.schema import DatasetEntry, KnowledgeGraph, Setting, Triple
 from kalma.seeds import rng
@@ -44,29 +45,47 @@ def _name(kg: KnowledgeGraph, qid: str, written: str) -> str:
     return written or qid
 
 
+def relation_label(vocab: Vocabulary, kg: KnowledgeGraph, qid: str, relation: str) -> str:
+    """How annotators read a cited relation: its label in the KG (`P106` -> `occupation`), else
+    the built-in table's, else as written."""
+    identity = vocab.identity(relation)
+    for t in kg.triples():
+        if t.subject == qid and vocab.triple_identity(t) == identity:
+            return t.relation_label
+    known = PROPERTIES.get(identity)
+    return known[0] if known else relation
+
+
 def alignment_pairs(answers: str | Path, entries: dict[str, DatasetEntry], verbalized: bool = False, model: str | None = None) -> Iterator[Pair]:
-    """Every pair the alignment metric would judge in `answers`, in file order."""
+    """Every pair the alignment metric would judge in `answers`, in file order; `model` names the
+    model of every answer (`--answers NAME=FILE`)."""
     for a in load_answers(answers, entries, model).answers:
         item = EvalItem.build(a, entries.get(a.entry_id))
         for i, s in enumerate(item.parsed.sentences):
             for j, c in enumerate(s.citations):
-                knowledge = f"{_name(item.kg, c.qid, c.entity_name)} ({c.qid}), {c.relation}: {c.value}"
-                yield Pair(a.model, a.answer_id(), a.entry_id, i, j, s.clean, hypothesis(c, verbalized), knowledge)
+                relation = relation_label(item.vocabulary, item.entry.knowledge_pool if item.entry else item.kg, c.qid, c.relation)
+                knowledge = f"{_name(item.kg, c.qid, c.entity_name)} ({c.qid}), {relation}: {c.value}"
+                yield Pair(model or a.model, a.answer_id(), a.entry_id, i, j, s.clean, hypothesis(c, verbalized), knowledge)
 
 
 def load_entries(dataset: str | Path) -> dict[str, DatasetEntry]:
     return {e.id: e for e in read_jsonl(dataset, DatasetEntry, kind="dataset")}
 
 
-def sample_alignment(dataset: str | Path, answers: Sequence[str | Path], n: int, seed: int = 0, verbalized: bool = False) -> Sample:
+def sample_alignment(
+    dataset: str | Path, answers: Sequence[str | Path | tuple[str | None, str | Path]], n: int, seed: int = 0, verbalized: bool = False
+) -> Sample:
     """`n` pairs per model (all of them where a model has fewer), drawn with `seed`; the units
-    are then shuffled together, so annotators meet the models interleaved."""
+    are then shuffled together, so annotators meet the models interleaved. An answers file given
+    as (model, path) has its answers attributed to that model."""
     entries = load_entries(dataset)
     pools: dict[str, list[Pair]] = {}
     sources = []
-    for path in answers:
-        found = list(alignment_pairs(path, entries, verbalized))
-        sources.append({"path": str(path), "digest": file_digest(path), "pairs": len(found), "models": sorted({p.model for p in found})})
+    for given in answers:
+        model, path = given if isinstance(given, tuple) else (None, given)
+        found = list(alignment_pairs(path, entries, verbalized, model))
+        named = {"model": model} if model else {}
+        sources.append({"path": str(path), "digest": file_digest(path), "pairs": len(found), "models": sorted({p.model for p in found}), **named})
         for p in found:
             pools.setdefault(p.model, []).append(p)
     if not pools:

@@ -133,7 +133,7 @@ def _all_pairs_alignment(sample: Sample, nli: str, threshold: float) -> dict[str
         if not Path(f["path"]).is_file() or file_digest(f["path"]) != f["digest"]:
             return {"": {"note": f"{f['path']} is gone or changed since sampling: automatic alignment over all pairs is n/a"}}
     entries = load_entries(dataset["path"])
-    pairs = [p for f in sources for p in alignment_pairs(f["path"], entries, bool(sample.info.get("verbalized")))]
+    pairs = [p for f in sources for p in alignment_pairs(f["path"], entries, bool(sample.info.get("verbalized")), f.get("model"))]
     probs = get_entailment(nli).probs([(p.premise, p.hypothesis) for p in pairs]) if pairs else []
     out: dict[str, list[bool]] = defaultdict(list)
     for p, prob in zip(pairs, probs):

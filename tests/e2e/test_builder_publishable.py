@@ -170,7 +170,7 @@ def test_the_checker_refuses_an_empty_minimum_set_and_equal_questions(tmp_path):
     assert res.exit_code == 1
     assert f"{path}:3: field 'minimum_set': empty: an entry needs at least one piece of knowledge" in res.output
     assert f"{path}:4: field 'specific_question': the same text as general_question" in res.output
-    assert "1 good records, 2 bad lines" in res.output
+    assert "1 good record, 2 bad lines" in res.output
 
 
 def test_a_changed_graph_or_model_is_never_resumed_into_an_old_build(world, tiny_lm):

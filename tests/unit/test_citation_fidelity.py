@@ -248,7 +248,7 @@ def test_evaluate_exits_non_zero_on_a_bad_answers_file_unless_lenient(tmp_path, 
     args = ["evaluate", "--dataset", str(tmp_path / "d.jsonl"), "--answers", str(tmp_path / "a.jsonl"), "--metrics", "citation"]
     strict = CliRunner().invoke(main, args + ["-o", str(tmp_path / "o1")])
     assert strict.exit_code == 1
-    assert "1 corrupt line, 1 unknown id" in strict.output and "--lenient" in strict.output
+    assert "1 corrupt line, 1 unknown entry id" in strict.output and "--lenient" in strict.output
     assert json.loads((tmp_path / "o1" / "summary.json").read_text())["counts"]["citations"] == 12  # the valid answer was scored
     lenient = CliRunner().invoke(main, args + ["-o", str(tmp_path / "o2"), "--lenient"])
     assert lenient.exit_code == 0, lenient.output

@@ -70,7 +70,7 @@ def test_lenient_reader_keeps_every_good_line(tmp_path):
 def test_wrong_kind_and_future_version_are_refused(tmp_path):
     p = tmp_path / "x.jsonl"
     p.write_text(json.dumps({"kalma": {"kind": "dataset", "format_version": 1}}) + "\n")
-    with pytest.raises(RecordError, match="expected a 'answers' file"):
+    with pytest.raises(RecordError, match="expected an 'answers' file"):
         read_jsonl(p, Answer, kind="answers")
     p.write_text(json.dumps({"kalma": {"kind": "answers", "format_version": 99}}) + "\n")
     with pytest.raises(RecordError, match="format version"):

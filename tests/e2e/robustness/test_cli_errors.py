@@ -38,6 +38,8 @@ def files(tmp_path_factory):
         (d / board / rel).write_text(text)
     (d / "noqid.json").write_text(json.dumps([["Q?", [{"qid": "Q1", "name": "A"}]], ["Q?", [{"qid": 5, "name": "B"}]]]))
     (d / "bad.ttl").write_text("this is not turtle <<< .\n")
+    (d / "utf16.jsonl").write_text('{"entry_id": "demo-crane", "text": "x"}\n', encoding="utf-16")
+    (d / "unreadable.jsonl").write_bytes(b'{"entry_id": "demo-crane", "text": "caf\xe9"}\n{"entry_id": \n')
     (d / "store").mkdir()
     (d / "store" / "CURRENT").write_text("garbage\n")
     (d / "release.json").write_text("not json at all")
@@ -78,7 +80,7 @@ CASES = {
     "retrieve, endpoint down": (["retrieve", "--dataset", "{d}/dataset.jsonl", "--kg", "{dead}"], "gave up after 1 attempts"),
     "bench submit, wrong kind": (
         ["bench", "submit", "{d}/dataset.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b"],
-        "expected a 'answers' file, found 'dataset'",
+        "expected an 'answers' file, found 'dataset'",
     ),
     "bench submit, future version": (
         ["bench", "submit", "{d}/future.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b"],
@@ -194,6 +196,26 @@ CASES = {
         ["answer", "--dataset", "{d}/dataset.jsonl", "--retrieval", "gold", "--llm", "hf:gpt2", "-o", "{out}/a.jsonl"],
         "'gpt2': it is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; download it",
     ),
+    "metric option misspelt": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--metric", "na:relevence=false", "-o", "{out}/e"],
+        "metric 'na:relevence=false': unknown option 'relevence'; options: relevance, verbalized. Did you mean 'relevance'?",
+    ),
+    "metric option that is the run's own": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.jsonl", "--metric", "na:options=1", "-o", "{out}/e"],
+        "metric 'na:options=1': unknown option 'options'; options: relevance, verbalized.",
+    ),
+    "bench submit --answers": (
+        ["bench", "submit", "--answers", "{d}/sub.jsonl", "--dataset", "{d}/dataset.jsonl", "--leaderboard", "{out}/b"],
+        "the answers file is the first argument, not an option: kalma bench submit",
+    ),
+    "evaluate, a UTF-16 answers file": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/utf16.jsonl", "-o", "{out}/e"],
+        "utf16.jsonl:1: UTF-16 text (by its byte order mark): save it as UTF-8",
+    ),
+    "evaluate --lenient, no answer readable": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/unreadable.jsonl", "--lenient", "-o", "{out}/e"],
+        "unreadable.jsonl: no answer could be read (2 corrupt lines; `kalma check",
+    ),
     "torn header": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/torn.jsonl", "-o", "{out}/e"], "the header line is damaged"),
     "repeated header": (["check", "{d}/twice.jsonl", "--kind", "answers", "--lenient"], "a second header line"),
 }
@@ -205,7 +227,7 @@ def test_an_answer_that_opens_with_thoughts_is_scored_and_flagged(files, tmp_pat
     write_jsonl(tmp_path / "t.jsonl", [Answer(entry_id=e.id, text=t, model="m") for e, t in zip(entries, texts)], "answers")
     args = ["evaluate", "--dataset", str(files / "dataset.jsonl"), "--answers", str(tmp_path / "t.jsonl"), "--metrics", "citation"]
     res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "e")])
-    assert res.exit_code == 1 and "t.jsonl: 1 reasoning in text; every valid answer was scored" in res.stderr.splitlines()[-1]
+    assert res.exit_code == 1 and "t.jsonl: 1 answer opening with a model's reasoning; every valid answer was scored" in res.stderr.splitlines()[-1]
     summary = json.loads((tmp_path / "e" / "summary.json").read_text())
     assert summary["problems"]["reasoning_in_text"] == 1 and summary["counts"]["citations"] == 1  # scored as written
     assert CliRunner().invoke(main, [*args, "--lenient", "-o", str(tmp_path / "e2")]).exit_code == 0
