@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kalma.models import get_entailment
+from kalma.models import ENTAILMENT, describe, get_entailment
 from kalma.schema import normalize_text
 from kalma.verbalize import hypothesis
 
@@ -27,7 +27,7 @@ from .human.score import human_check
 
 def entailment_label(spec: str) -> str:
     ent = get_entailment(spec)
-    return f"{spec} (rule-based approximation, not an NLI model)" if ent.approximate else spec
+    return f"{spec} (rule-based approximation, not an NLI model)" if ent.approximate else describe(spec, ENTAILMENT)
 
 
 class Alignment(Metric):

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from kalma.citations import strip_citations
-from kalma.models import get_entailment, get_matcher, get_scorer
+from kalma.models import SCORERS, describe, get_entailment, get_matcher, get_scorer
 from kalma.schema import DatasetEntry, KnowledgeGraph
 from kalma.seeds import rng
 from kalma.verbalize import verbalize
@@ -78,12 +78,13 @@ class ConnerIntrinsic(Metric):
     def models(self) -> dict[str, str]:
         m = self._matcher_spec()
         note = " (embedding fallback, not a relevance ranker)" if m == "minilm" else ""
-        para = self.coherence_model or f"fallback 1/PPL of the whole answer under {self.options.lm}"
+        lm = describe(self.options.lm, SCORERS)
+        para = self.coherence_model or f"fallback 1/PPL of the whole answer under {lm}"
         return {
             "conner_factuality": entailment_label(self.options.nli),
             "conner_relevance": m + note,
-            "conner_coherence": f"sentences: {self.options.lm}; paragraph: {para}",
-            "conner_informativeness": str(self.options.lm),
+            "conner_coherence": f"sentences: {lm}; paragraph: {para}",
+            "conner_informativeness": lm,
         }
 
     def caveats(self) -> list[str]:
@@ -161,7 +162,7 @@ class ConnerExtrinsic(Metric):
         self.pools: dict[str, KnowledgeGraph] = {}
 
     def models(self) -> dict[str, str]:
-        return {"conner_helpfulness": str(self.options.lm), "conner_validity": entailment_label(self.options.nli)}
+        return {"conner_helpfulness": describe(self.options.lm, SCORERS), "conner_validity": entailment_label(self.options.nli)}
 
     def caveats(self) -> list[str]:
         return approximate_entailment(self.options.nli)

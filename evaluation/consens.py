@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kalma.citations import strip_citations
-from kalma.models import get_scorer
+from kalma.models import SCORERS, describe, get_scorer
 from kalma.nlp import load_spacy
 from kalma.schema import KnowledgeGraph
 
@@ -61,7 +61,7 @@ class ConSens(Metric):
     scales = {"consens_mean": "-1..1"}
 
     def models(self) -> dict[str, str]:
-        return {"consens": self.options.lm or "none"}
+        return {"consens": describe(self.options.lm, SCORERS)}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         scorer = get_scorer(self.model_spec("lm"))

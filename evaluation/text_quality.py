@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from kalma.citations import strip_citations
-from kalma.models import GenParams, get_llm
+from kalma.models import LLMS, GenParams, describe, get_llm
 from kalma.seeds import derive_seed
 from kalma.verbalize import kg_to_text
 
@@ -133,7 +133,7 @@ class TextQuality(Metric):
         self.samples = samples
 
     def models(self) -> dict[str, str]:
-        return {"geval": self.options.judge or "none"}
+        return {"geval": describe(self.options.judge, LLMS)}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         llm = get_llm(self.model_spec("judge"))

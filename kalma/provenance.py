@@ -4,6 +4,7 @@ versions of the libraries and the source checkout that a rerun needs to match.""
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import subprocess
 import sys
@@ -49,15 +50,35 @@ def source_commit() -> str | None:
     return head + ("+dirty" if dirty.strip() else "")
 
 
+def hardware() -> dict[str, Any]:
+    """What ran it: the CPU, and the GPUs when a model ran in this process (torch is never
+    imported only to say so)."""
+    out: dict[str, Any] = {"cpus": os.cpu_count(), "machine": platform.machine()}
+    torch = sys.modules.get("torch")
+    if torch is None:
+        out["gpus"] = "not asked: no model ran in this process"
+    elif torch.cuda.is_available():
+        out["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        out["cuda"] = torch.version.cuda
+    else:
+        out["gpus"] = []
+    return out
+
+
 def provenance(**config: Any) -> dict[str, Any]:
-    """A provenance block for an output file's header; `config` is recorded verbatim."""
+    """A provenance block for an output file's header; `config` is recorded verbatim. Every local
+    model this process ran is listed with its runtime (device, dtype, TF32, attention, budget)."""
     commit = source_commit()
+    models = sys.modules.get("kalma.models")
+    runtimes = models.runtimes() if models is not None else {}
     return {
         "kalma_version": __version__,
         **({"git_commit": commit} if commit else {}),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "hardware": hardware(),
         "packages": versions(),
+        **({"model_runtimes": runtimes} if runtimes else {}),
         **config,
     }

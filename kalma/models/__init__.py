@@ -85,6 +85,26 @@ def get_scorer(spec: str) -> LMScorer:
     return _get(SCORERS, spec)
 
 
+def describe(spec: str | None, registry: Registry[Any]) -> str:
+    """A model as every report names it: its spec and, for one this process runs, how
+    (`hf-seq2seq:google/t5_xxl_true_nli_mixture @bf16 on NVIDIA H100 80GB HBM3, eager attention`):
+    a CPU run and a GPU run of one spec never read as the same model."""
+    if not spec:
+        return "none"
+    how = getattr(_get(registry, spec), "runs_as", None)
+    return f"{spec} {how()}" if callable(how) else spec
+
+
+def runtimes() -> dict[str, Any]:
+    """Every local model this process built, with each device decision it resolved to."""
+    out: dict[str, Any] = {}
+    for key, backend in _instances.items():
+        runtime = getattr(backend, "runtime", None)
+        if callable(runtime):
+            out[str(key[1])] = runtime()  # by the spec as given
+    return out
+
+
 def get_matcher(spec: str) -> Matcher:
     """A query-text relevance matcher: `cross-encoder:<id>`, `hf-cls:<id>` or the `minilm` fallback."""
     return _get(MATCHERS, spec)
@@ -92,6 +112,8 @@ def get_matcher(spec: str) -> Matcher:
 
 __all__ = [
     "get_matcher",
+    "describe",
+    "runtimes",
     "LLM",
     "Entailment",
     "LMScorer",

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .base import Matcher
-from .hf import load, model_ref, resolve_dtype, split_dtype
+from .hf import load, matmul_precision, model_ref, resolve_dtype, split_dtype
 
 
 class CrossEncoderMatcher(Matcher):
@@ -76,5 +76,5 @@ class ClassifierScorer(Matcher):
         labels = {int(i): n.lower() for i, n in model.config.id2label.items()}
         pos = next((i for i, n in labels.items() if n in {"coherent", "positive"}), max(labels))
         enc = tok([t for _, t in pairs], return_tensors="pt", padding=True, truncation=True).to(model.device)
-        with torch.no_grad():
+        with torch.no_grad(), matmul_precision(self.dtype):
             return torch.softmax(model(**enc).logits.float(), -1)[:, pos].tolist()

@@ -232,3 +232,29 @@ def test_names_differing_only_in_case_are_refused_and_csv_cells_cannot_be_formul
     md_row = dict(zip(md_head, next(line for line in md if line.startswith("| ok-1 |")).split(" | ")))
     page = (tmp_path / "site" / "index.html").read_text()
     assert row["malformed"] == "0" and md_row["Malformed"] == "0" and "<td>0</td>" in page
+
+
+def test_every_report_says_dtype_and_device(tmp_path, dataset):
+    """The NLI as the summary names it, and the runtime and hardware in its provenance."""
+    from bench.perf.random_models import build_bert_nli
+
+    nli = f"hf-nli:{build_bert_nli(tmp_path / 'nli')}@fp32"
+    (tmp_path / "a.jsonl").write_text('{"entry_id": "demo-crane", "text": "Stephen Crane wrote [Q206534, notable work: The Red Badge of Courage]."}\n')
+    res = CliRunner().invoke(
+        main, ["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / "a.jsonl"), "--nli", nli, "--limit", "4", "-o", str(tmp_path / "e")]
+    )
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "e" / "summary.json").read_text())
+    assert summary["models"]["alignment"] == f"{nli} @fp32 on CPU"
+    prov = summary["provenance"]
+    assert prov["hardware"]["gpus"] == [] and prov["hardware"]["cpus"] >= 1
+    assert prov["model_runtimes"][nli] | {"paths": None} == {
+        "spec": nli.removesuffix("@fp32"),  # fp32 is the implicit identity
+        "device": "CPU",
+        "dtype": "fp32",
+        "tf32": False,
+        "attention": "transformers' default",
+        "token_budget": 1024,
+        "budget_from": "the CPU default",
+        "paths": None,
+    }

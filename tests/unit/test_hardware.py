@@ -54,8 +54,8 @@ def test_scorer_token_budget_and_scored_logits_equal_one_at_a_time(causal, dtype
 
 
 def test_scored_logits_equal_full_logits_in_one_batch(causal):
-    left = HFCausalScorer(causal, token_budget=1 << 16).token_logprobs(TEXTS, CONTEXTS, cache=Cache(None))
-    right = HFCausalScorer(causal, logits="all", token_budget=1 << 16).token_logprobs(TEXTS, CONTEXTS, cache=Cache(None))
+    left = HFCausalScorer(f"{causal}@fp32", token_budget=1 << 16).token_logprobs(TEXTS, CONTEXTS, cache=Cache(None))
+    right = HFCausalScorer(f"{causal}@fp32", logits="all", token_budget=1 << 16).token_logprobs(TEXTS, CONTEXTS, cache=Cache(None))
     for a, b in zip(left, right):
         assert a == pytest.approx(b, abs=1e-4)
 
@@ -63,8 +63,8 @@ def test_scored_logits_equal_full_logits_in_one_batch(causal):
 def test_generation_token_budget_equals_one_at_a_time(causal):
     chats = [[{"role": "user", "content": t}] for t in TEXTS[:6]]
     params = GenParams(max_tokens=5, logprobs=2)
-    fast = HFCausalLM(causal, token_budget=64).chat_many(chats, params, cache=Cache(None))
-    single = HFCausalLM(causal, batching="items", batch_size=1).chat_many(chats, params, cache=Cache(None))
+    fast = HFCausalLM(f"{causal}@fp32", token_budget=64).chat_many(chats, params, cache=Cache(None))
+    single = HFCausalLM(f"{causal}@fp32", batching="items", batch_size=1).chat_many(chats, params, cache=Cache(None))
     assert [g.text for g in fast] == [g.text for g in single]
     for f, s in zip(fast, single):
         assert [t.logprob for t in f.logprobs] == pytest.approx([t.logprob for t in s.logprobs], abs=1e-4)
@@ -82,13 +82,13 @@ def test_entailment_token_budget_equals_one_at_a_time(tmp_path, backend, builder
 
 def test_fp32_and_bf16_never_share_cache_entries(causal, tmp_path):
     cache = Cache(tmp_path / "c.sqlite")
-    fp32, bf16 = HFCausalScorer(causal), HFCausalScorer(f"{causal}@bf16")
+    fp32, bf16 = HFCausalScorer(f"{causal}@fp32"), HFCausalScorer(f"{causal}@bf16")
     assert fp32.spec == f"hf:{causal}" and bf16.spec == f"hf:{causal}@bf16" and split_dtype(bf16.spec)[1] == "bf16"
     a = fp32.token_logprobs(TEXTS[:3], cache=cache)
     b = bf16.token_logprobs(TEXTS[:3], cache=cache)
     assert cache.stats()["entries"]["lm"] == 6  # one entry per text and dtype
     assert a != b  # bf16 rounding shows: the values are really from two runs
-    assert HFCausalScorer(f"{causal}@fp32").spec == fp32.spec  # fp32 is the implicit identity
+    assert HFCausalScorer(causal, dtype="fp32").spec == fp32.spec  # fp32 is the implicit identity
 
 
 def test_compatible_server_sees_many_requests_in_flight_and_answers_keep_their_order(monkeypatch):
@@ -166,9 +166,113 @@ def test_a_seeded_sample_depends_on_the_item_not_its_batch_mates(causal):
     a = [{"role": "user", "content": "artemisia was born in"}]
     b = [{"role": "user", "content": "the father of orazio gentileschi was a painter in rome"}]
     params = GenParams(temperature=1.0, max_tokens=12, seed=7, logprobs=2)
-    alone = HFCausalLM(causal).chat_many([a], params, cache=Cache(None))[0]
-    after_b = HFCausalLM(causal).chat_many([b, a], params, cache=Cache(None))[1]
+    alone = HFCausalLM(f"{causal}@fp32").chat_many([a], params, cache=Cache(None))[0]
+    after_b = HFCausalLM(f"{causal}@fp32").chat_many([b, a], params, cache=Cache(None))[1]
     assert alone.text == after_b.text and alone.text
     assert [t.logprob for t in alone.logprobs] == pytest.approx([t.logprob for t in after_b.logprobs], abs=1e-4)
-    other_seed = HFCausalLM(causal).chat_many([a], GenParams(temperature=1.0, max_tokens=12, seed=8), cache=Cache(None))[0]
+    other_seed = HFCausalLM(f"{causal}@fp32").chat_many([a], GenParams(temperature=1.0, max_tokens=12, seed=8), cache=Cache(None))[0]
     assert other_seed.text != alone.text  # the seed still decides the sample
+
+
+# ---------------------------------------------------------------- issue 35: what runs, and the paths a GPU takes
+
+
+def test_fp32_means_fp32_and_tf32_is_asked_for(causal):
+    """TF32 is never switched on behind the user's back: only `@tf32` runs its passes with it,
+    and only for them; on the CPU it computes what fp32 does."""
+    import torch
+
+    from kalma.models.hf import matmul_precision
+
+    before = torch.backends.cuda.matmul.allow_tf32
+    for dtype, inside in (("fp32", False), ("bf16", False), ("tf32", True)):
+        with matmul_precision(dtype):
+            assert torch.backends.cuda.matmul.allow_tf32 is inside and torch.backends.cudnn.allow_tf32 is inside
+        assert torch.backends.cuda.matmul.allow_tf32 is before
+    tf32 = HFCausalScorer(f"{causal}@tf32")
+    assert tf32.spec.endswith("@tf32") and tf32.model()[1].dtype == torch.float32  # fp32 weights
+    got = tf32.token_logprobs(TEXTS[:3], cache=Cache(None))
+    for g, w in zip(got, HFCausalScorer(f"{causal}@fp32").token_logprobs(TEXTS[:3], cache=Cache(None))):
+        assert g == pytest.approx(w, abs=1e-6)
+
+
+def test_a_gpu_run_is_never_read_as_the_cpu_one(causal, monkeypatch):
+    import kalma.models.hf as hf
+
+    cpu = HFCausalScorer(f"{causal}@bf16")
+    on_cpu = cpu.cache_identity()
+    monkeypatch.setattr(hf, "cuda", lambda: True)
+    monkeypatch.setattr(hf, "device_name", lambda: "NVIDIA H100 80GB HBM3")
+    gpu = HFCausalScorer(f"{causal}@bf16")
+    assert cpu.spec == gpu.spec and on_cpu != gpu.cache_identity() and "|cuda" in gpu.cache_identity() and "|cuda" not in on_cpu
+    assert gpu.runs_as() == "@bf16 on NVIDIA H100 80GB HBM3" and HFCausalScorer(f"{causal}@fp32").runs_as().endswith(", TF32 off")
+
+
+def test_the_scorer_takes_shared_prefixes_only_where_they_pay_on_a_gpu(causal, monkeypatch):
+    """Decided from the call's own plan: a builder round (one context, many candidates) saves
+    most of its tokens; texts under their own contexts save none. On the CPU the runner always
+    runs (it measured faster there even unshared)."""
+    import kalma.models.hf as hf
+
+    sc = HFCausalScorer(f"{causal}@fp32")
+    builder = sc._prepare([(" ".join(WORDS[:45]), t) for t in TEXTS])
+    unshared = sc._prepare([(" ".join(WORDS[i : i + 30]), t) for i, t in enumerate(TEXTS)])
+    assert sc._prefixes_pay(builder) and sc._prefixes_pay(unshared)
+    monkeypatch.setattr(hf, "cuda", lambda: True)
+    assert sc._prefixes_pay(builder) and not sc._prefixes_pay(unshared)
+    assert HFCausalScorer(f"{causal}@fp32", shared_prefix="always")._prefixes_pay(unshared)
+
+
+def test_static_cache_decoding_equals_the_runner(causal):
+    """The GPU's decoding path (transformers' generate with a static key/value cache) gives the
+    runner's tokens and log-probs; each backend says which path it took."""
+    chats = [[{"role": "user", "content": t}] for t in TEXTS[:5]]
+    params = GenParams(max_tokens=6, logprobs=2)
+    static, runner = HFCausalLM(f"{causal}@fp32", decode="static"), HFCausalLM(f"{causal}@fp32", decode="runner")
+    a, b = static.chat_many(chats, params, cache=Cache(None)), runner.chat_many(chats, params, cache=Cache(None))
+    assert [g.text for g in a] == [g.text for g in b]
+    for g, h in zip(a, b):
+        assert [t.logprob for t in g.logprobs] == pytest.approx([t.logprob for t in h.logprobs], abs=1e-4)
+    assert static.runtime()["paths"] == {"greedy: generate() with a static cache": 1}
+    assert runner.runtime()["paths"] == {"greedy: shared-prefix runner": 1}
+
+
+def test_a_batch_that_runs_out_of_gpu_memory_is_split_and_the_budget_halved(tmp_path, monkeypatch):
+    """Fault injection (no GPU here): the model raises CUDA's out-of-memory error above two rows.
+    The results equal an unconstrained run, and the runtime says why the budget changed."""
+    import torch
+
+    path = str(build_t5(tmp_path / "t5"))
+    pairs = [(c or "she", t) for c, t in PAIRS]
+    want = HFSeq2SeqEntailment(f"{path}@fp32", token_budget=4096).probs(pairs, cache=Cache(None))
+    ent = HFSeq2SeqEntailment(f"{path}@fp32", token_budget=4096)
+    model = ent.model()[1]
+    real = model.forward
+
+    def small_only(*args, **kwargs):
+        if kwargs["input_ids"].shape[0] > 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", small_only)
+    assert ent.probs(pairs, cache=Cache(None)) == pytest.approx(want, abs=1e-6)
+    runtime = ent.runtime()
+    assert runtime["token_budget"] < 4096 and runtime["budget_from"].startswith("halved after running out of GPU memory on")
+
+
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+def test_t5_attention_paths_stay_within_1e_2_of_fp32(tmp_path, attention):
+    """Eager attention (the GPU's default for T5) and SDPA, in bf16, against fp32 probabilities."""
+    path = str(build_t5(tmp_path / "t5"))
+    pairs = [(c or "she", t) for c, t in PAIRS]
+    reference = HFSeq2SeqEntailment(f"{path}@fp32", attention="sdpa").probs(pairs, cache=Cache(None))
+    ent = HFSeq2SeqEntailment(f"{path}@bf16", attention=attention)
+    assert ent.probs(pairs, cache=Cache(None)) == pytest.approx(reference, abs=1e-2)
+    assert ent.model()[1].config._attn_implementation == attention and ent.runs_as() == f"@bf16 on CPU, {attention} attention"
+
+
+def test_the_cpu_budget_and_its_source(causal, monkeypatch):
+    assert HFCausalScorer(f"{causal}@fp32").budget() == 1024
+    monkeypatch.setenv("KALMA_TOKEN_BUDGET", "300")
+    sc = HFCausalScorer(f"{causal}@fp32")
+    assert sc.budget() == 300 and sc.runtime()["budget_from"] == "KALMA_TOKEN_BUDGET"

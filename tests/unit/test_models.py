@@ -33,7 +33,7 @@ def causal_dir(request, tmp_path_factory):
 
 
 def test_hf_generation_batched_equals_single(causal_dir):
-    llm = HFCausalLM(causal_dir, batch_size=4)
+    llm = HFCausalLM(f"{causal_dir}@fp32", batch_size=4)
     chats = [[{"role": "user", "content": c}] for c in ["where was artemisia born", "who was her father", "the painter", "rome"]]
     params = GenParams(max_tokens=6, logprobs=3)
     batched = llm.chat_many(chats, params, cache=Cache(None))
@@ -45,7 +45,7 @@ def test_hf_generation_batched_equals_single(causal_dir):
 
 
 def test_hf_scorer_batched_equals_single(causal_dir):
-    sc = HFCausalScorer(causal_dir, batch_size=8)
+    sc = HFCausalScorer(f"{causal_dir}@fp32", batch_size=8)
     texts = ["she was born in rome .", "painter", "the father of artemisia was orazio gentileschi"]
     ctxs = ["question : where", "", "artemisia"]
     batched = sc.token_logprobs(texts, ctxs, cache=Cache(None))
@@ -56,7 +56,7 @@ def test_hf_scorer_batched_equals_single(causal_dir):
 
 
 def test_seq2seq_entailment(tmp_path):
-    ent = HFSeq2SeqEntailment(str(build_t5(tmp_path)), batch_size=3)
+    ent = HFSeq2SeqEntailment(f"{build_t5(tmp_path)}@fp32", batch_size=3)
     probs = ent.probs(PAIRS, cache=Cache(None))
     assert len(probs) == 4 and all(0 < p < 1 for p in probs) and probs[0] == pytest.approx(probs[3])
     single = [ent.probs([p], cache=Cache(None))[0] for p in PAIRS]
@@ -68,11 +68,12 @@ def test_nli_label_mapping_by_name(tmp_path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     path = str(build_bert_nli(tmp_path))
-    ent = HFNLIEntailment(path, batch_size=2)
+    ent = HFNLIEntailment(f"{path}@fp32", batch_size=2)
     probs = ent.probs(PAIRS, cache=Cache(None))
-    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path).eval()
+    device = ent.model()[1].device  # the reference runs where the backend does, in fp32 as well
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path).eval().to(device)
     with torch.no_grad():
-        enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], return_tensors="pt", padding=True)
+        enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], return_tensors="pt", padding=True).to(device)
         expected = torch.softmax(model(**enc).logits, -1)[:, 2].tolist()  # ENTAILMENT is index 2
     assert probs == pytest.approx(expected, abs=1e-5)
     three = ent.probs3(PAIRS, cache=Cache(None))
@@ -257,7 +258,7 @@ def test_hf_inputs_longer_than_the_window(tmp_path):
     from kalma.errors import BackendError
 
     path = str(build_causal(tmp_path / "short"))  # 128 positions, one token per word
-    sc = HFCausalScorer(path)
+    sc = HFCausalScorer(f"{path}@fp32")
     text = "she was born in rome ."
     long_ctx = " ".join(["painter"] * 300)
     got = sc.token_logprobs([text], [long_ctx], cache=Cache(None))[0]
@@ -265,7 +266,7 @@ def test_hf_inputs_longer_than_the_window(tmp_path):
     assert got == pytest.approx(fitted, abs=1e-5) and len(got) == 6
     with pytest.raises(BackendError, match=r"a text of 200 tokens does not fit the model's 128 positions"):
         sc.token_logprobs([" ".join(["rome"] * 200)], cache=Cache(None))
-    llm = HFCausalLM(path)
+    llm = HFCausalLM(f"{path}@fp32")
     with pytest.raises(BackendError, match=r"a prompt of \d+ tokens plus 8 to generate exceeds the model's 128 positions"):
         llm.chat_many([[{"role": "user", "content": long_ctx}]], GenParams(max_tokens=8), cache=Cache(None))
 
@@ -281,13 +282,13 @@ def test_a_checkpoint_written_over_its_folder_is_never_answered_from_the_cache(t
 
     folder = build_causal(tmp_path / "ckpt")
     cache = Cache(tmp_path / "c.sqlite")
-    first = HFCausalScorer(str(folder)).token_logprobs(["she was born in rome"], cache=cache)
-    again = HFCausalScorer(str(folder)).token_logprobs(["she was born in rome"], cache=cache)
+    first = HFCausalScorer(f"{folder}@fp32").token_logprobs(["she was born in rome"], cache=cache)
+    again = HFCausalScorer(f"{folder}@fp32").token_logprobs(["she was born in rome"], cache=cache)
     assert again == first and cache.stats()["entries"]["lm"] == 1  # the same weights: from the cache
     model = AutoModelForCausalLM.from_pretrained(folder)
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.5 * torch.randn_like(p))
     model.save_pretrained(folder)
-    second = HFCausalScorer(str(folder)).token_logprobs(["she was born in rome"], cache=cache)
+    second = HFCausalScorer(f"{folder}@fp32").token_logprobs(["she was born in rome"], cache=cache)
     assert second != first and cache.stats()["entries"]["lm"] == 2

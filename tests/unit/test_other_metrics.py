@@ -54,7 +54,7 @@ def test_consens_exact_with_a_tiny_lm(tmp_path):
     answer = "she was born in rome ."
     assert [answer[a:b] for a, b in content_spans(answer, e.specific_question)] == ["rome"]
     item = EvalItem.build(Answer(entry_id="e", text=answer, model="m"), e)
-    got = ConSens(EvalOptions(lm=f"hf:{path}")).score([item])[0].values["consens"]
+    got = ConSens(EvalOptions(lm=f"hf:{path}@fp32")).score([item])[0].values["consens"]
 
     tok, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path).eval()
 
@@ -143,7 +143,7 @@ def test_conner_paragraph_coherence_from_a_configured_classifier(tmp_path):
     model = AutoModelForSequenceClassification.from_pretrained(path)
     model.config.id2label, model.config.label2id = {0: "incoherent", 1: "coherent", 2: "other"}, {"incoherent": 0, "coherent": 1, "other": 2}
     model.save_pretrained(path)
-    lm = "hf:" + str(build_causal(tmp_path / "lm"))
+    lm = "hf:" + str(build_causal(tmp_path / "lm")) + "@fp32"
     answer = "she was born in rome ."
     metric = get_metric(f"conner:matcher=minilm,coherence_model=hf-cls:{path}", EvalOptions(lm=lm))  # typed options from the spec
     assert isinstance(metric, ConnerIntrinsic) and metric.coherence_model == f"hf-cls:{path}"

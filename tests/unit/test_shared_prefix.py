@@ -58,8 +58,8 @@ def test_a_builder_round_equals_one_at_a_time(causal, dtype, min_shared):
 def test_a_growing_context_is_run_once_across_calls(causal):
     tok, model = load("causal", causal, "fp32")
     runner = SharedPrefixRunner(model, pad_id=tok.pad_token_id, token_budget=1024, min_saved=1, memory=PrefixMemory(64))
-    single = HFCausalScorer(causal, logits="all", batching="items", batch_size=1, shared_prefix=False)
-    scorer = HFCausalScorer(causal)
+    single = HFCausalScorer(f"{causal}@fp32", logits="all", batching="items", batch_size=1, shared_prefix=False)
+    scorer = HFCausalScorer(f"{causal}@fp32")
     paragraph = CONTEXT
     for added in ("orazio gentileschi was a painter .", "she was born in rome ."):
         encoded = scorer._prepare([(paragraph, t) for t in TEXTS[:4]])
@@ -81,7 +81,7 @@ def test_next_token_distribution_equals_a_full_pass(causal):
     results = runner.run([Request(i, len(i), top=5) for i in ids] + [Request(ids[0][:3], 3, top=2)])
     for r, i in zip(results, ids + [ids[0][:3]]):
         with torch.no_grad():
-            row = torch.log_softmax(model(input_ids=torch.tensor([i])).logits[0, -1].float(), -1)
+            row = torch.log_softmax(model(input_ids=torch.tensor([i], device=model.device)).logits[0, -1].float(), -1)
         want = torch.topk(row, len(r.next_top))
         assert [t for t, _ in r.next_top] == want.indices.tolist()
         assert [v for _, v in r.next_top] == pytest.approx(want.values.tolist(), abs=1e-4)
@@ -89,7 +89,7 @@ def test_next_token_distribution_equals_a_full_pass(causal):
 
 
 def test_identical_ids_split_differently_score_their_own_tokens(causal):
-    shared = HFCausalScorer(causal)
+    shared = HFCausalScorer(f"{causal}@fp32")
     a, b = shared.token_logprobs(["was a painter", "a painter"], ["artemisia", "artemisia was"], cache=Cache(None))
     assert len(a) == 3 and len(b) == 2 and a[1:] == pytest.approx(b, abs=1e-5)
 
@@ -125,7 +125,12 @@ def test_greedy_decoding_of_rows_from_several_prefixes_equals_generate(causal):
     for i, r in zip(ids, results):
         with torch.no_grad():
             out = model.generate(
-                torch.tensor([i]), max_new_tokens=6, do_sample=False, pad_token_id=tok.pad_token_id, output_scores=True, return_dict_in_generate=True
+                torch.tensor([i], device=model.device),
+                max_new_tokens=6,
+                do_sample=False,
+                pad_token_id=tok.pad_token_id,
+                output_scores=True,
+                return_dict_in_generate=True,
             )
         want = out.sequences[0, len(i) :].tolist()
         got = [s.token for s in r.generated]
