@@ -1,60 +1,108 @@
-"""How well the HF backends use the hardware: the old settings against the new, in one run.
+"""How well the HF backends use the hardware: every setting of entailment, LM scoring and
+generation, each in a fresh process, against the card's limits.
 
-Old: fp32, fixed item batches in input order (16 pairs for entailment, 8 for scoring and
-generation), padding to the longest item, logits at every position. New: the project's
-defaults (bf16 on CUDA, fp32 on the CPU; length-sorted batches under a token budget, padded
-to a multiple of 8; logits only at scored positions). Every model is built with random
-weights from a shape (no download), so the figures are throughput and memory, not quality.
+A model kept in a process holds its memory and skews a budget read from free memory (T5-11B got
+1,973 tokens instead of 34,197 on an H100), so each setting runs alone: this script builds the
+random-weight models once, then starts itself (`--one`) per setting. MFU is useful FLOPs
+(2 x parameters x real tokens) over the card's dense bf16 peak, for every row alike; a decoding
+row also gives its share of the weight-bandwidth bound (every step reads the weights once for the
+whole batch). Random weights give honest throughput and memory, not quality.
 
     python -m bench.perf.hardware_bench                # CPU: small shapes, minutes
-    python -m bench.perf.hardware_bench --shapes real  # GPU: TRUE T5-11B and Llama-7B shapes
+    python -m bench.perf.hardware_bench --shapes real  # GPU: TRUE's T5-11B and a Llama-7B shape
     python -m bench.perf.hardware_bench --smollm2      # CPU: SmolLM2 on realistic metric inputs
 
-`--smollm2` scores what ConSens and CONNER score (an answer given its question and
-knowledge) with SmolLM2-135M: batched against one at a time, old and new settings.
+Writes bench/results/hardware_bench_<shapes>.json and .md (the README's table, with the card,
+the date and the versions).
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
+import json
 import random
 import resource
-import tempfile
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kalma.cache import Cache
 from kalma.models import GenParams
-from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment, cuda
+from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment, cuda, device_name
 
-from .common import report, timed
+from .common import RESULTS, report, scratch, timed
 from .random_models import WORDS, build_llama, build_t5_shape
 
 SHAPES = {
     "small": {
         "t5": dict(d_model=256, d_ff=1024, d_kv=32, heads=8, layers=4, vocab=32128),
         "llama": dict(hidden=256, layers=4, heads=8, intermediate=688, vocab=32000),
+        "sizes": dict(pairs=96, items=48, chats=16, new_tokens=16),
     },
     "real": {
         "t5": dict(d_model=1024, d_ff=65536, d_kv=128, heads=128, layers=24, vocab=32128),
         "llama": dict(hidden=4096, layers=32, heads=32, intermediate=11008, vocab=32000),
+        "sizes": dict(pairs=2000, items=1000, chats=64, new_tokens=128),
     },
 }
-OLD: dict[str, Any] = {"dtype": "fp32", "batching": "items"}
-NEW: dict[str, Any] = {}  # the defaults
+# (part, setting) -> backend options; the first of each part is the old way, "default" the project's own.
+SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
+    "entailment": {
+        "authors: fp32, one pair at a time": {"dtype": "fp32", "batching": "items", "batch_size": 1, "share": 0.1},
+        "fp32, 16 pairs in input order": {"dtype": "fp32", "batching": "items", "batch_size": 16},
+        "default": {},
+        "bf16, SDPA attention": {"dtype": "bf16", "attention": "sdpa"},
+        "bf16, FlexAttention": {"dtype": "bf16", "attention": "flex_attention", "gpu_only": True},
+        "bf16, budget 16,384": {"dtype": "bf16", "token_budget": 16384},
+    },
+    "scoring (unshared items)": {
+        "fp32, 8 items in order, logits everywhere": {"dtype": "fp32", "batching": "items", "batch_size": 8, "logits": "all"},
+        "default": {},
+        "padded rows, scored logits": {"shared_prefix": False},
+        "shared-prefix runner": {"shared_prefix": "always"},
+    },
+    "scoring (builder candidates)": {
+        "default": {},
+        "padded rows, scored logits": {"shared_prefix": False},
+        "shared-prefix runner": {"shared_prefix": "always"},
+    },
+    "generation": {
+        "fp32 generate(), 8 chats at a time": {"dtype": "fp32", "batching": "items", "batch_size": 8},
+        "default": {},
+        "generate() with a static cache": {"decode": "static"},
+        "shared-prefix runner": {"decode": "runner"},
+    },
+}
+# dense bf16 peak FLOP/s and memory bandwidth (bytes/s), by a name's part
+CARDS = {"H200": (989e12, 4.8e12), "H100 PCIe": (756e12, 2.0e12), "H100": (989e12, 3.35e12), "A100": (312e12, 2.0e12), "L4": (121e12, 0.3e12)}
 
 
-def _peak() -> str:
-    if cuda():
-        import torch
-
-        return f"{torch.cuda.max_memory_allocated() / 2**30:.1f} GiB GPU"
-    return f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.1f} GiB RSS (process peak)"
+def card() -> tuple[float, float] | None:
+    name = device_name()
+    return next((spec for key, spec in CARDS.items() if key in name), None)
 
 
-def _reset_peak() -> None:
-    gc.collect()
+def _sentence(rng: random.Random, lo: int, hi: int) -> str:
+    return " ".join(rng.choice(WORDS[4:]) for _ in range(rng.randint(lo, hi)))
+
+
+def inputs(part: str, sizes: dict[str, int]) -> Any:
+    """The same inputs in every process: seeded."""
+    rng = random.Random(part)
+    if part == "entailment":
+        return [(_sentence(rng, 8, 120), _sentence(rng, 2, 8)) for _ in range(sizes["pairs"])]  # premise lengths vary, as sentences do
+    if part == "scoring (unshared items)":
+        return [(_sentence(rng, 20, 300), _sentence(rng, 5, 60)) for _ in range(sizes["items"])]  # knowledge context, answer: no prefix shared
+    if part == "scoring (builder candidates)":
+        paragraph = _sentence(rng, 120, 160)  # a round of the builder: one paragraph, its candidate sentences
+        return [(paragraph, _sentence(rng, 8, 20)) for _ in range(sizes["items"])]
+    return [[{"role": "user", "content": _sentence(rng, 10, 200)}] for _ in range(sizes["chats"])]
+
+
+def _peak_reset() -> None:
     if cuda():
         import torch
 
@@ -62,60 +110,129 @@ def _reset_peak() -> None:
         torch.cuda.reset_peak_memory_stats()
 
 
-def _sentence(rng: random.Random, lo: int, hi: int) -> str:
-    return " ".join(rng.choice(WORDS[4:]) for _ in range(rng.randint(lo, hi)))
+def _peak_gib() -> float:
+    if cuda():
+        import torch
+
+        return torch.cuda.max_memory_allocated() / 2**30
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # the process's peak RSS (kB on Linux)
 
 
-def entailment(folder: Path, n: int) -> dict[str, Any]:
-    rng = random.Random(0)
-    pairs = [(_sentence(rng, 8, 120), _sentence(rng, 2, 8)) for _ in range(n)]  # premise lengths vary, as real sentences do
-    out: dict[str, Any] = {}
-    speeds = {}
-    for label, kw in (("old", {**OLD, "batch_size": 16}), ("new", NEW)):
-        ent = HFSeq2SeqEntailment(str(folder), **kw)
-        ent.probs(pairs[:2], cache=Cache(None))  # load outside the timing
-        _reset_peak()
-        seconds, _ = timed(lambda: ent.probs(pairs, cache=Cache(None)))
-        speeds[label] = n / seconds
-        out[f"entailment {label} ({ent.dtype}, {ent.batching}): pairs/s"] = speeds[label]
-        out[f"entailment {label}: peak memory"] = _peak()
-    out["entailment new/old speed-up"] = speeds["new"] / speeds["old"]
-    return out
+def one(part: str, setting: str, folder: str, sizes: dict[str, int]) -> dict[str, Any]:
+    """One setting, in this (fresh) process: throughput, MFU, peak memory, and what ran."""
+    opts = dict(SETTINGS[part][setting])
+    share = opts.pop("share", 1.0)
+    opts.pop("gpu_only", None)
+    work = inputs(part, sizes)
+    work = work[: max(1, int(len(work) * share))]
+    backend: Any
+    if part == "entailment":
+        backend = HFSeq2SeqEntailment(folder, **opts)
+        warm, run = (lambda: backend.probs(work[:2], cache=Cache(None))), (lambda: backend.probs(work, cache=Cache(None)))
+        tok = backend.model()[0]
+        tokens = sum(len(ids) + 1 for ids in tok([backend._text(p) for p in work])["input_ids"])
+    elif part.startswith("scoring"):
+        backend = HFCausalScorer(folder, **opts)
+        warm = lambda: backend.token_logprobs([work[0][1]], [work[0][0]], cache=Cache(None))  # noqa: E731
+        run = lambda: backend.token_logprobs([t for _, t in work], [c for c, _ in work], cache=Cache(None))  # noqa: E731
+        tokens = sum(len(e.ids) for e in backend._prepare(work))
+    else:
+        backend = HFCausalLM(folder, **opts)
+        params = GenParams(max_tokens=sizes["new_tokens"])
+        warm, run = (lambda: backend.chat_many(work[:1], params, cache=Cache(None))), (lambda: backend.chat_many(work, params, cache=Cache(None)))
+    warm()
+    backend.paths_taken.clear()
+    _peak_reset()
+    seconds, out = timed(run)
+    model = backend.model()[1]
+    n_params = sum(p.numel() for p in model.parameters())
+    row: dict[str, Any] = {"part": part, "setting": setting, "seconds": seconds, "peak_gib": _peak_gib(), "runtime": backend.runtime(), "params": n_params}
+    spec = card()
+    if part == "generation":
+        new = sum(g.completion_tokens for g in out)
+        row |= {"items": len(work), "new_tokens": new, "throughput": new / seconds, "unit": "new tokens/s"}
+        if spec:  # each decoding step reads every weight once for its whole batch of rows
+            weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+            rows = min(len(work), sizes["chats"])
+            row["bandwidth_share"] = row["throughput"] / (spec[1] / weight_bytes * rows)
+    else:
+        row |= {"items": len(work), "tokens": tokens, "throughput": (len(work) if part == "entailment" else tokens) / seconds}
+        row["unit"] = "pairs/s" if part == "entailment" else "tokens/s"
+        if spec:
+            row["mfu"] = 2 * n_params * tokens / seconds / spec[0]
+    return row
 
 
-def scoring(folder: Path, n: int) -> dict[str, Any]:
-    rng = random.Random(1)
-    items = [(_sentence(rng, 20, 300), _sentence(rng, 5, 60)) for _ in range(n)]  # knowledge context, answer
-    tokens = sum(len(c.split()) + len(t.split()) + 1 for c, t in items)
-    out: dict[str, Any] = {}
-    speeds = {}
-    for label, kw in (("old", {**OLD, "batch_size": 8, "logits": "all"}), ("new", NEW)):
-        sc = HFCausalScorer(str(folder), **kw)
-        sc.token_logprobs([items[0][1]], [items[0][0]], cache=Cache(None))
-        _reset_peak()
-        seconds, _ = timed(lambda: sc.token_logprobs([t for _, t in items], [c for c, _ in items], cache=Cache(None)))
-        speeds[label] = tokens / seconds
-        out[f"scoring {label} ({sc.dtype}, {sc.batching}, logits {sc.logits}): tokens/s"] = speeds[label]
-        out[f"scoring {label}: peak memory"] = _peak()
-    out["scoring new/old speed-up"] = speeds["new"] / speeds["old"]
-    return out
+def build(shapes: str, root: Path) -> dict[str, str]:
+    """The random-weight models, on the GPU in bf16 when there is one (seconds, not minutes)."""
+    from .random_models import building
+
+    with building():
+        t5 = build_t5_shape(root / "t5", **SHAPES[shapes]["t5"])
+        llama = build_llama(root / "llama", **SHAPES[shapes]["llama"])
+    return {"t5": str(t5), "llama": str(llama)}
 
 
-def generation(folder: Path, n: int, new_tokens: int) -> dict[str, Any]:
-    rng = random.Random(2)
-    chats = [[{"role": "user", "content": _sentence(rng, 10, 200)}] for _ in range(n)]
-    out: dict[str, Any] = {}
-    speeds = {}
-    params = GenParams(max_tokens=new_tokens)
-    for label, kw in (("old", {**OLD, "batch_size": 8}), ("new", NEW)):
-        llm = HFCausalLM(str(folder), **kw)
-        llm.chat_many(chats[:1], params, cache=Cache(None))
-        _reset_peak()
-        seconds, gens = timed(lambda: llm.chat_many(chats, params, cache=Cache(None)))
-        speeds[label] = sum(g.completion_tokens for g in gens) / seconds
-        out[f"generation {label} ({llm.dtype}, {llm.batching}): new tokens/s"] = speeds[label]
-        out[f"generation {label}: peak memory"] = _peak()
-    out["generation new/old speed-up"] = speeds["new"] / speeds["old"]
+def run_all(shapes: str, parts: list[str], limit: int) -> list[dict[str, Any]]:
+    root = Path(scratch())
+    subprocess.run([sys.executable, "-m", "bench.perf.hardware_bench", "--build", str(root), "--shapes", shapes], check=True)
+    folders = json.loads((root / "models.json").read_text())
+    rows = []
+    for part in parts:
+        folder = folders["t5" if part == "entailment" else "llama"]
+        for setting, opts in SETTINGS[part].items():
+            if opts.get("gpu_only") and not cuda():  # compiled kernels: on the CPU they take minutes to build
+                continue
+            args = [sys.executable, "-m", "bench.perf.hardware_bench", "--one", part, "--setting", setting, "--model", folder, "--shapes", shapes]
+            print(f"{part}: {setting}", file=sys.stderr, flush=True)
+            t0 = time.monotonic()
+            try:
+                done = subprocess.run(args, capture_output=True, text=True, timeout=limit)
+            except subprocess.TimeoutExpired:
+                rows.append({"part": part, "setting": setting, "error": f"not done after {limit} s"})
+                continue
+            if done.returncode != 0:
+                last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+                rows.append({"part": part, "setting": setting, "error": last[:300]})
+                continue
+            rows.append(json.loads(done.stdout.strip().splitlines()[-1]) | {"wall_s": time.monotonic() - t0})
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]], shapes: str) -> str:
+    import torch
+    import transformers
+
+    head = (
+        f"Measured {datetime.now(UTC):%Y-%m-%d} on {device_name()} (torch {torch.__version__}, transformers {transformers.__version__}), "
+        f"`python -m bench.perf.hardware_bench --shapes {shapes}`, each setting in a fresh process, random weights. "
+        "MFU: 2 x parameters x real tokens over the card's dense bf16 peak."
+    )
+    lines = [head, "", "| part | setting | throughput | MFU | bandwidth | peak memory | what ran |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['part']} | {r['setting']} | failed: {r['error'].replace('|', '/')} | | | | |")
+            continue
+        rt = r["runtime"]
+        ran = f"{rt['dtype']}, {rt['attention']}, budget {rt.get('token_budget', '–')}; " + ", ".join(rt.get("paths", {}))
+        mfu = f"{100 * r['mfu']:.1f} %" if "mfu" in r else "–"
+        bw = f"{100 * r['bandwidth_share']:.1f} %" if "bandwidth_share" in r else "–"
+        lines.append(f"| {r['part']} | {r['setting']} | {r['throughput']:,.1f} {r['unit']} | {mfu} | {bw} | {r['peak_gib']:.1f} GiB | {ran} |")
+    return "\n".join(lines) + "\n"
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Flat figures for readme_figures: each setting's throughput, and the default over the first setting of its part."""
+    out: dict[str, Any] = {"device": device_name()}
+    for part in dict.fromkeys(r["part"] for r in rows):
+        mine = {r["setting"]: r for r in rows if r["part"] == part and "error" not in r}
+        for name, r in mine.items():
+            out[f"{part}: {name} ({r['unit']})"] = r["throughput"]
+        first = next(iter(SETTINGS[part]))
+        if "default" in mine and first in mine and first != "default":
+            out[f"{part}: default / {first}"] = mine["default"]["throughput"] / mine[first]["throughput"]
+        if "default" in mine and "padded rows, scored logits" in mine:
+            out[f"{part}: default / padded rows"] = mine["default"]["throughput"] / mine["padded rows, scored logits"]["throughput"]
     return out
 
 
@@ -140,7 +257,8 @@ def smollm2(n_single: int = 24) -> dict[str, Any]:
     items = list(dict.fromkeys(items))[:n_single]
     path = str(converted_dir())
     out: dict[str, Any] = {"smollm2 items": len(items)}
-    for label, kw in (("old", {**OLD, "batch_size": 8, "logits": "all"}), ("new", NEW)):
+    old: dict[str, Any] = {"dtype": "fp32", "batching": "items", "batch_size": 8, "logits": "all"}
+    for label, kw in (("old", old), ("new", {})):
         sc = HFCausalScorer(path, spec=SPEC, **kw)
         lengths = [len(e.ids) for e in sc._prepare(items)]
         out["smollm2 tokens per item (min-max)"] = f"{min(lengths)}-{max(lengths)}"
@@ -150,40 +268,41 @@ def smollm2(n_single: int = 24) -> dict[str, Any]:
         out[f"smollm2 {label}: batched items/s"] = len(items) / t_batch
         out[f"smollm2 {label}: one-at-a-time items/s"] = len(items) / t_single
         out[f"smollm2 {label}: batched / one-at-a-time"] = t_single / t_batch
-    out["smollm2 peak memory"] = _peak()
+    out["smollm2 peak memory (GiB)"] = _peak_gib()
     return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--shapes", choices=sorted(SHAPES), default="real" if cuda() else "small")
-    ap.add_argument("--pairs", type=int, default=None, help="entailment pairs (default 2000 on GPU, 96 on CPU)")
+    ap.add_argument("--parts", default=",".join(SETTINGS), help=f"comma-separated, of: {', '.join(SETTINGS)}")
+    ap.add_argument("--limit", type=int, default=300, help="seconds a setting may take before it is recorded as not done (default 300)")
     ap.add_argument("--smollm2", action="store_true", help="only the SmolLM2 realistic-input comparison")
+    ap.add_argument("--build", metavar="DIR", help=argparse.SUPPRESS)  # internal: build the models into DIR
+    ap.add_argument("--one", metavar="PART", help=argparse.SUPPRESS)  # internal: run one setting, print its row
+    ap.add_argument("--setting", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.smollm2:
-        report("hardware_bench_smollm2", {"device": "cuda" if cuda() else "cpu", **smollm2()})
+    sizes = SHAPES[args.shapes]["sizes"]
+    if args.build:
+        (Path(args.build) / "models.json").write_text(json.dumps(build(args.shapes, Path(args.build))))
         return
-    gpu = cuda()
-    n = args.pairs or (2000 if gpu else 96)
-    rows: dict[str, Any] = {"device": _device_name(), "shapes": args.shapes}
-    with tempfile.TemporaryDirectory() as tmp:
-        t5 = build_t5_shape(Path(tmp) / "t5", **SHAPES[args.shapes]["t5"])
-        rows |= entailment(t5, n)
-        llama = build_llama(Path(tmp) / "llama", **SHAPES[args.shapes]["llama"])
-        rows |= scoring(llama, n // 2)
-        rows |= generation(llama, 64 if gpu else 16, 128 if gpu else 16)
-    report(f"hardware_bench_{args.shapes}", rows)
-
-
-def _device_name() -> str:
-    if cuda():
-        import torch
-
-        return torch.cuda.get_device_name(0)
-    import os
-    import platform
-
-    return f"CPU ({os.cpu_count()} cores, {platform.processor() or platform.machine()})"
+    if args.one:
+        print(json.dumps(one(args.one, args.setting, args.model, sizes)))
+        return
+    if args.smollm2:
+        report("hardware_bench_smollm2", {"device": device_name(), **smollm2()})
+        return
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = [p for p in parts if p not in SETTINGS]
+    if unknown:
+        ap.error(f"unknown part {unknown[0]!r}; known: {', '.join(SETTINGS)}")
+    rows = run_all(args.shapes, parts, args.limit)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"hardware_bench_{args.shapes}.md").write_text(markdown(rows, args.shapes))
+    (RESULTS / f"hardware_bench_{args.shapes}.rows.json").write_text(json.dumps(rows, indent=2))
+    report(f"hardware_bench_{args.shapes}", summary(rows))
+    print(markdown(rows, args.shapes))
 
 
 if __name__ == "__main__":

@@ -208,19 +208,21 @@ def test_a_gpu_run_is_never_read_as_the_cpu_one(causal, monkeypatch):
     assert gpu.runs_as() == "@bf16 on NVIDIA H100 80GB HBM3" and HFCausalScorer(f"{causal}@fp32").runs_as().endswith(", TF32 off")
 
 
-def test_the_scorer_takes_shared_prefixes_only_where_they_pay_on_a_gpu(causal, monkeypatch):
+def test_the_scorer_takes_shared_prefixes_only_where_they_pay(causal):
     """Decided from the call's own plan: a builder round (one context, many candidates) saves
-    most of its tokens; texts under their own contexts save none. On the CPU the runner always
-    runs (it measured faster there even unshared)."""
-    import kalma.models.hf as hf
-
+    most of its tokens and runs on the runner; texts under their own contexts save none and run
+    as padded rows; both give the same log-probs."""
     sc = HFCausalScorer(f"{causal}@fp32")
-    builder = sc._prepare([(" ".join(WORDS[:45]), t) for t in TEXTS])
-    unshared = sc._prepare([(" ".join(WORDS[i : i + 30]), t) for i, t in enumerate(TEXTS)])
-    assert sc._prefixes_pay(builder) and sc._prefixes_pay(unshared)
-    monkeypatch.setattr(hf, "cuda", lambda: True)
-    assert sc._prefixes_pay(builder) and not sc._prefixes_pay(unshared)
-    assert HFCausalScorer(f"{causal}@fp32", shared_prefix="always")._prefixes_pay(unshared)
+    builder = [(" ".join(WORDS[:45]), t) for t in TEXTS]
+    unshared = [(" ".join(WORDS[i : i + 30]), t) for i, t in enumerate(TEXTS)]
+    assert sc._prefixes_pay(sc._prepare(builder)) and not sc._prefixes_pay(sc._prepare(unshared))
+    assert HFCausalScorer(f"{causal}@fp32", shared_prefix="always")._prefixes_pay(sc._prepare(unshared))
+    for items in (builder, unshared):
+        got = sc.token_logprobs([t for _, t in items], [c for c, _ in items], cache=Cache(None))
+        want = HFCausalScorer(f"{causal}@fp32", shared_prefix="always").token_logprobs([t for _, t in items], [c for c, _ in items], cache=Cache(None))
+        for g, w in zip(got, want):
+            assert g == pytest.approx(w, abs=1e-4)
+    assert sc.runtime()["paths"] == {"shared-prefix runner": 1, "padded rows, scored logits": 1}
 
 
 def test_static_cache_decoding_equals_the_runner(causal):
