@@ -71,24 +71,27 @@ class CitationQuality(Metric):
                 notes["citation"] = "no minimum knowledge set: precision and recall unavailable"
             else:
                 mins = {vocab.triple_key(t) for t in it.minimum_set}
-                if original:
-                    hits = len({k for k in cited if k in mins})
-                    recalled = len({k for k in cited if k in mins})
-                else:
-                    hits = sum(ok and k in mins for k, ok in zip(cited, correct))
-                    recalled = len({k for k, ok in zip(cited, correct) if ok and k in mins})
-                counts |= {"precise": hits, "minimum": len(mins), "recalled": recalled}
+                # Each citation's `precise` flag is what the formula counted, so the flags sum to `hits`:
+                # the authors' formula counts each distinct minimum-set triple once, correct or not.
+                seen: set[tuple[str, str, str]] = set()
                 for v, k, ok in zip(verdicts, cited, correct):
-                    v |= {"in_minimum": k in mins, "precise": k in mins if original else ok and k in mins}
-                    if ok and k not in mins:
+                    precise = k in mins and (k not in seen if original else ok)
+                    v |= {"in_minimum": k in mins, "precise": precise}
+                    if original and k in mins and k in seen:
+                        v["why"] = "repeats a minimum-set triple cited before: the authors' formula (--compat original) counts it once"
+                    elif ok and k not in mins:
                         v["why"] = "in the KG given but not in the minimum knowledge set: it counts against precision"
+                    seen.add(k)
+                hits = sum(v["precise"] for v in verdicts)
+                recalled = len({k for k, ok in zip(cited, correct) if (ok or original) and k in mins})
+                counts |= {"precise": hits, "minimum": len(mins), "recalled": recalled}
                 p, r = ratio(hits, len(cited)), ratio(recalled, len(mins))
                 values |= {"precision": p, "recall": r, "f1": f1(p if p is not None else 0.0, r) if r is not None else None}
             if not all(correct):
                 why = Explainer(vocab, it.kg, it.entry.knowledge_pool if it.entry else None)
                 for v, c in zip(verdicts, it.parsed.citations):
                     if not v["in_kg"]:
-                        v["why"] = why(c)
+                        v["why"] = "; ".join(x for x in (why(c), v.get("why", "")) if x)
             out.append(Scored(values, counts, notes, per_citation=verdicts))
         return out
 

@@ -61,13 +61,13 @@ apply();
 
 
 def _keys(c: CitationVerdict) -> list[str]:
-    return [c.verdict] + (["extra"] if c.in_kg and c.in_minimum is False else [])
+    return [c.verdict] + (["extra"] if c.in_minimum is False else [])
 
 
 def _sentence_keys(s: SentenceVerdict) -> list[str]:
     keys = [k for c in s.citations for k in _keys(c)]
     if s.na is not None:
-        keys.append(NA_KEYS[s.na.outcome])
+        keys += [NA_KEYS[s.na.outcome]] * max(1, len(s.na_marks))
     return keys or ["uncited"]
 
 
@@ -81,29 +81,64 @@ def _citation(c: CitationVerdict) -> str:
     if c.entailment is not None:
         facts.append(f"P(entailed) {c.entailment:.3f}")
     why = f' <span class="why">{html.escape(c.why)}</span>' if c.why else ""
+    extra = ' <span class="badge v-extra">outside the minimum set</span>' if c.in_minimum is False else ""
     return (
-        f'<li class="{" ".join("k-" + k for k in _keys(c))}"><span class="badge v-{c.verdict}">{c.verdict}</span> '
+        f'<li class="{" ".join("k-" + k for k in _keys(c))}"><span class="badge v-{c.verdict}">{c.verdict}</span>{extra} '
         f'<code>{html.escape(what)}</code> <span class="facts">{html.escape("; ".join(facts))}</span>{why}</li>'
     )
 
 
-def _na(na: NAVerdict) -> str:
+def _na(na: NAVerdict, marks: int) -> str:
     key = NA_KEYS[na.outcome]
     said = f"entails {'; '.join(na.entailed)}" if na.entailed else na.why
-    return f'<li class="k-{key}"><span class="badge {key}">[NA] {html.escape(na.outcome)}</span> <span class="why">{html.escape(said)}</span></li>'
+    times = f" ({marks} marks, one sentence: counted once)" if marks > 1 else ""
+    return f'<li class="k-{key}"><span class="badge {key}">[NA] {html.escape(na.outcome)}</span> <span class="why">{html.escape(said + times)}</span></li>'
+
+
+# The order in which a bracket's pairs sum up to one colour: the worst of them.
+_WORST = ("malformed", "wrong", "unaligned", "correct")
+
+
+def _bracket(bracket: str, cits: Sequence[CitationVerdict]) -> str:
+    """One bracket as written: each pair marked with its own verdict where it can be found in the
+    text (relation, then value, in order); else the whole bracket in its worst pair's colour."""
+    out, at = [], 0
+    for c in cits:
+        rel = bracket.find(c.relation, at) if c.relation else -1
+        val = bracket.find(c.value, rel + len(c.relation or "")) if rel >= 0 and c.value else -1
+        if val < 0:
+            worst = min((c.verdict for c in cits), key=_WORST.index)
+            return f'<mark class="v-{worst}">{html.escape(bracket)}</mark>'
+        end = val + len(c.value or "")
+        out += [html.escape(bracket[at:rel]), f'<mark class="v-{c.verdict}">{html.escape(bracket[rel:end])}</mark>']
+        at = end
+    return f'<span class="bracket">{"".join(out)}{html.escape(bracket[at:])}</span>'
 
 
 def _marked_text(s: SentenceVerdict) -> str:
-    """The sentence as written, each bracket marked with the verdict of what it cites."""
-    out, at = [], 0
-    for c in s.citations:
-        found = s.text.find(c.bracket, at)
-        if found < 0:
-            continue
-        out += [html.escape(s.text[at:found]), f'<mark class="v-{c.verdict}">{html.escape(c.bracket)}</mark>']
-        at = found + len(c.bracket)
+    """The sentence as written, each bracket marked with the verdicts of what it cites."""
+    out, at, i = [], 0, 0
+    while i < len(s.citations):
+        bracket = s.citations[i].bracket
+        j = i + 1  # the citations written in this one bracket: consecutive, the same bracket text
+        while j < len(s.citations) and s.citations[j].bracket == bracket and len(s.citations[i:j]) < _pairs(bracket):
+            j += 1
+        found = s.text.find(bracket, at)
+        if found >= 0:
+            cits = s.citations[i:j]
+            single = len(cits) == 1 and not cits[0].malformed
+            mark = f'<mark class="v-{cits[0].verdict}">{html.escape(bracket)}</mark>' if single or cits[0].malformed else _bracket(bracket, cits)
+            out += [html.escape(s.text[at:found]), mark]
+            at = found + len(bracket)
+        i = j
     out.append(html.escape(s.text[at:]))
     return "".join(out)
+
+
+def _pairs(bracket: str) -> int:
+    """An upper bound on the pairs one bracket holds (one per `:`), so that a bracket written twice
+    is two brackets on the page."""
+    return max(1, bracket.count(":"))
 
 
 def _answer(row: AnswerScores, question: str) -> str:
@@ -112,7 +147,7 @@ def _answer(row: AnswerScores, question: str) -> str:
     notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in row.notes.values())
     sentences = "".join(
         f'<div class="sentence" data-has="{" ".join(_sentence_keys(s))}"><p>{_marked_text(s)}</p>'
-        f"<ul>{''.join(_citation(c) for c in s.citations)}{_na(s.na) if s.na is not None else ''}</ul></div>"
+        f"<ul>{''.join(_citation(c) for c in s.citations)}{_na(s.na, len(s.na_marks)) if s.na is not None else ''}</ul></div>"
         for s in row.verdicts
     )
     asked = f'<p class="question">Q: {html.escape(question)}</p>' if question else ""
@@ -130,11 +165,13 @@ def tally(rows: Sequence[AnswerScores]) -> Counter[str]:
 def render_page(summary: Summary, rows: Sequence[AnswerScores], questions: Mapping[str, str] | None = None, title: str = "") -> str:
     """The page of one run (see the module docstring); `questions` by answer id, when known."""
     counts = tally(rows)
+    extra_correct = sum(c.verdict == "correct" and c.in_minimum is False for r in rows for s in r.verdicts for c in s.citations)
+    na_sentences = sum(s.na is not None for r in rows for s in r.verdicts)
     options = "".join(f'<option value="{key}">{html.escape(label)} ({counts[key] if key != "all" else len(rows)})</option>' for key, label in FILTERS)
     css_filters = "\n".join(
         f'body[data-filter="{k}"] article.answer:not([data-has~="{k}"]){{display:none}} '
         f'body[data-filter="{k}"] .sentence:not([data-has~="{k}"]){{opacity:.35}} '
-        f'body[data-filter="{k}"] li:not(.k-{k}){{opacity:.45}}'
+        f'body[data-filter="{k}"] li:not(.k-{k}){{display:none}}'
         for k, _ in FILTERS
         if k != "all"
     )
@@ -156,6 +193,7 @@ mark.v-unaligned{{background:#fde3b0}} mark.v-malformed{{background:#ddd;text-de
 .badge{{display:inline-block;min-width:5.5rem;font-size:.72rem;border-radius:3px;padding:0 .3rem;color:#fff;text-align:center}}
 .v-correct.badge{{background:#2e7d32}} .v-wrong.badge{{background:#c62828}} .v-unaligned.badge{{background:#ef6c00}} .v-malformed.badge{{background:#616161}}
 .na-entails{{background:#2e7d32}} .na-irrelevant{{background:#5e7d99}} .na-wrong{{background:#c62828}} .na-unscored{{background:#9e9e9e}}
+.v-extra.badge{{background:#8d6e63;min-width:0}}
 .why{{color:#555}} .facts{{color:#777}} .values{{font-size:.8rem;color:#444;margin:.1rem 0}} .question{{font-style:italic;margin:.1rem 0}}
 .note{{font-size:.8rem;color:#8a5a00}} .readfirst li{{color:#8a1c1c}} #bar{{position:sticky;top:0;background:#fff;padding:.4rem 0;border-bottom:1px solid #eee}}
 {css_filters}
@@ -163,9 +201,11 @@ mark.v-unaligned{{background:#fde3b0}} mark.v-malformed{{background:#ddd;text-de
 <body data-filter="all" data-answers="{len(rows)}">
 <h1>Verdicts: {html.escape(name)}</h1>
 <ul class="readfirst">{read_first}</ul>
-<p>Citations: {counts["correct"]} correct, {counts["wrong"]} wrong, {counts["unaligned"]} unaligned, {counts["malformed"]} malformed;
-{counts["extra"]} outside the minimum set. [NA] marks: {counts["na-entails"]} entail absent knowledge, {counts["na-irrelevant"]} off the question,
-{counts["na-wrong"]} wrong, {counts["na-unscored"]} unscored.</p>
+<p>Citations: {counts["correct"]} correct (in the KG given and entailed by their sentence), {counts["wrong"]} wrong (not in the KG given),
+{counts["unaligned"]} unaligned, {counts["malformed"]} malformed. {counts["extra"]} of them outside the minimum set, {extra_correct} of those correct:
+precision counts only citations that are correct and in the minimum set. [NA] marks: {counts["na-entails"]} entail absent knowledge,
+{counts["na-irrelevant"]} off the question, {counts["na-wrong"]} wrong, {counts["na-unscored"]} unscored; [NA] precision counts each
+marked sentence once ({na_sentences} sentences).</p>
 <details><summary>Models behind these verdicts</summary><ul>{models}</ul></details>
 <div id="bar"><label>Show <select id="filter">{options}</select></label> <span id="shown"></span></div>
 {articles}

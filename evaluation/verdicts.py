@@ -77,7 +77,7 @@ def assemble(item: EvalItem, scored: Sequence[Scored]) -> list[SentenceVerdict]:
         na = sentence_fields.get(i, {}).get("na")
         if s.na and na is None:
             na = NAVerdict(outcome="unscored", why="the [NA] metric did not run")
-        out.append(SentenceVerdict(index=i, start=s.start, end=s.end, text=s.text, citations=cits, na=na))
+        out.append(SentenceVerdict(index=i, start=s.start, end=s.end, text=s.text, citations=cits, na=na, na_marks=s.na_marks))
     return out
 
 

@@ -122,6 +122,14 @@ class Bracket:
     citations: list[Citation]
     na: bool
     errors: list[MarkupError]
+    # one bracket repeated with only spaces between is one Bracket: `own` is each repeat as written
+    times: int = 1
+    own: str = ""
+
+    @property
+    def written(self) -> str:
+        """The bracket each of its citations (and [NA] marks) was written in."""
+        return self.own or self.raw
 
 
 @dataclass
@@ -129,11 +137,16 @@ class Sentence:
     text: str  # as written, citations included
     clean: str  # citations removed, whitespace normalised: the entailment premise
     citations: list[Citation]
-    na: bool
+    na_marks: list[str]  # each [NA] mark as written (`[NA]`, `[N/A]`, `[na]`), in order
     errors: list[MarkupError]
     start: int = 0  # where `text` lies in the answer: answer[start:end] == text
     end: int = 0
     written: list[str] = field(default_factory=list)  # per citation, the bracket it was written in
+
+    @property
+    def na(self) -> bool:
+        """Whether the sentence is marked [NA] (once or more: §4.3 counts sentences)."""
+        return bool(self.na_marks)
 
 
 @dataclass
@@ -147,7 +160,8 @@ class ParsedAnswer:
 
     @property
     def na_count(self) -> int:
-        return sum(s.na for s in self.sentences)
+        """How many [NA] marks the answer holds (a sentence may hold more than one)."""
+        return sum(len(s.na_marks) for s in self.sentences)
 
     @property
     def malformed(self) -> int:
@@ -414,7 +428,9 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
         if same:
             start, end, content, n = same
             cits, na, errs = seen[content]
-            brackets.append(Bracket(start, end, text[start:end], cits * n, na, [MarkupError(e.kind, e.snippet, start, e.count * n) for e in errs]))
+            own = text[start : start + len(content) + 2] if n > 1 else ""
+            errors = [MarkupError(e.kind, e.snippet, start, e.count * n) for e in errs]
+            brackets.append(Bracket(start, end, text[start:end], cits * n, na, errors, n, own))
             same.clear()
 
     def unclosed(start: int, stop: int, count: int = 1) -> None:
@@ -627,19 +643,19 @@ def parse_answer(text: str, vocabulary: VocabularyLike = None) -> ParsedAnswer:
         span = (lo_at, lo_at + len(raw))
         clean = _clean(_unescape("".join(clean_parts)))
         cits = [c for i in mine for c in brackets[i].citations]
-        written = [brackets[i].raw for i in mine for _ in brackets[i].citations]
-        na = any(brackets[i].na for i in mine)
+        written = [brackets[i].written for i in mine for _ in brackets[i].citations]
+        na_marks = [brackets[i].written for i in mine if brackets[i].na for _ in range(brackets[i].times)]
         errs = [e for i in mine for e in brackets[i].errors]
         if not clean and sentences:  # citations alone on a line: attach to the previous sentence
             prev_s = sentences[-1]
             prev_s.citations += cits
             prev_s.written += written
-            prev_s.na = prev_s.na or na
+            prev_s.na_marks += na_marks
             prev_s.errors += errs
             prev_s.end = span[1]
             prev_s.text = text[prev_s.start : prev_s.end]
             continue
-        sentences.append(Sentence(text=raw, clean=clean, citations=cits, na=na, errors=errs, start=span[0], end=span[1], written=written))
+        sentences.append(Sentence(text=raw, clean=clean, citations=cits, na_marks=na_marks, errors=errs, start=span[0], end=span[1], written=written))
     errors = [e for b in brackets for e in b.errors] + stray
     return ParsedAnswer(sentences=sentences, errors=errors)
 

@@ -70,16 +70,19 @@ def verdict_rows(row: AnswerScores) -> Iterator[dict[str, Any]]:
             yield {**dict.fromkeys(VERDICT_COLUMNS), **base, "kind": "malformed" if c.malformed else "citation", **fields, "verdict": c.verdict, "why": c.why}
         if s.na is not None:
             na: NAVerdict = s.na
-            yield {
-                **dict.fromkeys(VERDICT_COLUMNS),
-                **base,
-                "kind": "na",
-                "bracket": "[NA]",
-                "verdict": na.outcome,
-                "why": na.why,
-                "na_entailed": "; ".join(na.entailed),
-                "na_relevance": na.relevance,
-            }
+            for k, mark in enumerate(s.na_marks or ["[NA]"]):
+                # §4.3 judges the sentence: a second mark shares the outcome and is not counted again
+                why = na.why if k == 0 else f"the sentence's [NA] mark {k + 1} of {len(s.na_marks)}: [NA] precision counts the sentence once"
+                yield {
+                    **dict.fromkeys(VERDICT_COLUMNS),
+                    **base,
+                    "kind": "na",
+                    "bracket": mark,
+                    "verdict": na.outcome,
+                    "why": why,
+                    "na_entailed": "; ".join(na.entailed),
+                    "na_relevance": na.relevance,
+                }
 
 
 def _records(path: str | Path, kind: str | None) -> tuple[list[Record], dict[str, Any]]:

@@ -155,6 +155,8 @@ class Vocabulary:
         for t in triples:
             if t.relation:
                 self._name(t.relation_label, t.relation, rank=3)
+            elif not self.knows_label(t.relation_label):  # an imported graph's relation with no PID is known all the same
+                self._name(t.relation_label, self.identity(t.relation_label), rank=3)
             self._value(t.subject, self.triple_identity(t), t.value_label)
 
     def add_graph(self, graph: EntityGraph) -> None:

@@ -14,7 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationInfo, field_validator, model_serializer, model_validator
 
-FORMAT_VERSION = 4  # 2: EntityGraph.property_aliases; 3: scores and summaries per metric; 4: per-sentence verdicts in scores
+# 2: EntityGraph.property_aliases; 3: scores and summaries per metric; 4: per-sentence verdicts in scores;
+# 5: every [NA] mark of a sentence, and `precise` flags that add up to the precision reported
+FORMAT_VERSION = 5
 # (version 1 and 2 datasets, answers and KGs still read; no output of another version is resumed)
 
 Setting = Literal["general", "specific"]  # which of an entry's two questions is asked
@@ -324,7 +326,8 @@ class SentenceVerdict(Compact):
     end: int
     text: str
     citations: list[CitationVerdict] = Field(default_factory=list)
-    na: NAVerdict | None = Field(default=None, description="present when the sentence is marked [NA]")
+    na: NAVerdict | None = Field(default=None, description="present when the sentence is marked [NA]: §4.3 judges the sentence, once")
+    na_marks: list[str] = Field(default_factory=list, description="each [NA] mark of the sentence as written; all share `na`")
 
 
 class AnswerScores(Record):

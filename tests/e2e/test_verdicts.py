@@ -202,3 +202,43 @@ def test_an_answer_that_says_its_kg_is_scored_against_it(tmp_path, dataset):
     assert row.counts["na"]["absent"] == len(entry.minimum_set or []) and row.verdicts[0].citations[0].why == (
         "in the entry's knowledge pool, but not in the KG given (removed, or not retrieved)"
     )
+
+
+# A bracket written twice, a bracket holding a correct and a wrong pair, and two [NA] marks in one
+# sentence: what the flags, rows and page say must add up to what the summary reports.
+REPEATS = (
+    "Artemisia Gentileschi was a painter [Q212657, occupation: painter] [Q212657, occupation: painter]. "
+    "She was born in Rome [Q212657, place of birth: Rome, place of death: Rome]. "
+    "Her paintings were admired across Europe [NA] and sold well [N/A]."
+)
+
+
+@pytest.mark.parametrize("compat", ["default", "original"])
+def test_precise_flags_brackets_and_na_marks_add_up(tmp_path, dataset, compat):
+    _plain(tmp_path / "a.jsonl", [{"entry_id": "demo-gentileschi", "text": REPEATS}])
+    args = ["evaluate", "--dataset", str(dataset), "--answers", str(tmp_path / "a.jsonl"), "--limit", "1", "--compat", compat]
+    _ok([*args, "--metrics", "citation,na", "-o", str(tmp_path / "ev")])
+    (row,) = _scores(tmp_path / "ev")
+    cits = [c for s in row.verdicts for c in s.citations]
+    assert [c.bracket for c in cits[:2]] == ["[Q212657, occupation: painter]"] * 2  # each its own bracket, not the run
+    flags = [c.precise for c in cits]
+    # the authors' formula counts the repeated minimum-set triple once; the paper's counts each correct citation
+    assert flags == ([True, False, False, False] if compat == "original" else [True, True, False, False])
+    assert sum(flags) == row.counts["citation"]["precise"] and row.values["citation"]["precision"] == sum(flags) / len(cits)
+    if compat == "original":
+        assert "counts it once" in (cits[1].why or "")
+    summary = json.loads((tmp_path / "ev" / "summary.json").read_text())
+    assert summary["metrics"]["citation"]["precision_micro"] == sum(flags) / len(cits)
+
+    last = row.verdicts[-1]
+    assert last.na_marks == ["[NA]", "[N/A]"] and row.markup["na_marks"] == 2
+    rows = [r for r in read_verdicts(tmp_path / "ev" / "scores.jsonl").to_dict("records") if r["kind"] == "na"]
+    assert [r["bracket"] for r in rows] == ["[NA]", "[N/A]"] and len({r["verdict"] for r in rows}) == 1
+    assert "counts the sentence once" in rows[1]["why"] and row.counts["na"]["na_sentences"] == 1
+
+    page = (tmp_path / "ev" / "verdicts.html").read_text()
+    # the mixed bracket: each pair in its own colour
+    assert '<mark class="v-correct">place of birth: Rome</mark>' in page and '<mark class="v-wrong">place of death: Rome</mark>' in page
+    outside = sum(c.in_minimum is False for c in cits)
+    assert page.count('class="badge v-extra">outside the minimum set<') == outside and f"{outside} of them outside the minimum set" in page
+    assert "li:not(.k-wrong){display:none}" in page  # a filter hides the other citations, it does not dim them

@@ -223,3 +223,21 @@ def test_cli_end_to_end(tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert "| citation.precision_micro | 33.3 |" in res.output and "template" in res.output
+
+
+def test_a_relation_without_pid_in_the_pool_is_known():
+    """An imported graph's relation with no PID (the release's `ancestral home`) is the entry's own:
+    the reason names what the KG given lacks, not an unknown relation."""
+    from evaluation.citation_quality import Explainer
+    from kalma.citations import Citation
+    from kalma.properties import Vocabulary
+    from kalma.schema import EntityGraph, KnowledgeGraph, Triple
+
+    home = Triple(subject="Q1", relation="", relation_label="ancestral home", value="", value_label="Suzhou")
+    pool = KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="Ann", triples=[home])])
+    given = pool.without({home.key()})
+    why = Explainer(Vocabulary.of(pool), given, pool)
+    assert why(Citation("Q1", "ancestral home", "Nanjing")) == "the KG given has no 'ancestral home' of Q1"
+    assert Explainer(Vocabulary.of(pool), pool, pool)(Citation("Q1", "ancestral home", "Nanjing")) == (
+        "the KG given holds 'Suzhou' for Q1, ancestral home; not 'Nanjing'"
+    )

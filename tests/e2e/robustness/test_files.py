@@ -16,7 +16,7 @@ from kalma.cache import Cache, CacheError
 from kalma.errors import OutputLocked, ResumeMismatch
 from kalma.jsonl import JsonlWriter, RecordError, read_jsonl, write_jsonl
 from kalma.kg import open_source
-from kalma.schema import Answer
+from kalma.schema import FORMAT_VERSION, Answer
 
 HEAD = json.dumps({"kalma": {"kind": "answers", "format_version": 2}})
 
@@ -151,7 +151,7 @@ def test_evaluate_refuses_to_resume_over_changed_answers(tmp_path, entries):
 
 
 def test_an_output_of_an_older_format_is_not_resumed(tmp_path, entries):
-    """Scores of format version 3 (no verdicts) must not get version 4 rows appended: the run
+    """Scores of format version 3 (no verdicts) must not get newer rows appended: the run
     stops naming both versions, and --overwrite starts it over."""
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers")
@@ -161,7 +161,7 @@ def test_an_output_of_an_older_format_is_not_resumed(tmp_path, entries):
     header = json.loads(lines[0])
     header["kalma"]["format_version"] = 3
     scores.write_text("\n".join([json.dumps(header), '{"answer_id": "x", "entry_id": "x", "values": {"citation": {"recall": 0.5}}}']) + "\n")
-    with pytest.raises(ResumeMismatch, match="written in format version 3 and this kalma writes 4"):
+    with pytest.raises(ResumeMismatch, match=f"written in format version 3 and this kalma writes {FORMAT_VERSION}"):
         evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False)
     assert scores.read_text().count("\n") == 2  # untouched
     s = evaluate(tmp_path / "d.jsonl", tmp_path / "a.jsonl", tmp_path / "out", metrics=["citation"], progress=False, overwrite=True)
