@@ -113,7 +113,9 @@ def answer_dataset(
             for e, kg, trace in zip(entries, kgs, traces)
             if f"{e.id}#{cfg.setting}-t{temp}-s{seed}" not in done
         ]
-        bar = tqdm(total=len(jobs), desc=f"answer: {desc or cfg.llm}", unit="answer", disable=not progress)
+        # redrawn at every answer: a batch arrives at once, and the bar must not show its first
+        # answer until the next batch minutes later
+        bar = tqdm(total=len(jobs), desc=f"answer: {desc or cfg.llm}", unit="answer", disable=not progress, mininterval=0)
         cut = 0  # answers the token limit ended: scored as they are, so the report says how many
         cached = 0  # answers the call cache served: a report says how many did not come from the model now
         # one call per (seed, temperature): the parameters are uniform within it; each answer is

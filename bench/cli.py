@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -98,6 +99,11 @@ def leaderboard(board: str, output: str) -> None:
     """Render the leaderboard page (one table per dataset, plots, Markdown and CSV)."""
     from .leaderboard import render
 
+    if not (Path(board) / "submissions").is_dir() and not (Path(board) / "runs").is_dir():
+        raise click.ClickException(
+            f"{board} is not a leaderboard folder (it has neither submissions/ nor runs/): "
+            f"file one with `kalma bench submit ANSWERS --dataset … --leaderboard {board}`, or give the folder you filed into"
+        )
     page, damaged = render(board, output)
     click.echo(f"wrote {page}")
     if damaged:  # the page is written without them; the exit status says so

@@ -198,6 +198,11 @@ class Metric(ABC):
         micro figures override this with their denominators (citations, sentences, triples)."""
         return {k: len(rows) - dropped.get(k, 0) for k in self.outputs}
 
+    def unavailable(self, output: str, rows: Sequence[Scored]) -> str:
+        """Why `output` is n/a over `rows`, when this metric knows better than the rows' notes (a
+        backend that cannot give it, an empty denominator); "" leaves it to the notes."""
+        return ""
+
     def model_spec(self, need: Literal["judge", "lm"]) -> str:
         """The run's `--judge` or `--lm` spec, for a metric that declares the need; the runner
         never scores a metric without it, so this fails only a direct caller."""

@@ -91,6 +91,13 @@ class ConnerIntrinsic(Metric):
         fallback = ["CONNER relevance by the `minilm` embedding fallback, not a relevance ranker."] if self._matcher_spec() == "minilm" else []
         return approximate_entailment(self.options.nli) + fallback
 
+    def unavailable(self, output: str, rows: Sequence[Scored]) -> str:
+        if output in ("conner_fact_unverified", "conner_fact_inconsistent") and not getattr(get_entailment(self.options.nli), "three_way", False):
+            return f"{self.options.nli} gives P(entailment) only; the unverified and inconsistent shares need a three-way NLI model (hf-nli: an MNLI head)"
+        if output == "conner_fact_consistent":
+            return "no sentence without [NA] met a piece of the KG given that shares a word with it: nothing to check"
+        return ""
+
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.model_spec("lm")), get_matcher(self._matcher_spec())
         agg, l = AGGREGATE[self.agg], self.l

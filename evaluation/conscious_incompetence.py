@@ -48,6 +48,16 @@ class ConsciousIncompetence(Metric):
     def failures(self, rows: Sequence[Scored]) -> Failures | None:
         return entailment_failures(self.options.nli)
 
+    def unavailable(self, output: str, rows: Sequence[Scored]) -> str:
+        if not any("absent" in r.counts for r in rows):
+            return ""  # no absent set at all: the answers' own notes say so
+        # the spec's empty denominators: n/a, never 0
+        if output.startswith("na_precision"):
+            return "no sentence is marked [NA]: precision has no denominator"
+        if output.startswith("na_recall"):
+            return "nothing was absent from the KG the answers were given: recall has no denominator"
+        return "n/a when [NA] precision or recall is"
+
     def support(self, rows: Sequence[Scored], dropped: dict[str, int]) -> dict[str, int]:
         scored = [r for r in rows if "absent" in r.counts]
         micro_n = {"na_precision_micro": total(scored, "na_sentences"), "na_recall_micro": total(scored, "absent"), "na_f1_micro": len(scored)}

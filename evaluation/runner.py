@@ -32,6 +32,7 @@ from .verdict_page import render_page
 from .verdicts import assemble
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE, PAGE_FILE = "scores.jsonl", "summary.json", "summary.md", "verdicts.html"
+MISSING_NOTE = "no answer for this entry: scored as empty"
 
 
 def fill_missing(answers: list[Answer], entries: dict[str, DatasetEntry]) -> tuple[list[Answer], int]:
@@ -175,7 +176,7 @@ def evaluate(
                 row.verdicts = assemble(it, mine)
             for a, row in zip(chunk, rows):
                 if a.meta.get("missing"):
-                    row.notes["missing"] = "no answer for this entry: scored as empty"
+                    row.notes["missing"] = MISSING_NOTE
                 output.write(row)
                 done[row.answer_id] = row
             bar.update(len(chunk))
@@ -325,6 +326,7 @@ def summarize(
 ) -> Summary:
     values: dict[str, dict[str, float | None]] = {}
     dropped: dict[str, dict[str, int]] = {}
+    unavailable: dict[str, dict[str, str]] = {}
     support: dict[str, dict[str, int]] = {}
     failed: dict[str, dict[str, Any]] = {}
     failure_caveats: list[str] = []
@@ -343,6 +345,11 @@ def summarize(
         support[m.name] = m.support(own, d)
         if d:
             dropped[m.name] = d
+        notes = Counter(note for r in rows if (note := r.notes.get(m.name)))
+        said = f"{f.unusable} of {f.replies} {f.what} unreadable from {f.model}" if f is not None and f.over_limit else ""
+        why = {k: said or m.unavailable(k, own) or (notes.most_common(1)[0][0] if notes else "no answer has it") for k, x in v.items() if x is None}
+        if why:
+            unavailable[m.name] = why
     caveats = ["INCOMPLETE: not every answer has been scored yet; rerun to resume."] if not complete else []
     caveats += list(first)  # what the answers themselves say of the model (none named, no citations)
     caveats += [f"Answers: {n}" for n in dict.fromkeys(notices)]  # e.g. the template backend is not a language model
@@ -364,15 +371,38 @@ def summarize(
         },
         malformed=malformed,
         dropped=dropped,
+        unavailable=unavailable,
         support=support,
         scales={m.name: {k: m.scale(k) for k in m.outputs} for m in metrics},
         models={"answers": ", ".join(answer_models) or "none", **models},
         caveats=caveats,
         failures=failed,
         problems=dict(Counter(p.kind for p in problems)),
-        notes=sorted({n for r in rows for n in r.notes.values()}) + [p.message for p in problems],
+        notes=_notes(rows) + [p.message for p in problems],
         provenance=provenance(config=config),
     )
+
+
+def _notes(rows: Sequence[AnswerScores]) -> list[str]:
+    """Each distinct note once; one that concerns only some answers says how many and which (the
+    first five). A note on every answer is about the run, and said as it is."""
+    who: dict[str, list[str]] = {}
+    for r in rows:
+        for n in r.notes.values():
+            who.setdefault(n, []).append(r.entry_id if n == MISSING_NOTE else r.answer_id)
+    out = []
+    for note, ids in sorted(who.items()):
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        out.append(note if len(ids) == len(rows) else f"{note} ({len(ids)} answer{'s' if len(ids) != 1 else ''}: {shown})")
+    return out
+
+
+def _over(s: Summary, metric: str, key: str) -> str:
+    """What a value is computed over; an F1 is over what its precision and recall are over."""
+    support = s.support.get(metric, {})
+    if "f1" in key and (p := key.replace("f1", "precision")) in support and (r := key.replace("f1", "recall")) in support:
+        return f"P: {support[p]}, R: {support[r]}"
+    return str(support.get(key, ""))
 
 
 def markdown_table(s: Summary) -> str:
@@ -388,8 +418,9 @@ def markdown_table(s: Summary) -> str:
     for name, values in s.metrics.items():
         for k, v in values.items():
             scale = s.scales.get(name, {}).get(k, "rate")
-            over = s.support.get(name, {}).get(k, "")
-            lines.append(f"| {name}.{k} | {show(v, scale)} | {SCALES.get(scale, scale)} | {over} | {s.dropped.get(name, {}).get(k, '')} |")
+            why = s.unavailable.get(name, {}).get(k)
+            value = f"{show(v, scale)} ({why})" if why else show(v, scale)
+            lines.append(f"| {name}.{k} | {value} | {SCALES.get(scale, scale)} | {_over(s, name, k)} | {s.dropped.get(name, {}).get(k, '')} |")
     lines += ["", "Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
     if s.notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in s.notes]

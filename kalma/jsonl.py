@@ -80,7 +80,7 @@ def _decode_line(path: Path, lineno: int, raw: bytes) -> Any:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RecordError(path, lineno, "", f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+        raise RecordError(path, lineno, "", f"invalid JSON ({_json_reason(exc)})") from None
     except RecursionError:
         raise RecordError(path, lineno, "", "invalid JSON (nested too deeply)") from None
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
@@ -91,6 +91,15 @@ def _decode_line(path: Path, lineno: int, raw: bytes) -> Any:
         except UnicodeEncodeError:
             raise RecordError(path, lineno, "", "a lone surrogate escape (\\ud800-\\udfff) is not a character") from None
     return obj
+
+
+def _json_reason(exc: json.JSONDecodeError, *, lines: bool = False) -> str:
+    """Why a JSON text does not parse, whole: where it broke, and when the text ended first, that it
+    looks cut off. (Some of the parser's messages end in "at", which its position completes.)"""
+    at = f"line {exc.lineno} column {exc.colno}" if lines else f"column {exc.colno}"
+    where = f"{exc.msg} {at}" if exc.msg.endswith(" at") else f"{exc.msg} at {at}"
+    ended = exc.msg.startswith("Unterminated string") or exc.pos >= len(exc.doc.rstrip())
+    return where + ("; the text ends inside it: was it cut off?" if ended else "")
 
 
 def _check_header(path: Path, lineno: int, header: Any, kind: str | None) -> dict[str, Any]:
@@ -156,6 +165,7 @@ def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, str
     if _opens_with(path, b"["):
         _read_array(path, model, kind, result, fail)
         return _not_empty(path, result, kind, allow_empty)
+    _not_delimited(path, kind)
     with path.open("rb") as fh:
         for lineno, raw in _numbered_lines(fh):
             if not raw.strip():
@@ -190,8 +200,41 @@ def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, str
                 result.records.append(model.model_validate(obj))
                 result.lines.append(lineno)
             except ValidationError as exc:
+                if not (result.header or result.records or result.errors):
+                    _not_another_kind(path, lineno, obj, kind)
                 fail(_validation_error(path, lineno, exc))
     return _not_empty(path, result, kind, allow_empty)
+
+
+def _not_another_kind(path: Path, lineno: int, obj: dict[str, Any], kind: str | None) -> None:
+    """A file with no header whose first line is a record of another kind (an answers file given
+    as a dataset) is said in one line, not as every field the expected kind misses."""
+    from .schema import RECORD_KINDS
+
+    for other, model in RECORD_KINDS.items():
+        if other == kind or kind is None:
+            continue
+        try:
+            model.model_validate(obj)
+        except ValidationError:
+            continue
+        fields = ", ".join(list(obj)[:4])
+        raise RecordError(path, lineno, "", f"this is {article(other)} {other!r} file (its lines hold {fields}), not {article(kind)} {kind!r} file")
+
+
+def _not_delimited(path: Path, kind: str | None) -> None:
+    """A CSV or TSV given where JSON Lines are read is one error saying so, not one per line."""
+    with path.open("rb") as fh:
+        head = fh.read(65536).removeprefix(codecs.BOM_UTF8)
+    lines = [ln for ln in head.decode("utf-8", "replace").splitlines() if ln.strip()][:2]
+    if not lines or lines[0].lstrip()[:1] in ("{", "["):
+        return
+    for sep, name in (("\t", "TSV"), (",", "CSV")):
+        if sep in lines[0] and all(ln.count(sep) >= lines[0].count(sep) for ln in lines[1:]):
+            columns = [c.strip().strip('"') for c in lines[0].split(sep)]
+            shown = ", ".join(columns[:6]) + (", …" if len(columns) > 6 else "")
+            want = f"{article(kind)} {kind!r} file, " if kind else ""
+            raise RecordError(path, 1, "", f"this is a {name} file (columns: {shown}), not JSON Lines: expected {want}one JSON object per line")
 
 
 def _not_empty(path: Path, result: ReadResult[R], kind: str | None, allow_empty: bool) -> ReadResult[R]:
@@ -234,8 +277,8 @@ def _read_array(path: Path, model: type[R], kind: str | None, result: ReadResult
     try:
         items = json.loads(path.read_bytes().removeprefix(codecs.BOM_UTF8).decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        msg = getattr(exc, "msg", None) or str(exc)
-        raise RecordError(path, 1, "", f"opens like a JSON array but is not one ({msg}); write one JSON record per line") from None
+        msg = _json_reason(exc, lines=True) if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise RecordError(path, 1, "", f"opens like a JSON array but is not one ({msg})") from None
     for n, obj in enumerate(items, start=1):
         if n == 1 and isinstance(obj, dict) and set(obj) == {HEADER_KEY}:
             result.header = _check_header(path, n, obj[HEADER_KEY], kind)

@@ -390,6 +390,7 @@ class Summary(Record):
     counts: dict[str, int] = Field(default_factory=dict, description="answers, sentences, citations, correct citations, [NA] marks, malformed")
     malformed: dict[str, int] = Field(default_factory=dict, description="malformed markup by reason (kalma.citations.KINDS)")
     dropped: dict[str, dict[str, int]] = Field(default_factory=dict, description="per metric and value: answers that dropped out of it")
+    unavailable: dict[str, dict[str, str]] = Field(default_factory=dict, description="per metric and value that is n/a: why")
     support: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="per metric and value: what it is computed over (citations, sentences, triples, answers)"
     )

@@ -23,15 +23,22 @@ def _defined(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def cohen(a: Sequence[Any], b: Sequence[Any], weights: str | None = None) -> float | None:
-    """Cohen's kappa of two raters over the same units (weights: None, "linear", "quadratic")."""
+def cohen(a: Sequence[Any], b: Sequence[Any], weights: str | None = None, scale: Sequence[Any] | None = None) -> float | None:
+    """Cohen's kappa of two raters over the same units (weights: None, "linear", "quadratic").
+    `scale`: every value the rating can take; weights count steps on it, so a 2 and a 4 are two
+    steps apart even when nobody used 3.
+
+    >>> round(cohen([2, 4, 4, 5], [4, 4, 5, 5], "linear"), 3), round(cohen([2, 4, 4, 5], [4, 4, 5, 5], "linear", scale=range(1, 6)), 3)
+    (0.333, 0.25)
+    """
     from sklearn.metrics import cohen_kappa_score
 
     if len(a) < 2:
         return None
+    labels = list(scale) if scale is not None else None
     with warnings.catch_warnings():  # undefined (a single label throughout) is None here, not a warning
         warnings.simplefilter("ignore")
-        return _defined(cohen_kappa_score(list(a), list(b), weights=weights))
+        return _defined(cohen_kappa_score(list(a), list(b), weights=weights, labels=labels))
 
 
 def fleiss(rows: Sequence[Sequence[Any]]) -> float | None:
@@ -48,7 +55,9 @@ def fleiss(rows: Sequence[Sequence[Any]]) -> float | None:
 
 
 def alpha(matrix: Matrix, level: str = "nominal") -> float | None:
-    """Krippendorff's alpha; `matrix` is raters x units with None for a missing label."""
+    """Krippendorff's alpha; `matrix` is raters x units with None for a missing label. (Its
+    ordinal distance weighs the values between by how often they were used: an unused value of
+    the scale changes nothing, unlike weighted kappa's.)"""
     import krippendorff
     import numpy as np
 

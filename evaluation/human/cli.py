@@ -43,6 +43,11 @@ def sample_cmd(dataset: str, answers: tuple[str, ...], task: str | None, n: int 
     if task == "alignment" and not answers:
         raise click.UsageError("--task alignment samples from answers: give --answers FILE (one or more)")
     named = [_named_file(a) for a in answers]
+    models = [m for m, _ in named if m]
+    if len(set(models)) < len(models):
+        twice = next(m for m in models if models.count(m) > 1)
+        files = ", ".join(f for m, f in named if m == twice)
+        raise click.BadParameter(f"{twice!r} names two files ({files}): give each model its own name, or one file per model", param_hint="--answers")
     new_output(output, overwrite)
     s = sample_alignment(dataset, named, n or 100, seed, verbalized) if task == "alignment" else sample_dataset(dataset, n or 50, seed)
     _atomic(output, lambda tmp: s.write(tmp, provenance(config={"task": task, "n": n, "seed": seed})))
@@ -121,14 +126,16 @@ def score_cmd(sample: str, labels: tuple[str, ...], nli: str, threshold: float, 
     """Tables 6 and 2 with agreement statistics; the majority labels as a `table:` file."""
     from kalma.provenance import provenance
 
+    from .labels import check_across
     from .score import score_alignment, score_dataset, write_report
     from .units import Sample, read_labels
 
     s = Sample.read(sample)
-    found = read_labels(labels)
+    found = read_labels(labels, sample)
     stray = [lb for lb in found if lb.unit_id not in s.by_id]
     if stray:
         raise KalmaError(f"{stray[0].source}: field 'unit_id': {stray[0].unit_id!r} is not in {sample}: labels of another sample")
+    check_across(found, scoring=True)  # labels files imported one at a time must hold what one import would accept
     new_output(output, overwrite)
     report = score_alignment(s, found, nli, threshold, seed) if s.task == "alignment" else score_dataset(s, found, seed)
     config = {"sample": sample, "labels": list(labels), "nli": nli, "threshold": threshold, "seed": seed}

@@ -116,6 +116,8 @@ def _labels(sample: Sample, unit_id: str, found: dict[str, Any], where: str, *, 
 
 
 def _check_unit(sample: Sample, unit_id: Any, digest: Any, where: str) -> str:
+    if digest is not None and not str(digest).strip():
+        raise _fail(where, "sample", f"empty: every exported row carries the sample's digest ({sample.digest}); was this row added by hand?")
     if digest is not None and str(digest).strip() != sample.digest:
         raise _fail(where, "sample", f"{digest!r} is another sample's digest (this sample: {sample.digest}): annotations of another export")
     uid = str(unit_id or "").strip()
@@ -156,6 +158,9 @@ def read_csv(sample: Sample, path: Path, text: str) -> list[Label]:
         raise HumanError(f"{path}:1: empty file: expected the CSV that `kalma human export` wrote, filled in")
     head = [h.strip() for h in rows[0]]
     label_studio = "annotation_id" in head and "annotator" in head
+    if not any(cell.strip() for row in rows[1:] for cell in row):
+        kind = "a Label Studio export of tasks no one has annotated" if "unit_id" in head and "id" in head else "a header"
+        raise HumanError(f"{path}:1: no row below the header ({kind}): label the tasks first, then export again")
     needed = ("unit_id", "sample") + (() if label_studio else tuple(LABELS[sample.task]))
     for field in needed:
         if field not in head:
@@ -267,7 +272,13 @@ def _rename(path: Path, found: list[Label], names: Mapping[tuple[str, str | None
         raise HumanError(
             f"--annotator {path}#{unknown[0]}=…: no Label Studio user {unknown[0]} in {path} (its users: {', '.join(sorted(u for u in users if u))})"
         )
-    return [lb.model_copy(update={"annotator": mine.get(lb.user or None, mine.get(None, lb.annotator)), "user": ""}) for lb in found]
+
+    def named(lb: Label) -> Label:
+        # only those named lose their Label Studio id: another user of the file still needs it (ids are per server)
+        name = mine.get(lb.user or None, mine.get(None))
+        return lb.model_copy(update={"annotator": name, "user": ""}) if name else lb
+
+    return [named(lb) for lb in found]
 
 
 def read_annotations(sample: Sample, paths: Sequence[str | Path], names: Sequence[str] = ()) -> list[Label]:
@@ -279,8 +290,6 @@ def read_annotations(sample: Sample, paths: Sequence[str | Path], names: Sequenc
         if file not in given:
             raise HumanError(f"--annotator names {file}, which is not among the files to import")
     labels: list[Label] = []
-    owner: dict[str, Path] = {}
-    annotations: dict[str, str] = {}
     for p in map(Path, paths):
         if not p.is_file():
             raise HumanError(f"{p}: no such file")
@@ -290,33 +299,41 @@ def read_annotations(sample: Sample, paths: Sequence[str | Path], names: Sequenc
         found = read_label_studio(sample, p, text) if text.lstrip()[:1] in ("[", "{") else read_csv(sample, p, text)
         if not found:
             raise HumanError(f"{p}: no unit is labelled in it")
-        found = _rename(p, found, named)
-        for lb in found:
-            if lb.annotation and lb.annotation in annotations:
-                raise HumanError(
-                    f"{lb.source}: field 'annotation_id': Label Studio annotation {lb.annotation} was already read from {annotations[lb.annotation]}: "
-                    "the same annotations in two exports (e.g. one project's JSON and JSON_MIN); give each export once"
-                )
-            annotations[lb.annotation] = lb.source
-        for lb in {lb.annotator: lb for lb in found}.values():
-            if lb.annotator not in owner:
-                owner[lb.annotator] = p
-                continue
-            if lb.user:
-                raise HumanError(
-                    f"{p}: Label Studio user {lb.user} also has labels in {owner[lb.annotator]}, and user ids are numbers per server: "
-                    f"if these are two people, name them (--annotator {owner[lb.annotator]}#{lb.user}=NAME --annotator {p}#{lb.user}=OTHER), "
-                    "or export with e-mails (README); if one person, give her work once"
-                )
-            raise HumanError(f"{p}: annotator {lb.annotator!r} also has labels in {owner[lb.annotator]}: give each annotator's work once")
-        labels += found
+        labels += [lb.model_copy(update={"file": str(p)}) for lb in _rename(p, found, named)]
+    check_across(labels)
+    return labels
+
+
+def check_across(labels: Sequence[Label], scoring: bool = False) -> None:
+    """What holds across the exports read, whether they are imported together or their labels
+    files scored together: each Label Studio annotation read once, each annotator's work from one
+    export, one label per unit and annotator. `scoring`: the hints name `kalma human import`."""
+    annotations: dict[str, str] = {}
+    owner: dict[str, str] = {}
     seen: dict[tuple[str, str], str] = {}
+    again = " (import those exports again, together: `kalma human import SAMPLE FILE… --annotator …`)" if scoring else ""
     for lb in labels:
+        if lb.annotation and lb.annotation in annotations:
+            raise HumanError(
+                f"{lb.source}: field 'annotation_id': Label Studio annotation {lb.annotation} was already read from {annotations[lb.annotation]}: "
+                "the same annotations in two exports (e.g. one project's JSON and JSON_MIN); give each export once" + again
+            )
+        if lb.annotation:
+            annotations[lb.annotation] = lb.source
+        file = lb.file or lb.source  # labels files of older imports say where only in `source`
+        first = owner.setdefault(lb.annotator, file)
+        if first != file and lb.user:
+            raise HumanError(
+                f"{file}: Label Studio user {lb.user} also has labels in {first}, and user ids are numbers per server: "
+                f"if these are two people, name them (--annotator {first}#{lb.user}=NAME --annotator {file}#{lb.user}=OTHER), "
+                "or export with e-mails (README); if one person, give her work once" + again
+            )
+        if first != file:
+            raise HumanError(f"{file}: annotator {lb.annotator!r} also has labels in {first}: give each annotator's work once" + again)
         key = (lb.unit_id, lb.annotator)
         if key in seen:
             raise HumanError(f"{lb.source}: field 'unit_id': {lb.unit_id} is labelled twice by {lb.annotator!r} (first at {seen[key]})")
         seen[key] = lb.source
-    return labels
 
 
 def unlabelled(sample: Sample, labels: Sequence[Label]) -> list[str]:

@@ -85,7 +85,7 @@ def sample_alignment(
         model, path = given if isinstance(given, tuple) else (None, given)
         found = list(alignment_pairs(path, entries, verbalized, model))
         named = {"model": model} if model else {}
-        sources.append({"path": str(path), "digest": file_digest(path), "pairs": len(found), "models": sorted({p.model for p in found}), **named})
+        sources.append({"path": _absolute(path), "digest": file_digest(path), "pairs": len(found), "models": sorted({p.model for p in found}), **named})
         for p in found:
             pools.setdefault(p.model, []).append(p)
     if not pools:
@@ -119,7 +119,7 @@ def sample_alignment(
         "n_per_model": n,
         "verbalized": verbalized,
         "models": per_model,
-        "dataset": {"path": str(dataset), "digest": file_digest(dataset)},
+        "dataset": {"path": _absolute(dataset), "digest": file_digest(dataset)},
         "answers": sources,
         "digest": sample_digest(units),
     }
@@ -151,11 +151,25 @@ def sample_dataset(dataset: str | Path, n: int, seed: int = 0, settings: Sequenc
         "n": len(drawn),
         "entries": len(entries),
         "settings": list(settings),
-        "dataset": {"path": str(dataset), "digest": file_digest(dataset)},
+        "dataset": {"path": _absolute(dataset), "digest": file_digest(dataset)},
         "without_minimum_set": sum(e.minimum_set is None for e in drawn),
         "digest": sample_digest(units),
     }
     return Sample(units, info)
+
+
+def _absolute(path: str | Path) -> str:
+    """A file a sample reads again when scored, recorded so that it is found from any folder."""
+    return str(Path(path).resolve())
+
+
+def located(sample: Sample, recorded: str) -> Path:
+    """A file the sample recorded: as recorded when it is there; a relative path (samples before
+    paths were recorded whole) is read beside the sample file first, then from here."""
+    path = Path(recorded)
+    if not path.is_absolute() and sample.path is not None and (sample.path.parent / path).is_file():
+        return sample.path.parent / path
+    return path
 
 
 def _line(t: Triple) -> str:

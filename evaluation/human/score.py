@@ -26,7 +26,7 @@ from kalma.schema import normalize_text
 
 from . import agreement as ag
 from .labels import unlabelled
-from .sample import alignment_pairs, load_entries
+from .sample import alignment_pairs, load_entries, located
 from .units import LABELS, Label, Sample
 
 # The paper's figures, set beside ours (KaLMA Table 6 and Table 2; Appendix C's agreement).
@@ -49,9 +49,12 @@ def _by_unit(labels: Sequence[Label], field: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def annotator_agreement(by_unit: dict[str, dict[str, Any]], units: Sequence[str], level: str = "nominal", within: float = 0) -> dict[str, Any]:
+def annotator_agreement(
+    by_unit: dict[str, dict[str, Any]], units: Sequence[str], level: str = "nominal", within: float = 0, scale: Sequence[int] | None = None
+) -> dict[str, Any]:
     """Agreement among annotators over `units`: percent agreement, Cohen's kappa (two
-    annotators), Fleiss' kappa (three or more, over the units every one labelled), alpha."""
+    annotators), Fleiss' kappa (three or more, over the units every one labelled), alpha.
+    `scale`: the rating's declared values (1-5), which weighted kappa steps on."""
     annotators = sorted({a for u in units for a in by_unit.get(u, {})})
     rows = [[by_unit[u][a] for a in annotators if a in by_unit.get(u, {})] for u in units]
     both = [u for u in units if len(by_unit.get(u, {})) == len(annotators)]
@@ -59,7 +62,8 @@ def annotator_agreement(by_unit: dict[str, dict[str, Any]], units: Sequence[str]
     out["percent"] = ag.percent_agreement(rows, within)
     if len(annotators) == 2:
         a, b = annotators
-        out["cohen_kappa"] = ag.cohen([by_unit[u][a] for u in both], [by_unit[u][b] for u in both], None if level == "nominal" else "linear")
+        weights = None if level == "nominal" else "linear"
+        out["cohen_kappa"] = ag.cohen([by_unit[u][a] for u in both], [by_unit[u][b] for u in both], weights, scale)
         out["cohen_units"] = len(both)
     elif len(annotators) > 2:
         out["fleiss_kappa"] = ag.fleiss([[by_unit[u][a] for a in annotators] for u in both])
@@ -129,11 +133,15 @@ def _all_pairs_alignment(sample: Sample, nli: str, threshold: float) -> dict[str
     from kalma.models import get_entailment
 
     sources, dataset = sample.info["answers"], sample.info["dataset"]
+    where = {f["path"]: located(sample, f["path"]) for f in [dataset, *sources]}
     for f in [dataset, *sources]:
-        if not Path(f["path"]).is_file() or file_digest(f["path"]) != f["digest"]:
-            return {"": {"note": f"{f['path']} is gone or changed since sampling: automatic alignment over all pairs is n/a"}}
-    entries = load_entries(dataset["path"])
-    pairs = [p for f in sources for p in alignment_pairs(f["path"], entries, bool(sample.info.get("verbalized")), f.get("model"))]
+        if not where[f["path"]].is_file():
+            return {"": {"note": f"{where[f['path']]} is gone since sampling: automatic alignment over all pairs is n/a"}}
+        if file_digest(where[f["path"]]) != f["digest"]:
+            return {"": {"note": f"{where[f['path']]} changed since sampling: automatic alignment over all pairs is n/a"}}
+    entries = load_entries(where[dataset["path"]])
+    verbalized = bool(sample.info.get("verbalized"))
+    pairs = [p for f in sources for p in alignment_pairs(where[f["path"]], entries, verbalized, f.get("model"))]
     probs = get_entailment(nli).probs([(p.premise, p.hypothesis) for p in pairs]) if pairs else []
     out: dict[str, list[bool]] = defaultdict(list)
     for p, prob in zip(pairs, probs):
@@ -181,8 +189,8 @@ def score_dataset(sample: Sample, labels: Sequence[Label], seed: int = 0) -> dic
         row["agreement"] = {
             "authenticity": annotator_agreement(fields["authenticity"], ids),
             "relevance": annotator_agreement(per_line, list(per_line)),
-            "naturalness": annotator_agreement(fields["naturalness"], ids, "ordinal", within=1),
-            "significance": annotator_agreement(fields["significance"], ids, "ordinal", within=1),
+            "naturalness": annotator_agreement(fields["naturalness"], ids, "ordinal", within=1, scale=LABELS["dataset"]["naturalness"]),
+            "significance": annotator_agreement(fields["significance"], ids, "ordinal", within=1, scale=LABELS["dataset"]["significance"]),
         }
         settings[setting] = row
     return {"task": "dataset", "units": len(sample.units), "labels": len(labels), "unlabelled": unlabelled(sample, labels), "settings": settings}

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from kalma.errors import KalmaError
-from kalma.jsonl import read_jsonl, write_jsonl
+from kalma.jsonl import RecordError, read_header, read_jsonl, write_jsonl
 from kalma.schema import Record, Setting
 
 Task = Literal["alignment", "dataset"]
@@ -66,6 +66,7 @@ class Label(Record):
     source: str = Field(description="file:line (or file: item N) the labels were read from")
     annotation: str = Field(default="", description="Label Studio's annotation id and creation time: the same annotation is read once")
     user: str = Field(default="", description="Label Studio's user id, when the export names the annotator by nothing else")
+    file: str = Field(default="", description="the export the labels were read from: one annotator's work comes from one export")
 
 
 def unit_id(*parts: str | int) -> str:
@@ -112,8 +113,17 @@ class Sample:
         return cls(units, info, Path(path))
 
 
-def read_labels(paths: Sequence[str | Path]) -> list[Label]:
+def read_labels(paths: Sequence[str | Path], sample: str | Path = "SAMPLE") -> list[Label]:
+    """The labels files `kalma human import` wrote; an annotators' CSV or a Label Studio export
+    given here instead is told to go through import first (which checks every row)."""
     out: list[Label] = []
     for p in paths:
+        try:
+            kind = read_header(p).get("kind")
+        except RecordError:
+            kind = None
+        if kind != LABELS_KIND:
+            what = f"a {kind!r} file" if kind else "an annotators' CSV or a Label Studio export, by the look of it"
+            raise HumanError(f"{p}:1: not a labels file of `kalma human import` ({what}): import it first, `kalma human import {sample} {p} -o labels.jsonl`")
         out += list(read_jsonl(p, Label, kind=LABELS_KIND))
     return out

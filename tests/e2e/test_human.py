@@ -263,3 +263,23 @@ def test_a_sample_does_not_depend_on_the_order_answers_arrived(made, tmp_path):
         _ok(["human", "sample", "--dataset", str(made / "dataset.jsonl"), "--answers", str(path), "-n", "5", "-o", str(tmp_path / f"{name}.jsonl")])
         digests.append(Sample.read(tmp_path / f"{name}.jsonl").digest)
     assert digests[0] == digests[1]
+
+
+def test_a_sample_finds_its_files_from_any_folder(annotated, tmp_path, monkeypatch):
+    """Sampled with relative paths, scored from another folder: the automatic column over all
+    pairs is still computed, not n/a."""
+    root = annotated
+    monkeypatch.chdir(root)
+    _ok(["human", "sample", "--dataset", "dataset.jsonl", "--answers", "a.jsonl", "--answers", "b.jsonl", "-n", "4", "--seed", "3", "-o", "rel.jsonl"])
+    assert Sample.read(root / "rel.jsonl").digest == Sample.read(root / "sample.jsonl").digest
+    monkeypatch.chdir(tmp_path)
+    _ok(["human", "score", str(root / "rel.jsonl"), str(root / "labels.jsonl"), "-o", "rep"])
+    report = json.loads((tmp_path / "rep" / "human.json").read_text())
+    assert report["all_pairs_note"] is None and report["models"]["template"]["auto_all"] == 1.0
+
+
+def test_one_model_name_for_two_files_is_refused(made, tmp_path):
+    root = made
+    res = CliRunner().invoke(main, ["human", "sample", "--dataset", str(root / "dataset.jsonl"), "--answers", f"a={root / 'a.jsonl'}"]
+                             + ["--answers", f"a={root / 'b.jsonl'}", "-o", str(tmp_path / "s.jsonl")])  # fmt: skip
+    assert res.exit_code == 2 and "'a' names two files" in res.output and not (tmp_path / "s.jsonl").exists()

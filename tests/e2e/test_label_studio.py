@@ -123,3 +123,52 @@ def test_a_live_label_studio_writes_what_the_fixtures_hold(tmp_path):
             assert sorted((lb.annotator, lb.unit_id, json.dumps(lb.labels)) for lb in live) == sorted(
                 (lb.annotator, lb.unit_id, json.dumps(lb.labels)) for lb in fixed
             )
+
+
+def _score(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, ["human", "score", *args])
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_score_refuses_labels_files_that_one_import_would_refuse(tmp_path):
+    """Labels files imported one at a time are checked across, as one import checks its exports:
+    the JSON and the e-mail export of one project (read as 4 annotators, Fleiss -0.000 where the
+    truth is Cohen's 0.250), and two servers' user 1 (merged into one person)."""
+    sample = str(FIX / "align.sample.jsonl")
+    for name in ("json", "emails.json", "second-server.json"):
+        code, _, err = _import(sample, str(FIX / f"align.{name}"), "-o", str(tmp_path / f"{name}.jsonl"))
+        assert code == 0, err
+    code, _, err = _score(sample, str(tmp_path / "json.jsonl"), str(tmp_path / "emails.json.jsonl"), "-o", str(tmp_path / "rep"))
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "field 'annotation_id'" in err and "import those exports again, together" in err
+    code, _, err = _score(sample, str(tmp_path / "json.jsonl"), str(tmp_path / "second-server.json.jsonl"), "-o", str(tmp_path / "rep"))
+    assert code == 1 and "Label Studio user 1 also has labels in" in err and "user ids are numbers per server" in err
+    assert not (tmp_path / "rep").exists()
+    # named at import, the two servers' people are told apart and scored
+    code, _, err = _import(
+        sample, str(FIX / "align.second-server.json"), "--annotator", f"{FIX / 'align.second-server.json'}=carol", "-o", str(tmp_path / "c.jsonl")
+    )
+    assert code == 0, err
+    code, out, err = _score(sample, str(tmp_path / "json.jsonl"), str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "rep"))
+    assert code == 0, err
+    assert "3 annotators" in out
+
+
+def test_naming_one_user_of_a_file_keeps_the_others_id_hint(tmp_path):
+    sample, mine, other = str(FIX / "align.sample.jsonl"), str(FIX / "align.json"), str(FIX / "align.second-server.json")
+    code, _, err = _import(sample, mine, other, "--annotator", f"{mine}#2=eve", "-o", str(tmp_path / "l.jsonl"))
+    assert code == 1 and f"kalma: {other}: Label Studio user 1 also has labels in {mine}, and user ids are numbers per server" in err
+
+
+def test_an_export_with_no_rows_and_a_row_added_by_hand_are_said_as_such(tmp_path):
+    sample = str(FIX / "align.sample.jsonl")
+    (tmp_path / "empty.csv").write_text('"id","knowledge","sample","sentence","unit_id"\n')
+    code, _, err = _import(sample, str(tmp_path / "empty.csv"), "-o", str(tmp_path / "l.jsonl"))
+    said = "no row below the header (a Label Studio export of tasks no one has annotated): label the tasks first, then export again"
+    assert code == 1 and err.strip() == f"kalma: {tmp_path / 'empty.csv'}:1: {said}"
+    lines = (FIX / "align.csv").read_text().splitlines()
+    unit = Sample.read(sample).units[0].unit_id
+    added = f'99,"2","2026-11-25T17:00:00Z",9,"k","","","s","1","{unit}","2026-11-25T17:00:00Z"'
+    (tmp_path / "added.csv").write_text("\n".join([*lines, added]) + "\n")
+    code, _, err = _import(sample, str(tmp_path / "added.csv"), "-o", str(tmp_path / "l.jsonl"))
+    assert code == 1 and f"added.csv:{len(lines) + 1}: field 'sample': empty: every exported row carries the sample's digest" in err
+    assert "another sample's digest" not in err

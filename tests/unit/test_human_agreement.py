@@ -92,3 +92,12 @@ def test_necessary_knowledge_lines():
     assert _necessary(["2", "1. Rome"], "f.csv:2", 3) == [1, 2]  # Label Studio's choices, values or texts
     with pytest.raises(HumanError, match="field 'necessary': '4' is not a knowledge line number from 1 to 3"):
         _necessary("1,4", "f.csv:2", 3)
+
+
+def test_weighted_kappa_steps_on_the_declared_scale_not_the_values_seen():
+    """Nobody used 3: a 2 and a 4 are still two steps apart on 1-5. By hand, linear weights
+    |i-j|/4: observed disagreement 0.75/4 = 0.1875, expected 0.25, kappa 0.25 (0.333 when the
+    scale is taken from the values seen, 2, 4 and 5)."""
+    by_unit = {f"u{i}": {"a": x, "b": y} for i, (x, y) in enumerate(zip([2, 4, 4, 5], [4, 4, 5, 5]))}
+    full = annotator_agreement(by_unit, list(by_unit), "ordinal", within=1, scale=(1, 2, 3, 4, 5))
+    assert full["cohen_kappa"] == pytest.approx(0.25) and ag.cohen([2, 4, 4, 5], [4, 4, 5, 5], "linear") == pytest.approx(1 / 3)

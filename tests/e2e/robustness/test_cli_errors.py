@@ -13,6 +13,7 @@ from kalma.cli import main
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 from kalma.schema import Answer
+from tests.conftest import ROOT
 from tests.servers import free_port
 
 
@@ -50,6 +51,10 @@ def files(tmp_path_factory):
     (d / "torn.jsonl").write_text('{"kalma": {"kind": "answ\n' + Answer(entry_id="demo-crane", text="x", model="m").model_dump_json() + "\n")
     twice = json.dumps({"kalma": {"kind": "answers", "format_version": 2}})
     (d / "twice.jsonl").write_text("\n".join([twice, Answer(entry_id="demo-crane", text="x", model="m").model_dump_json(), twice]) + "\n")
+    (d / "answers.csv").write_text("entry_id,text\ndemo-crane,He wrote [NA].\n")
+    (d / "plain.jsonl").write_text('{"entry_id": "demo-crane", "text": "x [NA]."}\n')
+    (d / "cut.json").write_text('[{"entry_id": "demo-crane", "text": "x"}, {"entry_id": "demo-c')
+    (d / "not-a-board").mkdir()
     tomls = {
         "hot": 'temperature = "hot"\n[experiments.main]\n',
         "seeds": 'seeds = "0,1"\n[experiments.main]\n',
@@ -218,6 +223,20 @@ CASES = {
     ),
     "torn header": (["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/torn.jsonl", "-o", "{out}/e"], "the header line is damaged"),
     "repeated header": (["check", "{d}/twice.jsonl", "--kind", "answers", "--lenient"], "a second header line"),
+    "evaluate, a CSV of answers": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/answers.csv", "--lenient", "-o", "{out}/e"],
+        "answers.csv:1: this is a CSV file (columns: entry_id, text), not JSON Lines: expected an 'answers' file, one JSON object per line",
+    ),
+    "dataset stats, an answers file without a header": (["dataset", "stats", "{d}/plain.jsonl"], "this is an 'answers' file (its lines hold entry_id, text)"),
+    "evaluate, a JSON array cut off": (
+        ["evaluate", "--dataset", "{d}/dataset.jsonl", "--answers", "{d}/cut.json", "-o", "{out}/e"],
+        "(Unterminated string starting at line 1 column 56; the text ends inside it: was it cut off?)",
+    ),
+    "leaderboard, a folder that is no board": (["leaderboard", "{d}/not-a-board", "-o", "{out}/site"], "not-a-board is not a leaderboard folder"),
+    "human score, a Label Studio CSV": (
+        ["human", "score", "{fix}/align.sample.jsonl", "{fix}/align.csv", "-o", "{out}/h"],
+        "align.csv:1: not a labels file of `kalma human import` (an annotators' CSV or a Label Studio export, by the look of it): import it first",
+    ),
 }
 
 
@@ -238,7 +257,8 @@ def test_a_user_error_is_one_line_and_a_non_zero_exit(files, tmp_path, monkeypat
     args, expected = CASES[case]
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     dead = dead_endpoint()
-    args = [a.replace("{d}", str(files)).replace("{out}", str(tmp_path)).replace("{dead}", dead) for a in args]
+    fix = ROOT / "tests" / "fixtures" / "label_studio"
+    args = [a.replace("{d}", str(files)).replace("{out}", str(tmp_path)).replace("{dead}", dead).replace("{fix}", str(fix)) for a in args]
     res = CliRunner().invoke(main, args, env={"KALMA_SPARQL_ATTEMPTS": "1", "KALMA_DEBUG": ""})
     err_lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert res.exit_code != 0, res.output
