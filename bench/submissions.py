@@ -80,7 +80,7 @@ def validate(path: str | Path, entries: list[DatasetEntry], given: dict[str, Any
     missing from a run (of the first `limit`; unless `partial`: then only a run missing what
     another run answers), and bad metadata. Answers are keyed like everywhere else: by entry id and run label, so one file
     may hold several seeds."""
-    loaded = load_answers(path, [e.id for e in entries], (given or {}).get("model"))
+    loaded = load_answers(path, {e.id: e for e in entries}, (given or {}).get("model"))
     problems = [p.message for p in loaded.problems]
     meta, meta_problems = read_meta(path, loaded.header, loaded.answers, given or {})
     problems += meta_problems

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from tqdm import tqdm
 
 from kalma.answers_file import AnswersFile, Problem, load_answers, said
-from kalma.errors import ConfigError, KalmaError
+from kalma.errors import ConfigError, Interrupted, KalmaError
 from kalma.jsonl import read_jsonl
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
@@ -87,7 +88,7 @@ def evaluate(
         if not answer_list:  # nothing to score: never a report of empty answers, whatever --lenient says
             found = f" ({said(loaded.counts())}; `kalma check {answers} --kind answers --lenient` lists them)" if problems else ""
             raise KalmaError(f"{answers}: no answer could be read{found}; nothing was scored")
-        unnamed = [c] if (c := loaded.model_caveat()) else []
+        unnamed = [c for c in (loaded.matched, loaded.model_caveat()) if c]
         kg_given = header_kg_given(answers, loaded.header)
     else:
         answer_list = list(answers)
@@ -156,30 +157,12 @@ def evaluate(
         if stop_after is not None:
             todo = todo[:stop_after]
         bar = tqdm(total=len(todo), desc=f"evaluate: {desc}" if desc else "evaluate", unit="answer", disable=not progress)
-        for start in range(0, len(todo), chunk_size):
-            chunk = todo[start : start + chunk_size]
-            items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
-            rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, markup=it.markup_counts()) for a, it in zip(chunk, items)]
-            judged: list[list[Scored]] = [[] for _ in chunk]
-            for m in active:
-                if m.name in unavailable:  # declared needs, enforced once here
-                    for row in rows:
-                        row.notes[m.name] = f"{m.name} unavailable: it needs --{unavailable[m.name]}"
-                    continue
-                for row, s, mine in zip(rows, m.score(items), judged):
-                    row.values[m.name], row.counts[m.name] = s.values, s.counts
-                    row.notes.update(s.notes)
-                    mine.append(s)
-                    if s.details:
-                        row.details[m.name] = s.details
-            for row, it, mine in zip(rows, items, judged):
-                row.verdicts = assemble(it, mine)
-            for a, row in zip(chunk, rows):
-                if a.meta.get("missing"):
-                    row.notes["missing"] = MISSING_NOTE
-                output.write(row)
-                done[row.answer_id] = row
-            bar.update(len(chunk))
+        try:
+            _score_all(todo, chunk_size, entries, active, unavailable, output, done, bar)
+        except KeyboardInterrupt:
+            bar.close()
+            kept = f"{len(done)} of {len(answer_list)} answers are scored in {out / SCORES_FILE}" if done else "no answer was scored yet"
+            raise Interrupted(f"interrupted: {kept}; run the same command again to resume") from None
         bar.close()
 
         wanted = [a.answer_id() for a in answer_list]
@@ -194,6 +177,60 @@ def evaluate(
         questions = {a.answer_id(): e.question(a.setting) for a in answer_list if (e := entries.get(a.entry_id))}
         (out / PAGE_FILE).write_text(render_page(summary, rows, questions), encoding="utf-8")
     return summary
+
+
+def _score_all(
+    todo: list[Answer],
+    chunk_size: int,
+    entries: dict[str, DatasetEntry],
+    active: Sequence[Metric],
+    unavailable: dict[str, str],
+    output: ResumableOutput[AnswerScores],
+    done: dict[str, AnswerScores],
+    bar: Any,
+) -> None:
+    """Score `todo` chunk by chunk, every metric over a chunk at once; each chunk's rows are
+    written as soon as it is scored (see `_chunks`)."""
+    for chunk in _chunks(todo, chunk_size):
+        items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
+        rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, markup=it.markup_counts()) for a, it in zip(chunk, items)]
+        judged: list[list[Scored]] = [[] for _ in chunk]
+        for m in active:
+            if m.name in unavailable:  # declared needs, enforced once here
+                for row in rows:
+                    row.notes[m.name] = f"{m.name} unavailable: it needs --{unavailable[m.name]}"
+                continue
+            for row, s, mine in zip(rows, m.score(items), judged):
+                row.values[m.name], row.counts[m.name] = s.values, s.counts
+                row.notes.update(s.notes)
+                mine.append(s)
+                if s.details:
+                    row.details[m.name] = s.details
+        for row, it, mine in zip(rows, items, judged):
+            row.verdicts = assemble(it, mine)
+        for a, row in zip(chunk, rows):
+            if a.meta.get("missing"):
+                row.notes["missing"] = MISSING_NOTE
+            output.write(row)
+            done[row.answer_id] = row
+        bar.update(len(chunk))
+
+
+FIRST_CHUNK, CHUNK_SECONDS = 4, 10.0
+
+
+def _chunks(todo: list[Answer], largest: int) -> Iterator[list[Answer]]:
+    """The answers in chunks that grow from FIRST_CHUNK to `largest` while one takes under
+    CHUNK_SECONDS, and shrink when one takes longer: model metrics batch well over a chunk, and
+    every chunk's rows reach the file when it is scored, so a run stopped early keeps its rows
+    (a first chunk of 64 answers scored by CONNER on a CPU kept nothing for a minute)."""
+    size, start = min(FIRST_CHUNK, largest), 0
+    while start < len(todo):
+        began = time.monotonic()
+        yield todo[start : start + size]
+        start += size
+        took = time.monotonic() - began
+        size = max(1, min(largest, size * 2 if took < CHUNK_SECONDS / 2 else size // 2 if took > CHUNK_SECONDS else size))
 
 
 KG_GIVEN = ("pool", "none")  # an answers header's `kg_given`: the entry's whole pool, or no knowledge at all (closed book)

@@ -7,21 +7,27 @@ and line, by kind, and every valid answer is kept.
 
 from __future__ import annotations
 
+import codecs
 import difflib
+import json
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from .jsonl import read_jsonl
+from pydantic import ValidationError
+
+from .jsonl import ReadResult, RecordError, read_jsonl
 from .models.base import leading_reasoning
-from .schema import Answer
+from .schema import Answer, DatasetEntry, Setting
 
-PROBLEM_KINDS = ("corrupt_line", "unknown_id", "duplicate", "missing", "reasoning_in_text")
+PROBLEM_KINDS = ("corrupt_line", "corrupt_item", "unknown_id", "unmatched_question", "duplicate", "missing", "reasoning_in_text")
 # each kind as a count reads it: (one, several)
 PROBLEM_NAMES = {
     "corrupt_line": ("corrupt line", "corrupt lines"),
+    "corrupt_item": ("unreadable item", "unreadable items"),
+    "unmatched_question": ("question matching no entry", "questions matching no entry"),
     "unknown_id": ("unknown entry id", "unknown entry ids"),
     "duplicate": ("duplicate answer", "duplicate answers"),
     "missing": ("missing answer", "missing answers"),
@@ -57,6 +63,7 @@ class AnswersFile:
     problems: list[Problem] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # answer id -> line
     unnamed: int = 0  # answers whose model neither the line, the header nor the caller named
+    matched: str | None = None  # how items without an entry id were matched to entries (ALCE's files), said first
 
     def model_caveat(self) -> str | None:
         """What every report says when some answers name no model."""
@@ -88,16 +95,23 @@ def header_model(header: dict[str, Any]) -> str | None:
     return None
 
 
-def load_answers(path: str | Path, entry_ids: Collection[str], model: str | None = None) -> AnswersFile:
+def load_answers(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection[str], model: str | None = None) -> AnswersFile:
     """Valid answers of `path` plus one `Problem` per corrupt line, unknown entry id, duplicate,
     and answer whose text opens with a reasoning model's thoughts (kept, and flagged).
 
     Only `entry_id` and `text` are needed: what describes a run is metadata. An answer's model
     is its line's, else the one the header names, else `model` (the caller's `--model`), else
-    `unknown`, counted in `unnamed` so that reports say so."""
-    res = read_jsonl(path, Answer, kind="answers", strict=False)
-    out = AnswersFile(answers=[], header=res.header, problems=[Problem("corrupt_line", str(e)) for e in res.errors])
-    ids = set(entry_ids)
+    `unknown`, counted in `unnamed` so that reports say so. ALCE's result files (`{"args": …,
+    "data": [{"question", "output", …}]}`, or a bare array of such items) are read too: each item
+    is matched to its entry by its id, else by its question (general or specific, when `entries`
+    are given with their questions)."""
+    alce = read_alce(path, entries)
+    res = alce.result if alce else read_jsonl(path, Answer, kind="answers", strict=False)
+    out = AnswersFile(answers=[], header=res.header, problems=[Problem("corrupt_item" if e.item else "corrupt_line", str(e)) for e in res.errors])
+    if alce:
+        out.problems += alce.unmatched
+        out.matched = alce.said()
+    ids = set(entries)
     fallback = header_model(res.header) or (model.strip() if model and model.strip() else None)
     for a, line in zip(res.records, res.lines):
         if not a.model.strip():
@@ -112,7 +126,10 @@ def load_answers(path: str | Path, entry_ids: Collection[str], model: str | None
             continue
         aid = a.answer_id()
         if aid in out.lines:
-            out.problems.append(Problem("duplicate", f"{path}:{line}: duplicate answer {aid!r} (first on line {out.lines[aid]}); this copy skipped"))
+            where = f"{path}: item {line}" if alce else f"{path}:{line}"
+            out.problems.append(
+                Problem("duplicate", f"{where}: duplicate answer {aid!r} (first on {'item' if alce else 'line'} {out.lines[aid]}); this copy skipped")
+            )
             continue
         out.lines[aid] = line
         out.answers.append(a)
@@ -124,3 +141,76 @@ def load_answers(path: str | Path, entry_ids: Collection[str], model: str | None
                 )
             )
     return out
+
+
+@dataclass
+class Alce:
+    """An ALCE result file read as answers: the records, and what could not be matched."""
+
+    result: ReadResult[Answer]
+    unmatched: list[Problem]
+    by: Counter[str]  # how each item found its entry: "id", "specific question", "general question"
+    items: int
+
+    def said(self) -> str:
+        how = ", ".join(f"{n} by {k}" for k, n in self.by.items())
+        missed = f"; {len(self.unmatched)} matched none and were skipped" if self.unmatched else ""
+        return f"ALCE result file: {sum(self.by.values())} of {self.items} items matched to entries ({how}){missed}"
+
+
+def _question_key(text: str) -> str:
+    """A question as matched: case, spacing and a leading `question:` (the release's habit) ignored."""
+    text = " ".join(text.split()).casefold()
+    return text.removeprefix("question:").strip()
+
+
+def read_alce(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection[str]) -> Alce | None:
+    """ALCE's own output (`run.py` writes `{"args", "data"}`; some tools keep the bare `data`
+    array), or None when `path` is not one. Items carry `question` and `output`; `output` is the
+    answer text, and an item without an entry id is matched by its question."""
+    path = Path(path)
+    with path.open("rb") as fh:
+        first = fh.readline(1 << 20).removeprefix(codecs.BOM_UTF8).strip()
+    if first[:1] not in (b"{", b"["):
+        return None
+    if first[:1] == b"{":
+        try:
+            json.loads(first)
+            return None  # a whole object on the first line: JSON Lines
+        except ValueError:
+            pass
+    try:
+        doc = json.loads(path.read_bytes().removeprefix(codecs.BOM_UTF8))
+    except (ValueError, RecursionError):
+        return None  # the JSON Lines reader says what is wrong with it
+    items = doc.get("data") if isinstance(doc, dict) and isinstance(doc.get("args", {}), dict) else doc
+    if not isinstance(items, list) or not any(isinstance(i, dict) and "output" in i and "text" not in i for i in items):
+        return None
+    args = doc.get("args", {}) if isinstance(doc, dict) else {}
+    questions: dict[str, tuple[str, Setting]] = {}
+    for e in entries.values() if isinstance(entries, Mapping) else ():
+        for each in get_args(Setting):  # "general" first: a question both settings share goes to the specific one
+            questions[_question_key(e.question(each))] = (e.id, each)
+    res: ReadResult[Answer] = ReadResult(records=[], header={"provenance": {"config": {"llm": args["model"]}}} if isinstance(args.get("model"), str) else {})
+    unmatched, by = [], Counter[str]()
+    for n, item in enumerate(items, start=1):
+        if not isinstance(item, dict) or not isinstance(item.get("output"), str):
+            res.errors.append(RecordError(path, n, "output", "expected an item with its answer text in `output`", item=True))
+            continue
+        given = next((str(item[k]) for k in ("entry_id", "id") if k in item and str(item[k]) in entries), None)
+        setting: Setting = "general" if item.get("setting") == "general" else "specific"
+        found = (given, setting) if given else questions.get(_question_key(str(item.get("question", ""))))
+        if found is None:
+            q = str(item.get("question", ""))[:80]
+            unmatched.append(
+                Problem("unmatched_question", f"{path}: item {n}: field 'question': {q!r} is no entry's general or specific question; item skipped")
+            )
+            continue
+        by["id" if given else f"{found[1]} question"] += 1
+        meta = {k: item[k] for k in ("question", "answer") if k in item}  # `docs` (retrieved passages) stay in the file
+        try:
+            res.records.append(Answer(entry_id=found[0], text=item["output"], setting=found[1], model=str(item.get("model", "")), meta={"alce": meta}))
+            res.lines.append(n)
+        except ValidationError as exc:
+            res.errors.append(RecordError(path, n, "", str(exc.errors()[0]["msg"]), item=True))
+    return Alce(res, unmatched, by, len(items))

@@ -101,7 +101,7 @@ class LazyGroup(click.Group):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
-        from .errors import KalmaError, one_line
+        from .errors import Interrupted, KalmaError, one_line
 
         if not standalone_mode:  # a caller embedding the CLI handles errors itself
             return super().main(args, prog_name, complete_var, False, **extra)
@@ -112,8 +112,9 @@ class LazyGroup(click.Group):
         except click.ClickException as exc:
             click.echo(f"kalma: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
-        except (click.Abort, KeyboardInterrupt):
-            click.echo("kalma: interrupted", err=True)
+        except (click.Abort, KeyboardInterrupt) as exc:
+            said = exc.__cause__ if isinstance(exc, click.Abort) else exc  # click wraps Ctrl-C in Abort
+            click.echo(f"kalma: {said}" if isinstance(said, Interrupted) else "kalma: interrupted", err=True)
             sys.exit(130)
         except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
             if os.environ.get("KALMA_DEBUG"):
@@ -160,16 +161,21 @@ def main() -> None:
 @click.option("--lenient", is_flag=True, help="Report every bad line instead of stopping at the first (the file is never changed).")
 def check(path: str, kind: str, lenient: bool) -> None:
     """Validate a record file and report its bad lines; exits 1 when it has any."""
+    from .answers_file import read_alce
     from .jsonl import RecordError, read_jsonl
 
+    alce = read_alce(path, ()) if kind == "answers" else None
     try:
-        res = read_jsonl(path, RECORD_KINDS[kind], kind=kind, strict=not lenient)
+        res = alce.result if alce else read_jsonl(path, RECORD_KINDS[kind], kind=kind, strict=not lenient)
     except RecordError as exc:
         raise click.ClickException(str(exc)) from exc
     for err in res.errors:
         click.echo(str(err), err=True)
-    good, bad = len(res.records), len(res.errors)
-    click.echo(f"{path}: {good} good record{'s' if good != 1 else ''}, {bad} bad line{'s' if bad != 1 else ''}")
+    good, bad = len(res.records) + (len(alce.unmatched) if alce else 0), len(res.errors)
+    unit = "item" if alce or any(e.item for e in res.errors) else "line"
+    click.echo(f"{path}: {good} good record{'s' if good != 1 else ''}, {bad} bad {unit}{'s' if bad != 1 else ''}")
+    if alce:
+        click.echo(f"{path}: an ALCE result file: `output` is each answer's text; `kalma evaluate --dataset …` matches each item to its entry by its question")
     if res.errors:
         raise SystemExit(1)
 

@@ -27,6 +27,10 @@ class OutputLocked(KalmaError):
     """Another process is writing the same output."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, with what the run keeps and how to go on; the command line prints it and exits 130."""
+
+
 class BackendError(KalmaError):
     """A model backend failed (missing weights, refused request); secrets masked."""
 

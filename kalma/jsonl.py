@@ -31,7 +31,7 @@ class RecordError(KalmaError, ValueError):
     """A bad line: names the file, the line number and the field."""
 
     def __init__(self, path: str | Path, line: int, field_name: str, message: str, *, item: bool = False):
-        self.path, self.line, self.field, self.message = str(path), line, field_name, message
+        self.path, self.line, self.field, self.message, self.item = str(path), line, field_name, message, item
         where = f"{self.path}: item {line}" if item else f"{self.path}:{line}"
         super().__init__(f"{where}: field '{field_name}': {message}" if field_name else f"{where}: {message}")
 
