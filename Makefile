@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kalma-installed
 
-.PHONY: demo test test-fast test-llama llama-server label-studio test-label-studio lint install clean-venv
+.PHONY: demo test test-fast test-llama llama-server label-studio test-label-studio lint install clean-venv docs
 
 install: $(STAMP)
 
@@ -53,6 +53,10 @@ label-studio:
 
 test-label-studio: label-studio $(STAMP)
 	$(BIN)/python -m pytest tests/e2e/test_label_studio.py
+
+# The documentation site (docs/, mkdocs.yml), served at http://127.0.0.1:8000 while you edit.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 demo: $(STAMP)
 	$(BIN)/kalma demo -o runs/demo

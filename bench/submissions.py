@@ -1,6 +1,6 @@
 """Leaderboard submissions: an answers file, validated, scored and filed.
 
-An answers file as `kalma answer` writes it, or as your own system does (see README), is a
+An answers file as `kalma answer` writes it, or as your own system does (see docs/formats.md), is a
 submission once it is named: by `kalma bench submit --name NAME --model MODEL [--url URL]
 [--description TEXT]`, or by a `submission` section in its header (the options win):
 

@@ -15,6 +15,7 @@ Card
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from kalma.models import ENTAILMENT, describe, get_entailment
@@ -44,9 +45,6 @@ class Alignment(Metric):
     def models(self) -> dict[str, str]:
         return {"alignment": entailment_label(self.options.nli)}
 
-    def caveats(self) -> list[str]:
-        return approximate_entailment(self.options.nli) + ([self.human] if self.human else [])
-
     def failures(self, rows: Sequence[Scored]) -> Failures | None:
         return entailment_failures(self.options.nli)
 
@@ -68,15 +66,25 @@ class Alignment(Metric):
         it_judged = iter(judged)
         probs = [None if s else next(it_judged) for s in shortcut]
         ok = [p is None or p >= self.options.threshold for p in probs]
+        unjudged = [p is not None and math.isnan(p) for p in probs]  # an abstaining table's pairs: left out, counted
         out = []
         for i in range(len(items)):
             mine = [k for k, who in enumerate(owner) if who == i]
             verdicts = [self._verdict(probs[k], ok[k]) for k in mine]
-            n_ok = sum(ok[k] for k in mine)
-            out.append(Scored({"alignment": ratio(n_ok, len(mine))}, {"align_pairs": len(mine), "aligned": n_ok}, per_citation=verdicts))
+            counted = [k for k in mine if not unjudged[k]]
+            n_ok = sum(ok[k] for k in counted)
+            counts = {"align_pairs": len(counted), "aligned": n_ok} | ({"unjudged_pairs": len(mine) - len(counted)} if len(counted) < len(mine) else {})
+            out.append(Scored({"alignment": ratio(n_ok, len(counted))}, counts, per_citation=verdicts))
         return out
 
+    def caveats(self) -> list[str]:
+        abstains = get_entailment(self.options.nli).abstains
+        left_out = ["Alignment over the pairs the table judges: pairs without a judgement are left out (counts: unjudged_pairs)."] if abstains else []
+        return approximate_entailment(self.options.nli) + ([self.human] if self.human else []) + left_out
+
     def _verdict(self, p: float | None, ok: bool) -> dict[str, object]:
+        if p is not None and math.isnan(p):
+            return {"unjudged": True, "why": f"no judgement for this pair in {self.options.nli}: left out of alignment"}
         if p is None:
             return {"aligned": True, "why": "aligned by the substring shortcut: the value is written in the sentence"}
         why = {} if ok else {"why": f"the sentence does not entail it: P(entailment) {p:.3f} < {self.options.threshold:g}"}

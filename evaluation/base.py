@@ -263,6 +263,17 @@ def approximate_entailment(spec: str) -> list[str]:
     return []
 
 
+def decisive(spec: str, metric: str) -> None:
+    """Refuse an entailment backend that may leave a pair unjudged (`table:…,unjudged=skip`) for a
+    metric that counts every pair: a missing judgement must never read as "not entailed"."""
+    from kalma.models import get_entailment
+
+    if get_entailment(spec).abstains:
+        raise ConfigError(
+            f"metric {metric!r}: --nli {spec} leaves pairs without a judgement, which only the alignment metric leaves out; pass --metrics alignment"
+        )
+
+
 def entailment_failures(spec: str) -> Failures | None:
     """Replies an LLM judge (`llm:SPEC`) gave this process that were neither yes nor no."""
     from kalma.models import get_entailment

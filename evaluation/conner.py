@@ -39,7 +39,7 @@ from kalma.seeds import rng
 from kalma.verbalize import verbalize
 
 from .alignment import entailment_label
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, knowledge_prose, lm_context, macro
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, decisive, knowledge_prose, lm_context, macro
 from .instruct_qa import tokens
 
 AGGREGATE: dict[str, Callable[[list[float]], float]] = {"min": min, "mean": statistics.fmean, "max": max}
@@ -76,6 +76,7 @@ class ConnerIntrinsic(Metric):
         return self.matcher
 
     def models(self) -> dict[str, str]:
+        decisive(self.options.nli, self.name)
         m = self._matcher_spec()
         note = " (embedding fallback, not a relevance ranker)" if m == "minilm" else ""
         lm = describe(self.options.lm, SCORERS)
@@ -169,6 +170,7 @@ class ConnerExtrinsic(Metric):
         self.pools: dict[str, KnowledgeGraph] = {}
 
     def models(self) -> dict[str, str]:
+        decisive(self.options.nli, self.name)
         return {"conner_helpfulness": describe(self.options.lm, SCORERS), "conner_validity": entailment_label(self.options.nli)}
 
     def caveats(self) -> list[str]:

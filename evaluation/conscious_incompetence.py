@@ -25,7 +25,22 @@ from kalma.schema import NAVerdict
 from kalma.verbalize import hypothesis
 
 from .alignment import entailment_label
-from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, approximate_entailment, entailment_failures, f1, macro, micro, ratio, total
+from .base import (
+    Card,
+    EvalItem,
+    EvalOptions,
+    Failures,
+    Metric,
+    Scored,
+    approximate_entailment,
+    decisive,
+    entailment_failures,
+    f1,
+    macro,
+    micro,
+    ratio,
+    total,
+)
 
 
 class ConsciousIncompetence(Metric):
@@ -39,6 +54,7 @@ class ConsciousIncompetence(Metric):
         self.relevance, self.verbalized = relevance, verbalized
 
     def models(self) -> dict[str, str]:
+        decisive(self.options.nli, self.name)
         rule = "on" if self.relevance else "off"
         return {"na": f"{entailment_label(self.options.nli)}; irrelevant-[NA]-counts-correct rule (§4.5) {rule}"}
 

@@ -25,6 +25,7 @@ FILTERS = (
     ("wrong", "wrong citations (not in the KG given)"),
     ("unaligned", "unaligned citations (the sentence does not entail them)"),
     ("malformed", "malformed citations"),
+    ("unjudged", "citations with no entailment judgement"),
     ("extra", "citations outside the minimum set"),
     ("correct", "correct citations"),
     ("na-wrong", "[NA] marks judged wrong"),
@@ -96,7 +97,7 @@ def _na(na: NAVerdict, marks: int) -> str:
 
 
 # The order in which a bracket's pairs sum up to one colour: the worst of them.
-_WORST = ("malformed", "wrong", "unaligned", "correct")
+_WORST = ("malformed", "wrong", "unaligned", "unjudged", "correct")
 
 
 def _bracket(bracket: str, cits: Sequence[CitationVerdict]) -> str:
@@ -193,7 +194,7 @@ mark.v-unaligned{{background:#fde3b0}} mark.v-malformed{{background:#ddd;text-de
 .badge{{display:inline-block;min-width:5.5rem;font-size:.72rem;border-radius:3px;padding:0 .3rem;color:#fff;text-align:center}}
 .v-correct.badge{{background:#2e7d32}} .v-wrong.badge{{background:#c62828}} .v-unaligned.badge{{background:#ef6c00}} .v-malformed.badge{{background:#616161}}
 .na-entails{{background:#2e7d32}} .na-irrelevant{{background:#5e7d99}} .na-wrong{{background:#c62828}} .na-unscored{{background:#9e9e9e}}
-.v-extra.badge{{background:#8d6e63;min-width:0}}
+.v-extra.badge{{background:#8d6e63;min-width:0}} .v-unjudged.badge{{background:#9e9e9e}} mark.v-unjudged{{background:#eee}}
 .why{{color:#555}} .facts{{color:#777}} .values{{font-size:.8rem;color:#444;margin:.1rem 0}} .question{{font-style:italic;margin:.1rem 0}}
 .note{{font-size:.8rem;color:#8a5a00}} .readfirst li{{color:#8a1c1c}} #bar{{position:sticky;top:0;background:#fff;padding:.4rem 0;border-bottom:1px solid #eee}}
 {css_filters}
@@ -202,7 +203,8 @@ mark.v-unaligned{{background:#fde3b0}} mark.v-malformed{{background:#ddd;text-de
 <h1>Verdicts: {html.escape(name)}</h1>
 <ul class="readfirst">{read_first}</ul>
 <p>Citations: {counts["correct"]} correct (in the KG given and entailed by their sentence), {counts["wrong"]} wrong (not in the KG given),
-{counts["unaligned"]} unaligned, {counts["malformed"]} malformed. {counts["extra"]} of them outside the minimum set, {extra_correct} of those correct:
+{counts["unaligned"]} unaligned, {counts["unjudged"]} unjudged, {counts["malformed"]} malformed.
+{counts["extra"]} of them outside the minimum set, {extra_correct} of those correct:
 precision counts only citations that are correct and in the minimum set. [NA] marks: {counts["na-entails"]} entail absent knowledge,
 {counts["na-irrelevant"]} off the question, {counts["na-wrong"]} wrong, {counts["na-unscored"]} unscored; [NA] precision counts each
 marked sentence once ({na_sentences} sentences).</p>

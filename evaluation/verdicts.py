@@ -39,13 +39,15 @@ def _join(into: dict[str, Any], found: dict[str, Any], where: str) -> None:
 
 
 def outcome(c: dict[str, Any]) -> CitationOutcome:
-    """The first that applies: malformed, wrong (not in the KG given), unaligned, correct."""
+    """The first that applies: malformed, wrong (not in the KG given), unaligned, unjudged, correct."""
     if c.get("malformed"):
         return "malformed"
     if c.get("in_kg") is False:
         return "wrong"
     if c.get("aligned") is False:
         return "unaligned"
+    if c.get("unjudged"):
+        return "unjudged"
     return "correct"
 
 

@@ -1,6 +1,6 @@
 """Citation markup: parse, format and sentence-split attributed answers.
 
-Grammar (kalma-spec, "Citation markup"; README "Citation markup")::
+Grammar (kalma-spec, "Citation markup"; docs/citation-markup.md)::
 
     bracket  := "[" ( NA | block ( "," block )* | line ( ";" line )* ) "]"
     NA       := "NA" | "N/A" | "na" | "n / a"              (any case, inner spaces)

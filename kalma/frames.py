@@ -12,7 +12,7 @@ which keep the provenance with the data:
 
 A scores file's verdicts (per sentence, per citation) flatten to one row per citation or [NA]
 mark: `kalma export scores.jsonl --verdicts`, or `read_verdicts(path)`; `VERDICT_COLUMNS` are
-their columns, documented in the README ("Verdicts").
+their columns, documented in docs/formats.md ("Verdicts").
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ VERDICT_COLUMNS = (
     "precise",
     "entailment",
     "aligned",
+    "unjudged",
     "verdict",
     "why",
     "na_entailed",

@@ -285,7 +285,7 @@ class Compact(Record):
         return {k: v for k, v in handler(self).items() if v is not None and v != "" and v != []}
 
 
-CitationOutcome = Literal["correct", "wrong", "unaligned", "malformed"]
+CitationOutcome = Literal["correct", "wrong", "unaligned", "unjudged", "malformed"]
 NAOutcome = Literal["entails absent knowledge", "irrelevant: counts correct", "wrong", "unscored"]
 
 
@@ -293,7 +293,7 @@ class CitationVerdict(Compact):
     """One citation of a sentence, as written and as every metric judged it; a field no metric of
     the run judged is None. `verdict` sums it up, the first that applies: `malformed` (markup that
     cites nothing), `wrong` (not in the KG given), `unaligned` (the sentence does not entail it),
-    else `correct`. Whether it was needed is `in_minimum`, apart."""
+    `unjudged` (no entailment judgement for it), else `correct`. Whether it was needed is `in_minimum`, apart."""
 
     bracket: str = Field(description="the bracket it was written in, as written")
     qid: str | None = None
@@ -305,6 +305,7 @@ class CitationVerdict(Compact):
     precise: bool | None = Field(default=None, description="it counts for precision under the run's formula (--compat)")
     entailment: float | None = Field(default=None, description="P(the sentence entails the triple), by the run's entailment backend")
     aligned: bool | None = None
+    unjudged: bool | None = Field(default=None, description="the entailment backend gave no judgement (`table:…,unjudged=skip`): left out of alignment")
     verdict: CitationOutcome
     why: str = Field(default="", description="what made it wrong, unaligned or unneeded, in words")
 
@@ -341,7 +342,9 @@ class AnswerScores(Record):
     counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     notes: dict[str, str] = Field(default_factory=dict, description="per metric name, and 'missing'")
     details: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per-answer findings, e.g. the graph an answer leaned on")
-    verdicts: list[SentenceVerdict] = Field(default_factory=list, description="per sentence: its citations and [NA] mark, each judged (README: Verdicts)")
+    verdicts: list[SentenceVerdict] = Field(
+        default_factory=list, description="per sentence: its citations and [NA] mark, each judged (docs/formats.md: Verdicts)"
+    )
 
     @field_validator("values")
     @classmethod

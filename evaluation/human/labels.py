@@ -326,7 +326,7 @@ def check_across(labels: Sequence[Label], scoring: bool = False) -> None:
             raise HumanError(
                 f"{file}: Label Studio user {lb.user} also has labels in {first}, and user ids are numbers per server: "
                 f"if these are two people, name them (--annotator {first}#{lb.user}=NAME --annotator {file}#{lb.user}=OTHER), "
-                "or export with e-mails (README); if one person, give her work once" + again
+                "or export with e-mails (docs/human-evaluation.md); if one person, give her work once" + again
             )
         if first != file:
             raise HumanError(f"{file}: annotator {lb.annotator!r} also has labels in {first}: give each annotator's work once" + again)

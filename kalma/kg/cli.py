@@ -63,6 +63,33 @@ def snapshot(endpoint: str, qids: str, names: str, output: str, overwrite: bool)
     click.echo(f"wrote {n} triples for {len(set(wanted))} entities to {output}")
 
 
+@kg.command("serve")
+@click.argument("snapshot")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface; the endpoint has no authentication).")
+@click.option("--port", type=click.IntRange(1, 65535), default=7878, show_default=True)
+def serve(snapshot: str, host: str, port: int) -> None:
+    """Serve SNAPSHOT (a .ttl or .nt file, or `demo`) as a read-only SPARQL endpoint with the Oxigraph
+    server, until Ctrl-C: what `--kg sparql:URL` (and any SPARQL client) can then query."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from . import demo_snapshot_path
+    from .serve import serve_snapshot
+
+    data = demo_snapshot_path() if snapshot == "demo" else Path(snapshot)
+    if not data.is_file():
+        raise click.BadParameter(f"no such snapshot file: {snapshot!r} (a .ttl or .nt file, or demo)", param_hint="SNAPSHOT")
+    with tempfile.TemporaryDirectory(prefix="kalma-serve-") as work, serve_snapshot(data, Path(work), host=host, port=port) as url:
+        click.echo(f"serving {data} at {url}: query it with --kg sparql:{url} (Ctrl-C stops it)", err=True)
+        click.echo(url)  # alone on stdout, for scripts
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            click.echo("stopped", err=True)
+
+
 @kg.command("import-biokalma")
 @click.argument("release_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", default="runs/biokalma/kg.nt", show_default=True, type=click.Path(dir_okay=False))

@@ -29,23 +29,25 @@ def _oxigraph_bin() -> str:
 
 
 @contextmanager
-def serve_snapshot(data: Path, workdir: Path, start_timeout: float = 30.0) -> Iterator[str]:
-    """Load `data` (.nt or .ttl) into a store under `workdir`, serve it read-only on a free
-    local port, and yield the SPARQL query URL; the server stops when the block ends."""
+def serve_snapshot(data: Path | None, workdir: Path, start_timeout: float = 30.0, host: str = "127.0.0.1", port: int | None = None) -> Iterator[str]:
+    """Load `data` (.nt or .ttl) into a store under `workdir` (a store already there is served as
+    it is, without `data`), serve it read-only on `host`:`port` (a free local port by default),
+    and yield the SPARQL query URL; the server stops when the block ends."""
     store = workdir / "oxigraph-store"
     try:
-        subprocess.run([_oxigraph_bin(), "load", "--location", str(store), "--file", str(data)], check=True, capture_output=True)
+        if data is not None:
+            subprocess.run([_oxigraph_bin(), "load", "--location", str(store), "--file", str(data)], check=True, capture_output=True)
     except FileNotFoundError:
         raise BackendError("the oxigraph server is not installed (pip install oxigraph)") from None
     except subprocess.CalledProcessError as exc:
         raise BackendError(f"{data}: oxigraph could not load it: {exc.stderr.decode(errors='replace').strip()[:300]}") from None
-    port = free_port()
+    port = port or free_port()
     proc = subprocess.Popen(
-        [_oxigraph_bin(), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
+        [_oxigraph_bin(), "serve-read-only", "--location", str(store), "--bind", f"{host}:{port}"],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
-    url = f"http://127.0.0.1:{port}/query"
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/query"
     try:
         deadline = time.time() + start_timeout
         while True:
@@ -54,7 +56,8 @@ def serve_snapshot(data: Path, workdir: Path, start_timeout: float = 30.0) -> It
                 break
             except OSError:
                 if time.time() > deadline or proc.poll() is not None:
-                    raise BackendError(f"the oxigraph server for {data} did not start") from None
+                    said = proc.stderr.read().decode(errors="replace").strip().splitlines()[-1:] if proc.poll() is not None and proc.stderr else []
+                    raise BackendError(f"the oxigraph server for {data or store} did not start on {host}:{port}" + (f": {said[0]}" if said else "")) from None
                 time.sleep(0.1)
         yield url
     finally:

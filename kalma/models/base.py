@@ -221,6 +221,7 @@ class Entailment(Component):
     batch_size: int = 16
     three_way: bool = False  # whether `_entail3` gives (entail, neutral, contradict)
     cacheable: bool = True  # False for backends whose answers are already on disk
+    abstains: bool = False  # True when a pair may get no judgement (NaN): only a metric that leaves such pairs out may use it
 
     @abstractmethod
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...

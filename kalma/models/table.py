@@ -10,15 +10,20 @@ exact without a model. FILE is JSONL, one judgement per line:
 `probability` is P(entailment) in [0, 1]. Pairs match after whitespace and NFC normalisation.
 The premise is a sentence with its citations removed; the hypothesis is `relation: value` (or
 the verbalised triple with `--verbalized`), or, for the [NA] relevance judgement, the question.
-A pair the table lacks is an error that names it: nothing is guessed.
+A pair the table lacks is an error that names it: nothing is guessed. With `unjudged=skip`
+(`table:majority.jsonl,unjudged=skip`) such a pair gets no judgement (NaN) instead: the alignment
+metric leaves it out and counts it, so that a sample's human labels score the pairs people
+judged; the other metrics refuse a backend that abstains.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from ..errors import KalmaError
 from ..schema import normalize_text
@@ -50,13 +55,14 @@ class TableEntailment(Entailment):
     cacheable = False  # the judgements already live on disk; caching them would only go stale
     batch_size = 4096
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, unjudged: Literal["error", "skip"] = "error"):
         self.path = Path(path)
+        self.abstains = unjudged == "skip"
         try:
             data = self.path.read_bytes()
         except OSError as exc:
             raise ValueError(f"table entailment: cannot read {path}: {exc.strerror or exc}") from exc
-        self.spec = f"table:{path}"
+        self.spec = f"table:{path}" + (",unjudged=skip" if self.abstains else "")
         self.digest = hashlib.sha256(data).hexdigest()[:12]
         self.table: dict[tuple[str, str], float] = {}
         for line, raw in enumerate(data.decode("utf-8-sig", errors="replace").splitlines(), start=1):
@@ -77,7 +83,8 @@ class TableEntailment(Entailment):
         out = []
         for p, h in pairs:
             key = (normalize_text(p), normalize_text(h))
-            if key not in self.table:
-                raise MissingJudgement(f"{self.path}: no judgement for premise {p!r} and hypothesis {h!r}")
-            out.append(self.table[key])
+            if key not in self.table and not self.abstains:
+                hint = "; to score only the pairs it judges, give `table:FILE,unjudged=skip` with --metrics alignment"
+                raise MissingJudgement(f"{self.path}: no judgement for premise {p!r} and hypothesis {h!r}{hint}")
+            out.append(self.table.get(key, math.nan))
         return out

@@ -283,3 +283,40 @@ def test_one_model_name_for_two_files_is_refused(made, tmp_path):
     res = CliRunner().invoke(main, ["human", "sample", "--dataset", str(root / "dataset.jsonl"), "--answers", f"a={root / 'a.jsonl'}"]
                              + ["--answers", f"a={root / 'b.jsonl'}", "-o", str(tmp_path / "s.jsonl")])  # fmt: skip
     assert res.exit_code == 2 and "'a' names two files" in res.output and not (tmp_path / "s.jsonl").exists()
+
+
+def test_the_recipes_last_step_runs_as_written(annotated, tmp_path):
+    """docs/human-evaluation.md ends its recipe with an evaluation judged by people; on answers with
+    more pairs than were sampled, it scores the judged ones and counts the rest, as written."""
+    import shlex
+
+    from evaluation.human.sample import alignment_pairs, load_entries
+    from kalma.schema import normalize_text
+    from tests.conftest import ROOT
+
+    recipe = (ROOT / "docs" / "human-evaluation.md").read_text().split("```bash")[1].split("```")[0]
+    step = next(line for line in recipe.splitlines() if line.startswith("kalma evaluate"))
+    root = annotated
+    _ok(["human", "score", str(root / "sample.jsonl"), str(root / "labels.jsonl"), "-o", str(root / "report-recipe")])
+    for written, here in (
+        (" D ", f" {root / 'dataset.jsonl'} "),
+        ("model-b.jsonl", str(root / "a.jsonl")),  # the template's 35 pairs, of which people judged 4
+        ("runs/human/report/", f"{root / 'report-recipe'}/"),
+        ("runs/human/eval-by-people", str(tmp_path / "ev")),
+    ):
+        assert written in step, step
+        step = step.replace(written, here)
+    out = _ok(shlex.split(step)[1:])
+    # the truth: the template's pairs whose (premise, hypothesis) the people's table holds
+    table = {(r["premise"], r["hypothesis"]) for r in map(json.loads, (root / "report-recipe" / "majority.jsonl").read_text().splitlines())}
+    pairs = list(alignment_pairs(root / "a.jsonl", load_entries(root / "dataset.jsonl")))
+    judged = sum((normalize_text(p.premise), normalize_text(p.hypothesis)) in table for p in pairs)
+    assert len(pairs) == 35 and 4 <= judged < 35
+    summary = json.loads((tmp_path / "ev" / "summary.json").read_text())
+    assert summary["support"]["alignment"]["alignment_micro"] == judged and summary["metrics"]["alignment"]["alignment_micro"] == 1.0
+    rows = [json.loads(x) for x in (tmp_path / "ev" / "scores.jsonl").read_text().splitlines()[1:]]
+    assert sum(r["counts"]["alignment"].get("unjudged_pairs", 0) for r in rows) == 35 - judged
+    assert "pairs without a judgement are left out" in out
+    # an abstaining table is refused by a metric that counts every pair
+    res = CliRunner().invoke(main, [*shlex.split(step)[1:-2], "--metrics", "alignment,na", "-o", str(tmp_path / "na")])
+    assert res.exit_code == 1 and "only the alignment metric leaves out" in res.stderr

@@ -74,7 +74,8 @@ def test_two_servers_user_1_is_named_or_refused(tmp_path):
     code, _, err = _import(sample, mine, other, "-o", str(tmp_path / "l.jsonl"))
     assert code == 1 and err.strip() == (
         f"kalma: {other}: Label Studio user 1 also has labels in {mine}, and user ids are numbers per server: if these are two people, "
-        f"name them (--annotator {mine}#1=NAME --annotator {other}#1=OTHER), or export with e-mails (README); if one person, give her work once"
+        f"name them (--annotator {mine}#1=NAME --annotator {other}#1=OTHER), or export with e-mails (docs/human-evaluation.md); "
+        "if one person, give her work once"
     )
     code, out, err = _import(sample, mine, other, "--annotator", f"{other}=carol", "--annotator", f"{mine}#1=alice", "-o", str(tmp_path / "l.jsonl"))
     assert code == 0, err

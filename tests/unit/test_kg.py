@@ -118,3 +118,30 @@ def test_import_biokalma_release(biokalma_dir, tmp_path):
     assert src.lookup(["Stephen Crane"], ["Q5"]) == {"Stephen Crane": ["Q206534"]}
     minted = [t.value for t in crane.triples if t.relation_label == "place of birth"][0]
     assert minted.startswith("https://kalma.invalid/biokalma/value/")
+
+
+def test_kg_serve_gives_an_endpoint_until_ctrl_c(tmp_path):
+    """`kalma kg serve SNAPSHOT`: the URL alone on stdout, queried as `sparql:URL`; Ctrl-C stops
+    the server and exits 0."""
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    from kalma.kg import open_source
+    from kalma.kg.serve import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kalma.cli", "kg", "serve", "demo", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        url = proc.stdout.readline().strip()
+        assert url == f"http://127.0.0.1:{port}/query"
+        assert open_source(f"sparql:{url}").lookup(["Artemisia Gentileschi"], ["Q5"]) == {"Artemisia Gentileschi": ["Q212657"]}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "stopped" in err and f"--kg sparql:{url}" in err
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{url}?query=ASK%7B%7D", timeout=2)
