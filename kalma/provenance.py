@@ -54,14 +54,14 @@ def hardware() -> dict[str, Any]:
     """What ran it: the CPU, and the GPUs when a model ran in this process (torch is never
     imported only to say so)."""
     out: dict[str, Any] = {"cpus": os.cpu_count(), "machine": platform.machine()}
-    torch = sys.modules.get("torch")
-    if torch is None:
+    if "torch" not in sys.modules:
         out["gpus"] = "not asked: no model ran in this process"
-    elif torch.cuda.is_available():
-        out["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        out["cuda"] = torch.version.cuda
-    else:
-        out["gpus"] = []
+        return out
+    from .models.runtime import device
+
+    out["gpus"] = device().names()
+    if out["gpus"]:
+        out["cuda"] = device().cuda_version()
     return out
 
 

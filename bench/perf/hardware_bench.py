@@ -31,7 +31,8 @@ from typing import Any
 
 from kalma.cache import Cache
 from kalma.models import GenParams
-from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment, cuda, device_name
+from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment
+from kalma.models.runtime import device
 
 from .common import RESULTS, report, scratch, timed
 from .random_models import WORDS, build_llama, build_t5_shape
@@ -81,7 +82,7 @@ CARDS = {"H200": (989e12, 4.8e12), "H100 PCIe": (756e12, 2.0e12), "H100": (989e1
 
 
 def card() -> tuple[float, float] | None:
-    name = device_name()
+    name = device().name()
     return next((spec for key, spec in CARDS.items() if key in name), None)
 
 
@@ -103,18 +104,14 @@ def inputs(part: str, sizes: dict[str, int]) -> Any:
 
 
 def _peak_reset() -> None:
-    if cuda():
-        import torch
-
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
+    if device().available():
+        device().empty_cache()
+        device().reset_peak()
 
 
 def _peak_gib() -> float:
-    if cuda():
-        import torch
-
-        return torch.cuda.max_memory_allocated() / 2**30
+    if device().available():
+        return device().peak() / 2**30
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # the process's peak RSS (kB on Linux)
 
 
@@ -128,20 +125,25 @@ def one(part: str, setting: str, folder: str, sizes: dict[str, int]) -> dict[str
     backend: Any
     if part == "entailment":
         backend = HFSeq2SeqEntailment(folder, **opts)
-        warm, run = (lambda: backend.probs(work[:2], cache=Cache(None))), (lambda: backend.probs(work, cache=Cache(None)))
+        run = lambda: backend.probs(work, cache=Cache(None))  # noqa: E731
         tok = backend.model()[0]
         tokens = sum(len(ids) + 1 for ids in tok([backend._text(p) for p in work])["input_ids"])
     elif part.startswith("scoring"):
         backend = HFCausalScorer(folder, **opts)
-        warm = lambda: backend.token_logprobs([work[0][1]], [work[0][0]], cache=Cache(None))  # noqa: E731
         run = lambda: backend.token_logprobs([t for _, t in work], [c for c, _ in work], cache=Cache(None))  # noqa: E731
         tokens = sum(len(e.ids) for e in backend._prepare(work))
     else:
         backend = HFCausalLM(folder, **opts)
         params = GenParams(max_tokens=sizes["new_tokens"])
-        warm, run = (lambda: backend.chat_many(work[:1], params, cache=Cache(None))), (lambda: backend.chat_many(work, params, cache=Cache(None)))
-    warm()
-    backend.paths_taken.clear()
+        run = lambda: backend.chat_many(work, params, cache=Cache(None))  # noqa: E731
+    # Warmed up on the very work it times: every shape a compiled path (a static cache's CUDA graphs)
+    # meets is built before the clock starts; what the runner remembered of it is then forgotten.
+    run()
+    if getattr(backend, "_runner", None) is not None:
+        from kalma.models.shared_prefix import PrefixMemory
+
+        backend._runner.memory = PrefixMemory()
+    backend.rt.paths.clear()
     _peak_reset()
     seconds, out = timed(run)
     model = backend.model()[1]
@@ -181,7 +183,7 @@ def run_all(shapes: str, parts: list[str], limit: int) -> list[dict[str, Any]]:
     for part in parts:
         folder = folders["t5" if part == "entailment" else "llama"]
         for setting, opts in SETTINGS[part].items():
-            if opts.get("gpu_only") and not cuda():  # compiled kernels: on the CPU they take minutes to build
+            if opts.get("gpu_only") and not device().available():  # compiled kernels: on the CPU they take minutes to build
                 continue
             args = [sys.executable, "-m", "bench.perf.hardware_bench", "--one", part, "--setting", setting, "--model", folder, "--shapes", shapes]
             print(f"{part}: {setting}", file=sys.stderr, flush=True)
@@ -204,7 +206,7 @@ def markdown(rows: list[dict[str, Any]], shapes: str) -> str:
     import transformers
 
     head = (
-        f"Measured {datetime.now(UTC):%Y-%m-%d} on {device_name()} (torch {torch.__version__}, transformers {transformers.__version__}), "
+        f"Measured {datetime.now(UTC):%Y-%m-%d} on {device().name()} (torch {torch.__version__}, transformers {transformers.__version__}), "
         f"`python -m bench.perf.hardware_bench --shapes {shapes}`, each setting in a fresh process, random weights. "
         "MFU: 2 x parameters x real tokens over the card's dense bf16 peak."
     )
@@ -214,7 +216,8 @@ def markdown(rows: list[dict[str, Any]], shapes: str) -> str:
             lines.append(f"| {r['part']} | {r['setting']} | failed: {r['error'].replace('|', '/')} | | | | |")
             continue
         rt = r["runtime"]
-        ran = f"{rt['dtype']}, {rt['attention']}, budget {rt.get('token_budget', '–')}; " + ", ".join(rt.get("paths", {}))
+        budget = f"{rt['budget_bytes'] / 2**30:.1f} GiB" if "budget_bytes" in rt else "–"
+        ran = f"{rt['dtype']}, {rt['attention']}, budget {budget}, memory overhead {rt.get('memory_overhead', '–')}; " + ", ".join(rt.get("paths", {}))
         mfu = f"{100 * r['mfu']:.1f} %" if "mfu" in r else "–"
         bw = f"{100 * r['bandwidth_share']:.1f} %" if "bandwidth_share" in r else "–"
         lines.append(f"| {r['part']} | {r['setting']} | {r['throughput']:,.1f} {r['unit']} | {mfu} | {bw} | {r['peak_gib']:.1f} GiB | {ran} |")
@@ -223,7 +226,7 @@ def markdown(rows: list[dict[str, Any]], shapes: str) -> str:
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Flat figures for readme_figures: each setting's throughput, and the default over the first setting of its part."""
-    out: dict[str, Any] = {"device": device_name()}
+    out: dict[str, Any] = {"device": device().name()}
     for part in dict.fromkeys(r["part"] for r in rows):
         mine = {r["setting"]: r for r in rows if r["part"] == part and "error" not in r}
         for name, r in mine.items():
@@ -274,7 +277,7 @@ def smollm2(n_single: int = 24) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
-    ap.add_argument("--shapes", choices=sorted(SHAPES), default="real" if cuda() else "small")
+    ap.add_argument("--shapes", choices=sorted(SHAPES), default="real" if device().available() else "small")
     ap.add_argument("--parts", default=",".join(SETTINGS), help=f"comma-separated, of: {', '.join(SETTINGS)}")
     ap.add_argument("--limit", type=int, default=300, help="seconds a setting may take before it is recorded as not done (default 300)")
     ap.add_argument("--smollm2", action="store_true", help="only the SmolLM2 realistic-input comparison")
@@ -291,7 +294,7 @@ def main() -> None:
         print(json.dumps(one(args.one, args.setting, args.model, sizes)))
         return
     if args.smollm2:
-        report("hardware_bench_smollm2", {"device": device_name(), **smollm2()})
+        report("hardware_bench_smollm2", {"device": device().name(), **smollm2()})
         return
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     unknown = [p for p in parts if p not in SETTINGS]

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from kalma.cache import Cache
-from kalma.models import get_scorer
+from kalma.models import Entailment, get_scorer
 from kalma.models.hf import HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
 
 from .common import report, timed
@@ -27,7 +27,7 @@ def main() -> None:
     sentences = [f"the painter {p}" for p, _ in pairs]
     rows: dict[str, float | int | str] = {"items": N}
     with tempfile.TemporaryDirectory() as tmp:
-        models = {
+        models: dict[str, Entailment] = {
             "tiny_t5_entail": HFSeq2SeqEntailment(str(build_t5(Path(tmp) / "t5")), batch_size=32),
             "tiny_bert_nli": HFNLIEntailment(str(build_bert_nli(Path(tmp) / "bert")), batch_size=32),
         }

@@ -34,7 +34,9 @@ def building() -> Iterator[None]:
     where fp32 on the CPU needs more memory and disk than the machine has (docs/gpu.md)."""
     import torch
 
-    if not torch.cuda.is_available():
+    from kalma.models.runtime import device
+
+    if device().torch_device() != "cuda":
         yield
         return
     dtype = torch.get_default_dtype()

@@ -72,6 +72,7 @@ def cached_stream(
     store: bool = True,
     plan: Callable[[list[Any]], list[list[int]] | None] | None = None,
     prepare: Callable[[list[Any]], list[Any]] | None = None,
+    replan: Callable[[], bool] | None = None,
 ) -> Iterator[tuple[str, Any, bool]]:
     """The one caching path of every backend: look all keys up at once, then compute each
     missing distinct item once, in the batches `plan` groups them into (e.g. by a token budget,
@@ -79,7 +80,9 @@ def cached_stream(
     cache), cached ones first, then each computed one as `compute` hands it on ((position in
     the batch, value) pairs). What arrived is stored once per batch, also when the batch fails
     or the caller stops midway: nothing computed is lost. `prepare` turns the missing items into
-    what `plan` and `compute` work on (e.g. token ids), so that work is done once."""
+    what `plan` and `compute` work on (e.g. token ids), so that work is done once. When `replan`
+    says so after a batch (the backend's budget shrank: it ran out of memory), the batches not yet
+    run are planned again."""
     cache = cache or get_cache()
     found = cache.get_many(list(dict.fromkeys(keys))) if store else {}
     cache.hits += sum(1 for k in keys if k in found)
@@ -94,7 +97,8 @@ def cached_stream(
         return
     work = prepare(list(missing.values())) if prepare else list(missing.values())
     groups = (plan(work) if plan else None) or [list(range(i, min(i + batch_size, len(todo)))) for i in range(0, len(todo), batch_size)]
-    for group in groups:
+    while groups:
+        group = groups.pop(0)
         arrived: dict[str, Any] = {}
         try:
             for j, value in compute([work[i] for i in group]):
@@ -103,6 +107,9 @@ def cached_stream(
         finally:
             if store and arrived:
                 cache.put_many(namespace, arrived)
+        if groups and plan and replan and replan():
+            left = [i for g in groups for i in g]
+            groups = [[left[j] for j in g] for g in plan([work[i] for i in left]) or [list(range(len(left)))]]
 
 
 def cached_batches(
@@ -115,9 +122,11 @@ def cached_batches(
     store: bool = True,
     plan: Callable[[list[Any]], list[list[int]] | None] | None = None,
     prepare: Callable[[list[Any]], list[Any]] | None = None,
+    replan: Callable[[], bool] | None = None,
 ) -> list[Any]:
     """`cached_stream` for a backend that computes whole batches: a value per input, in input order."""
-    values = {k: v for k, v, _ in cached_stream(namespace, keys, items, lambda b: enumerate(compute(b)), batch_size, cache, store, plan, prepare)}
+    stream = cached_stream(namespace, keys, items, lambda b: enumerate(compute(b)), batch_size, cache, store, plan, prepare, replan)
+    values = {k: v for k, v, _ in stream}
     return [values[k] for k in keys]
 
 
@@ -160,6 +169,11 @@ class Component:
         called. None where that cannot be known, and its results are then never cached."""
         return self.spec
 
+    def replan(self) -> bool:
+        """Whether the batches of the call under way should be planned again (a backend whose
+        memory budget shrank says so once)."""
+        return False
+
 
 class LLM(Component):
     """Chat and completion. `spec` is the registry string that made it (e.g. `smollm2`)."""
@@ -171,7 +185,7 @@ class LLM(Component):
         """The chats as the backend works on them (e.g. token ids), made once per call."""
         return list(chats)
 
-    def _plan(self, prepared: Sequence[Any]) -> list[list[int]] | None:
+    def _plan(self, prepared: Sequence[Any], params: GenParams) -> list[list[int]] | None:
         """How to batch: None is `batch_size` chats in order; backends that pad override it."""
         return None
 
@@ -197,7 +211,9 @@ class LLM(Component):
         def compute(batch: list[Any]) -> Iterator[tuple[int, Any]]:
             return ((j, g.to_json()) for j, g in self._generate_stream(batch, params))
 
-        stream = cached_stream("llm", keys, list(chats), compute, self.batch_size, cache, identity is not None, self._plan, self._prepare)
+        stream = cached_stream(
+            "llm", keys, list(chats), compute, self.batch_size, cache, identity is not None, lambda w: self._plan(w, params), self._prepare, self.replan
+        )
         for k, value, cached in stream:
             gen = replace(split_reasoning(Generation.from_json(value)), cached=cached)
             for i in where[k]:
@@ -241,7 +257,7 @@ class Entailment(Component):
     def _cached(self, kind: str, pairs: Sequence[tuple[str, str]], compute: Any, cache: Cache | None) -> list[Any]:
         identity = self.cache_identity() if self.cacheable else None
         keys = [make_key("entail", type(self).__name__, identity or self.spec, {"kind": kind}, list(p)) for p in pairs]
-        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache, store=identity is not None, plan=self._plan)
+        return cached_batches("entail", keys, list(pairs), compute, self.batch_size, cache, store=identity is not None, plan=self._plan, replan=self.replan)
 
     def probs(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[float]:
         """Entailment probability per pair; duplicates are computed once."""
@@ -265,10 +281,14 @@ class Matcher(Component):
     @abstractmethod
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
 
+    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]] | None:
+        return None
+
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         identity = self.cache_identity()
         keys = [make_key("match", type(self).__name__, identity or self.spec, {}, list(p)) for p in pairs]
-        return [float(x) for x in cached_batches("match", keys, list(pairs), self._match, self.batch_size, store=identity is not None)]
+        found = cached_batches("match", keys, list(pairs), self._match, self.batch_size, store=identity is not None, plan=self._plan, replan=self.replan)
+        return [float(x) for x in found]
 
 
 class LMScorer(Component):
@@ -293,7 +313,9 @@ class LMScorer(Component):
         items = list(zip(contexts or [""] * len(texts), texts))
         identity = self.cache_identity()
         keys = [make_key("lm", type(self).__name__, identity or self.spec, {"spans": 1}, list(it)) for it in items]
-        out = cached_batches("lm", keys, items, self._score, self.batch_size, cache, store=identity is not None, plan=self._plan, prepare=self._prepare)
+        out = cached_batches(
+            "lm", keys, items, self._score, self.batch_size, cache, store=identity is not None, plan=self._plan, prepare=self._prepare, replan=self.replan
+        )
         return [[(float(lp), int(a), int(b)) for lp, a, b in row] for row in out]
 
     def token_logprobs(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *, cache: Cache | None = None) -> list[list[float]]:

@@ -1,284 +1,52 @@
 """Hugging Face transformers backends: causal LMs (chat + scoring), TRUE-style seq2seq
-entailment, and MNLI-style classifiers, from a hub id or a local path.
+entailment, MNLI-style classifiers and text classifiers, from a hub id or a local path.
 
-How they use the hardware (the same for every backend here). Every device decision is made in
-this module and said by `runtime()`, which reports and benchmark rows carry:
-- **dtype**: bf16 on CUDA, fp32 on the CPU, unless the spec asks (`hf:ID@fp32`, `@bf16`,
-  `@fp16`, `@tf32`). fp32 means fp32: TF32 matmuls only with `@tf32` (fp32 weights), switched on
-  around this backend's own passes, never process-wide. A non-fp32 dtype is part of the
-  backend's spec, and a run on a GPU is keyed apart from one on the CPU, so their results never
-  share cache entries, and every report names dtype and device (`@bf16 on NVIDIA H100 80GB HBM3`).
-- **loading**: on CUDA, straight to the GPU(s) with `device_map="auto"` (a model larger than
-  one GPU is split across them), never assembled in host memory first. T5 runs eager attention
-  on CUDA: its relative-position bias reaches SDPA as an fp32 mask that no fused kernel takes,
-  and the unfused fallback was 1.58x slower than eager on an H100 (`attention=` overrides).
-- **batches**: items are sorted by token length and cut into batches of at most
-  `token_budget` padded tokens (padding to a multiple of 8), so short items are not padded to
-  long ones. On CUDA the budget comes from a memory model of one token's activations (feed-
-  forward width, attention heads and row width, logits; `activation_bytes`) against the free
-  memory; on the CPU it is 1,024; `token_budget=` or KALMA_TOKEN_BUDGET overrides. A batch
-  that still runs out of GPU memory is split in two and the budget halved, and said.
+Every device decision (device, dtype, TF32, attention, the byte budget of a batch) is the
+backend's `Runtime` (`kalma.models.runtime`), resolved once its model loads (`kalma.models.loading`);
+every batch is planned by what `MemoryModel` (`kalma.models.memory`) predicts it holds:
+- **batches** are items sorted by length and grouped while the prediction stays within the
+  budget: activations at the batch's real widths, the logits it scores, the key/value cache
+  (generation's, and the runner's copied prefixes) and the log-probs kept. A batch that still
+  runs out of GPU memory is split in two, the budget halved for the rest of the run (said once),
+  the allocator's cache freed and the rest of the call planned again.
 - **LM scoring**: sequences are left-padded, so every scored token sits at the end of its row,
-  and logits are computed only for those last positions (`logits_to_keep`), not for the
-  knowledge context before them; no key/value cache is kept. Shared prefixes run once where
-  the call's plan saves a real share of the tokens (`SHARED_MIN_SHARE`), on any device.
+  and logits are computed only for those last positions (`logits_to_keep`); no key/value cache
+  is kept. Shared prefixes run once where the call's plan saves a real share of the tokens
+  (`SHARED_MIN_SHARE`), on any device.
 - **generation**: greedy decoding on the shared-prefix runner on the CPU and where prompts share
-  much; otherwise, on CUDA, transformers' `generate()` with a static key/value cache (which it
-  compiles into CUDA graphs once).
+  much; otherwise, on CUDA, transformers' `generate()` with a static key/value cache, in a few
+  bucketed shapes so that the graphs it compiles are reused. Log-probabilities are computed on
+  the device at each step and moved once per batch.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import BackendError
 from ..seeds import item_seed
-from .base import LLM, Entailment, Generation, GenParams, LMScorer, Message, TokenLogprob
+from .base import LLM, Entailment, Generation, GenParams, LMScorer, Matcher, Message, TokenLogprob
+from .loading import hub_ready, load, model_ref, model_type, split_dtype
+from .runtime import PAD_MULTIPLE, Runtime, device, padded, plan_batches, resolve, resolve_attention, resolve_dtype
 
 log = logging.getLogger(__name__)
 
-DTYPES = ("fp32", "tf32", "bf16", "fp16")
-PAD_MULTIPLE = 8
 # The shared-prefix runner pays only when the plan skips this share of the tokens: it runs a pass
 # per node, where padded rows run one (on unshared items an H100 measured it 6.5x slower).
 SHARED_MIN_SHARE = 0.25
 
 
-@contextmanager
-def loading(path: str) -> Iterator[None]:
-    """A model that cannot be loaded (no such path, no hub access, not a model) is a
-    BackendError naming it, not a traceback."""
-    import transformers
-
-    from ..errors import BackendError, one_line
-
-    # a bar that fills in a second ("Loading weights") says nothing a user can act on
-    bars = transformers.utils.logging.is_progress_bar_enabled()
-    transformers.utils.logging.disable_progress_bar()
-    try:
-        yield
-    except (OSError, ValueError) as exc:
-        raise BackendError(f"cannot load the model {path!r} ({one_line(exc)})") from None
-    finally:
-        if bars:
-            transformers.utils.logging.enable_progress_bar()
-
-
-def model_ref(path: str) -> str:
-    """`path` if it can name a model: an existing local folder, or a hub id (`name` or
-    `org/name`). A filesystem path that does not exist is refused at once, before any work."""
-    from ..errors import BackendError
-
-    looks_local = path.startswith(("/", "./", "../", "~")) or path.count("/") > 1 or os.sep != "/" and os.sep in path
-    if looks_local and not os.path.isdir(os.path.expanduser(path)):
-        raise BackendError(f"cannot load the model {path!r} (no such folder)")
-    return path
-
-
-def hub_ready(ref: str) -> None:
-    """For a hub id not in the local cache: fail in seconds, not after the hub client's rounds of
-    retries, when the hub cannot be reached (HF_HUB_OFFLINE set, or no answer from HF_ENDPOINT
-    within 3 s), saying how to point the backend at a local copy."""
-    import socket
-    from urllib.parse import urlsplit
-
-    from huggingface_hub import constants, try_to_load_from_cache
-
-    if os.path.isdir(os.path.expanduser(ref)) or isinstance(try_to_load_from_cache(ref, "config.json"), str):
-        return
-    from ..errors import HubMissing
-
-    if constants.HF_HUB_OFFLINE:
-        raise HubMissing(ref, "it is not in the local Hugging Face cache and HF_HUB_OFFLINE is set")
-    endpoint = urlsplit(constants.ENDPOINT)
-    try:
-        socket.create_connection((endpoint.hostname or "", endpoint.port or (443 if endpoint.scheme == "https" else 80)), timeout=3).close()
-    except OSError as exc:
-        raise HubMissing(
-            ref,
-            f"it is not in the local Hugging Face cache and {constants.ENDPOINT} cannot be reached ({exc.strerror or type(exc).__name__}) "
-            "(set HF_HUB_OFFLINE=1 to skip the hub)",
-        ) from None
-
-
-def split_dtype(ref: str) -> tuple[str, str | None]:
-    """`ID@bf16` -> (`ID`, `bf16`); a ref without a known suffix has none.
-
-    >>> split_dtype("google/t5_xxl_true_nli_mixture@bf16"), split_dtype("/models/x")
-    (('google/t5_xxl_true_nli_mixture', 'bf16'), ('/models/x', None))
-    """
-    head, sep, tail = ref.rpartition("@")
-    return (head, tail) if sep and tail in DTYPES else (ref, None)
-
-
-def cuda() -> bool:
-    import torch
-
-    return bool(torch.cuda.is_available())
-
-
-def device_name() -> str:
-    """What runs the models: `CPU`, or the GPU's name (and how many there are)."""
-    if not cuda():
-        return "CPU"
-    import torch
-
-    n = torch.cuda.device_count()
-    return torch.cuda.get_device_name(0) + (f" (x{n}, split by device_map)" if n > 1 else "")
-
-
-def resolve_dtype(requested: str | None) -> str:
-    """The dtype to run in: as asked, else bf16 on CUDA and fp32 on the CPU."""
-    from ..errors import ConfigError
-
-    if requested is not None and requested not in DTYPES:
-        raise ConfigError(f"dtype {requested!r}: one of {', '.join(DTYPES)}")
-    return requested or ("bf16" if cuda() else "fp32")
-
-
-@contextmanager
-def matmul_precision(dtype: str) -> Iterator[None]:
-    """TF32 matmuls for `tf32` only, for the passes inside; the process's own settings after."""
-    import torch
-
-    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = dtype == "tf32"
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
-
-
-ATTENTIONS = ("eager", "sdpa", "flex_attention")
-
-
-def attention_for(kind: str, path: str, requested: str | None) -> str | None:
-    """The attention implementation to load with: as asked, else eager for T5 on CUDA (see the
-    module docstring), else transformers' own choice (None)."""
-    from ..errors import ConfigError
-
-    if requested is not None:
-        if requested not in ATTENTIONS:
-            raise ConfigError(f"attention {requested!r}: one of {', '.join(ATTENTIONS)}")
-        return requested
-    if kind != "seq2seq" or not cuda():
-        return None
-    import transformers
-
-    with loading(path):
-        model_type = transformers.AutoConfig.from_pretrained(path).model_type
-    return "eager" if model_type in {"t5", "mt5", "umt5"} else None
-
-
-@functools.lru_cache(maxsize=4)
-def load(kind: str, path: str, dtype: str, identity: str | None = None, attention: str | None = None) -> tuple[Any, Any]:
-    """(tokenizer, model) of `kind` (causal, seq2seq, classifier), loaded once per process and
-    `identity` (a local folder's content): weights written over the folder load again."""
-    import torch
-    import transformers
-
-    auto = {
-        "causal": transformers.AutoModelForCausalLM,
-        "seq2seq": transformers.AutoModelForSeq2SeqLM,
-        "classifier": transformers.AutoModelForSequenceClassification,
-    }[kind]
-    kwargs: dict[str, Any] = {"dtype": {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]}
-    if cuda():
-        kwargs["device_map"] = "auto"  # weights go straight to the GPU(s), split when one is not enough
-    if attention:
-        kwargs["attn_implementation"] = attention
-    with loading(path):
-        tok = transformers.AutoTokenizer.from_pretrained(path)
-        model = auto.from_pretrained(path, **kwargs).eval()
-    if kind == "causal" and tok.pad_token is None:
-        tok.pad_token = tok.eos_token
-    return tok, model
-
-
-# One token's activations grow with everything alive at once inside a layer; in no_grad inference
-# only one layer's are. Counted in elements: the residual stream and its norms (6 x hidden), the
-# query, key, value and output projections (4 x heads x head width), the feed-forward (3 x its
-# width: input, gate or activation, product), and in fp32 the attention scores, bias and
-# probabilities of its row (3 x heads x row width, 4 bytes). PyTorch's caching allocator rounds
-# and keeps blocks: an H100 measured T5-11B at 1.7 MB a token, 2.5 times the count (issue 35).
-ALLOCATOR_OVERHEAD = 2.5
-MEMORY_SHARE = 0.5  # of the free memory after the weights: larger budgets measured slower on T5-11B
-
-
-def activation_bytes(config: Any, dtype: str, width: int = 512, logits_share: float = 0.25) -> int:
-    """What one padded token costs during a forward pass of `config`'s model (see above), for rows
-    of `width` tokens of which `logits_share` get a row of fp32 logits.
-
-    >>> from types import SimpleNamespace as C
-    >>> t5_11b = C(d_model=1024, d_ff=65536, num_heads=128, d_kv=128, vocab_size=32128)
-    >>> round(activation_bytes(t5_11b, "bf16", width=80) / 1e6, 2)  # MB a token; measured 1.7 on an H100
-    1.68
-    """
-
-    def get(*names: str, default: int = 0) -> int:
-        return next((int(v) for n in names if (v := getattr(config, n, None))), default)
-
-    hidden = get("hidden_size", "d_model", "n_embd", default=1024)
-    ff = get("intermediate_size", "d_ff", "n_inner", default=4 * hidden)
-    heads = get("num_attention_heads", "num_heads", "n_head", default=16)
-    head_width = get("head_dim", "d_kv", default=hidden // max(heads, 1))
-    vocab = get("vocab_size", default=32000)
-    size = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}[dtype]
-    per_token = size * (6 * hidden + 4 * heads * head_width + 3 * ff) + 4 * 3 * heads * width
-    return int(ALLOCATOR_OVERHEAD * per_token + logits_share * 4 * vocab)
-
-
-def default_token_budget(model: Any, dtype: str = "bf16", width: int = 512) -> tuple[int, str]:
-    """Padded tokens per batch, and where the figure came from: KALMA_TOKEN_BUDGET, else from the
-    device. On CUDA `MEMORY_SHARE` of the free memory over `activation_bytes`. On the CPU 1,024: a
-    forward pass there is compute-bound (SmolLM2: 520 tokens/s for one 400-token row, 601 for
-    eight), so batches only pay while they stay small and even."""
-    if os.environ.get("KALMA_TOKEN_BUDGET"):
-        return max(PAD_MULTIPLE, int(os.environ["KALMA_TOKEN_BUDGET"])), "KALMA_TOKEN_BUDGET"
-    if not cuda():
-        return 1024, "the CPU default"
-    import torch
-
-    free, _ = torch.cuda.mem_get_info()  # counts blocks PyTorch caches as used: measured after the weights load
-    per_token = activation_bytes(model.config, dtype, width)
-    budget = int(min(max(free * MEMORY_SHARE / per_token, 512), 1 << 17))
-    return budget, f"memory model: {MEMORY_SHARE:.0%} of {free / 2**30:.1f} GiB free at {per_token / 1e6:.2f} MB a token"
-
-
-def token_batches(lengths: Sequence[int], budget: int, max_items: int = 1024) -> list[list[int]]:
-    """Indices grouped into batches, shortest first, each at most `budget` padded tokens
-    (rows x longest row rounded up to a multiple of 8) and `max_items` rows.
-
-    >>> token_batches([5, 100, 7, 6, 90], budget=256)
-    [[0, 3, 2], [4, 1]]
-    """
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches: list[list[int]] = []
-    cur: list[int] = []
-    for i in order:
-        width = -(-max(lengths[i], 1) // PAD_MULTIPLE) * PAD_MULTIPLE
-        if cur and (width * (len(cur) + 1) > budget or len(cur) >= max_items):
-            batches.append(cur)
-            cur = []
-        cur.append(i)
-    if cur:
-        batches.append(cur)
-    return batches
-
-
 class HFBackend:
-    """What every transformers backend shares: model reference, dtype, attention, batching
-    policy, and the runtime it all resolves to (`runtime()`)."""
+    """What every transformers backend shares: model reference, dtype, attention, batching, and
+    the runtime it all resolves to (`rt`)."""
 
     kind = "causal"
     prefix = "hf"
-    budget_factor = 1  # generation decodes many steps per batch: it gets a larger share
 
     def __init__(
         self,
@@ -290,6 +58,7 @@ class HFBackend:
         batching: Literal["tokens", "items"] = "tokens",
         batch_size: int = 16,
         attention: str | None = None,
+        offload: bool = False,
     ):
         path, suffix = split_dtype(ref)
         self.path = model_ref(path)
@@ -297,22 +66,33 @@ class HFBackend:
         self.dtype = resolve_dtype(dtype or suffix)
         # fp32 is the implicit identity; any other dtype is named, so results never mix
         self.spec = (spec or f"{self.prefix}:{path}") + ("" if self.dtype == "fp32" else f"@{self.dtype}")
-        self.token_budget, self.batching, self.batch_size = token_budget, batching, batch_size
-        self.attention = attention_for(self.kind, self.path, attention)
-        self._budget: tuple[int, str] | None = (token_budget, "token_budget=") if token_budget else None
-        self.paths_taken: dict[str, int] = {}  # scoring or decoding path -> calls that took it
+        self.token_budget, self.batching, self.batch_size, self.offload = token_budget, batching, batch_size, offload
+        self.attention = resolve_attention(self.kind, lambda: model_type(self.path), attention)
+        self._runtime: Runtime | None = None
 
     _identity: str | None = None  # as of the last public call: what `model()` loads, without re-reading the folder per batch
 
     def model(self) -> tuple[Any, Any]:
-        return load(self.kind, self.path, self.dtype, self._identity or self.cache_identity(), self.attention)
+        tok, model, placement = load(self.kind, self.path, self.dtype, self._identity or self.cache_identity(), self.attention, self.offload)
+        if self._runtime is None:
+            self._runtime = resolve(model.config, self.dtype, self.attention, self.token_budget)
+            self._runtime.placement = placement
+        return tok, model
+
+    @property
+    def rt(self) -> Runtime:
+        """The resolved runtime (loading the model when it is not yet)."""
+        if self._runtime is None:
+            self.model()
+        assert self._runtime is not None
+        return self._runtime
 
     def cache_identity(self) -> str | None:
         """The spec, and for a local folder its content: a checkpoint written over the same folder
         is another model, never answered from the cache of the one before. A GPU's results are
         keyed apart from the CPU's (other kernels, other rounding). Asked once per public call
         (answering, scoring, judging), not per batch."""
-        self._identity = self.spec + ("|cuda" if cuda() else "") + (f"|{self.attention}" if self.attention else "")
+        self._identity = self.spec + ("|cuda" if device().available() else "") + (f"|{self.attention}" if self.attention else "")
         if os.path.isdir(os.path.expanduser(self.path)):
             from ..resume import path_digest
 
@@ -321,49 +101,68 @@ class HFBackend:
 
     def runs_as(self) -> str:
         """How this backend runs, as every report names it: `@bf16 on NVIDIA H100 80GB HBM3`."""
-        tf32 = (", TF32 matmuls" if self.dtype == "tf32" else ", TF32 off") if cuda() and self.dtype in {"fp32", "tf32"} else ""
-        attention = f", {self.attention} attention" if self.attention else ""
-        return f"@{self.dtype} on {device_name()}{tf32}{attention}"
+        return self.rt.runs_as()
 
     def runtime(self) -> dict[str, Any]:
-        """Every device decision, resolved: for provenance, reports and benchmark rows."""
-        out: dict[str, Any] = {"spec": self.spec, "device": device_name(), "dtype": self.dtype, "tf32": self.dtype == "tf32" and cuda()}
-        out["attention"] = self.attention or "transformers' default"
-        if self._budget is not None:
-            out["token_budget"], out["budget_from"] = self._budget
-        if self.paths_taken:
-            out["paths"] = dict(self.paths_taken)
+        """Every device decision, resolved: for provenance, reports and benchmark rows (a backend
+        whose model never loaded says only what it would run as)."""
+        if self._runtime is None:
+            return {"spec": self.spec, "dtype": self.dtype, "device": device().name(), "loaded": False}
+        return {"spec": self.spec, **self._runtime.as_dict()}
+
+    def replan(self) -> bool:
+        """Whether the budget shrank since this call was planned (once: the caller re-plans)."""
+        if self._runtime is None or not self._runtime.replan:
+            return False
+        self._runtime.replan = False
+        return True
+
+    def within_memory(
+        self,
+        batch: Sequence[Any],
+        run: Callable[[Sequence[Any]], list[Any]],
+        predicted: int = 0,
+        split: Callable[[Sequence[Any]], list[list[int]]] | None = None,
+    ) -> list[Any]:
+        """`run(batch)`. When it runs out of GPU memory: the allocator's cache freed, the budget
+        halved for the rest of the run (said once), and the batch run again in the parts `split`
+        plans for it at the halved budget (by default its two halves), each the same way. On CUDA
+        the first batch's measured peak corrects the memory model (`predicted`: what it said)."""
+        rt = self.rt
+        try:
+            with device().batch() as used, rt.numerics():
+                out = run(batch)
+        except Exception as exc:
+            if not rt.cuda or not device().is_oom(exc):
+                raise
+            if len(batch) < 2:
+                raise BackendError(f"{self.spec}: one item does not fit in GPU memory ({rt.device}); {rt.notes[-1] if rt.notes else ''}") from None
+            first = not rt.notes
+            device().empty_cache()
+            rt.halve(len(batch))
+            if first:
+                log.warning("%s: %s", self.spec, rt.notes[-1])
+            return self._in_parts(batch, run, split)
+        if rt.cuda and predicted > 0 and not rt.measured:
+            rt.calibrate(predicted, used.peak)
         return out
 
-    def numerics(self) -> Any:
-        """The context every forward pass of this backend runs in: no autograd, TF32 as asked."""
-        import torch
+    def _in_parts(self, batch: Sequence[Any], run: Callable[[Sequence[Any]], list[Any]], split: Callable[[Sequence[Any]], list[list[int]]] | None) -> list[Any]:
+        """`batch` run in the parts `split` plans at the budget of the moment (else halves); when a
+        part runs out of memory too, the parts after it are planned again at the budget it left."""
 
-        stack = ExitStack()
-        stack.enter_context(torch.no_grad())
-        stack.enter_context(matmul_precision(self.dtype))
-        return stack
+        def parts(of: list[int]) -> list[list[int]]:
+            found = split([batch[i] for i in of]) if split else []
+            found = [[of[j] for j in g] for g in found] if len(found) >= 2 else [of[: len(of) // 2], of[len(of) // 2 :]]
+            return [p for p in found if p]
 
-    def took(self, path: str) -> None:
-        self.paths_taken[path] = self.paths_taken.get(path, 0) + 1
-
-    def within_memory(self, batch: Sequence[Any], run: Callable[[Sequence[Any]], list[Any]]) -> list[Any]:
-        """`run(batch)`, or, when it runs out of GPU memory, its two halves (each the same way),
-        with the budget halved for the batches planned after it and the reason recorded."""
-        import torch
-
-        try:
-            with self.numerics():
-                return run(batch)
-        except torch.cuda.OutOfMemoryError:
-            if len(batch) < 2:
-                raise BackendError(f"{self.spec}: one item does not fit in GPU memory ({device_name()})") from None
-        torch.cuda.empty_cache()
-        budget, _ = self._budget or (self.budget(), "")
-        self._budget = (max(PAD_MULTIPLE, budget // 2), f"halved after running out of GPU memory on {len(batch)} rows")
-        log.warning("%s: out of GPU memory on %d rows; halved the token budget to %d", self.spec, len(batch), self._budget[0])
-        mid = len(batch) // 2
-        return self.within_memory(batch[:mid], run) + self.within_memory(batch[mid:], run)
+        queue, done = parts(list(range(len(batch)))), dict[int, Any]()
+        while queue:
+            part, cap = queue.pop(0), self.rt.cap
+            done.update(zip(part, self.within_memory([batch[i] for i in part], run, split=split)))
+            if self.rt.cap != cap and queue:
+                queue = parts([i for p in queue for i in p])
+        return [done[i] for i in range(len(batch))]
 
     def window(self) -> int | None:
         """How many positions the model attends over; None when its config sets no limit (T5)."""
@@ -371,48 +170,53 @@ class HFBackend:
         n = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         return int(n) if n else None
 
-    def budget(self) -> int:
-        """Padded tokens per forward pass (the policy above), computed once the model is loaded."""
-        if self._budget is None:
-            self._budget = default_token_budget(self.model()[1], self.dtype)
-        return self._budget[0]
-
-    def plan(self, lengths: Sequence[int]) -> list[list[int]]:
-        """Batches by token budget (sorted), or `batching="items"`: fixed-size, input order."""
+    def plan(self, sizes: Sequence[tuple[int, ...]], cost: Callable[..., int]) -> list[list[int]]:
+        """Batches within the budget by `cost(rows, *widest)` (sorted), or `batching="items"`:
+        fixed-size batches in input order."""
         if self.batching == "items":
-            return [list(range(i, min(i + self.batch_size, len(lengths)))) for i in range(0, len(lengths), self.batch_size)]
-        return token_batches(lengths, self.budget() * self.budget_factor)
+            return [list(range(i, min(i + self.batch_size, len(sizes)))) for i in range(0, len(sizes), self.batch_size)]
+        return plan_batches(sizes, cost, self.rt.budget())
 
-    def prefix_plan(self, seqs: Sequence[tuple[int, ...]], limit: int) -> list[list[int]]:
+    def prefix_plan(self, seqs: Sequence[tuple[int, ...]], decode: bool = False) -> list[list[int]]:
         """Batches for the shared-prefix runner: sequences in token order, so that those sharing a
-        prefix meet in one batch, cut when the tokens a batch adds beyond each sequence's common
-        prefix with the previous one (about what the runner computes) exceed `limit`."""
+        prefix meet in one batch, cut when the caches the runner holds through the batch pass half
+        the budget: one per shared prefix (a node, holding its whole prefix), and with `decode`
+        each sequence's own, kept from its prompt's pass until decoding. The runner fits its
+        passes in the rest."""
+        memory, budget = self.rt.memory, self.rt.budget()
         order = sorted(range(len(seqs)), key=lambda i: seqs[i])
         batches: list[list[int]] = []
         cur: list[int] = []
-        fresh = 0
+        held = deepest = 0
         prev: tuple[int, ...] = ()
         for i in order:
             ids = seqs[i]
             shared = next((k for k, (a, b) in enumerate(zip(prev, ids)) if a != b), min(len(prev), len(ids)))
-            if cur and fresh + len(ids) - shared > limit:
+            adds = (shared if shared > deepest else 0) + (len(ids) if decode else 0)  # a deeper shared prefix is a new node
+            if cur and memory.kv(1, held + adds) > budget // 2:
                 batches.append(cur)
-                cur, fresh, shared = [], 0, 0
+                cur, held, deepest = [], 0, 0
+                adds = len(ids) if decode else 0
             cur.append(i)
-            fresh += len(ids) - shared
+            held += adds
+            deepest = shared if cur[1:] else 0
             prev = ids
         return batches + ([cur] if cur else [])
 
     def shared_runner(self, min_saved: int = 64) -> Any:
         """This backend's shared-prefix runner (`kalma.models.shared_prefix`), made once: it
-        remembers recent contexts from one call to the next."""
+        remembers recent contexts from one call to the next, and plans by this backend's budget."""
         from .shared_prefix import SharedPrefixRunner
 
         if getattr(self, "_runner", None) is None:
             tok, model = self.model()
-            pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-            self._runner = SharedPrefixRunner(model, pad_id=pad, token_budget=self.budget() * self.budget_factor, min_saved=min_saved)
+            self._runner = SharedPrefixRunner(model, pad_id=pad_id(tok), memory=self.rt.memory, budget=self.rt.budget, min_saved=min_saved)
         return self._runner
+
+
+def pad_id(tok: Any) -> int:
+    """The id padding is written with: the tokenizer's pad token, else 0 (masked either way)."""
+    return int(tok.pad_token_id) if tok.pad_token_id is not None else 0
 
 
 def render_chat(tok: Any, messages: list[Message]) -> str:
@@ -431,16 +235,40 @@ class Prompt:
     ids: tuple[int, ...]
 
 
+def bucket(n: int) -> int:
+    """`n` rounded up to one of a few widths (64, 96, 128, 192, 256, …: steps of at most 1.5x),
+    so that static-cache generation compiles few shapes and reuses them.
+
+    >>> [bucket(n) for n in (1, 64, 65, 100, 129, 700)]
+    [64, 64, 96, 128, 192, 768]
+    """
+    size = 64
+    while size < n:
+        size = size * 3 // 2 if size & (size - 1) == 0 else size * 4 // 3
+    return size
+
+
+def power_rows(batch: list[int]) -> list[list[int]]:
+    """A batch cut into power-of-two row counts (13 rows: 8, 4, 1), for the same reason.
+
+    >>> [len(b) for b in power_rows(list(range(13)))]
+    [8, 4, 1]
+    """
+    out = []
+    while batch:
+        n = 1 << (len(batch).bit_length() - 1)
+        out.append(batch[:n])
+        batch = batch[n:]
+    return out
+
+
 class HFCausalLM(HFBackend, LLM):
     """`hf:<hub id or path>[@dtype]`: batched generation. Greedy decoding runs on the
     shared-prefix runner: prompts sharing a prefix (the baseline's instruction and
     demonstration, a judge's answer under four criteria) run it once, then decode together.
-    Sampling decodes left-padded rows, each with its own seeded generator. `batching="items"`
-    keeps transformers' generate(), one fixed batch at a time: the reference the tests compare
-    against. Batches may hold 8x the scoring budget of prompt tokens: decoding runs one step
-    per new token for the whole batch, so fewer, fuller batches pay."""
-
-    budget_factor = 8
+    On CUDA, prompts that share little decode with `generate()` and a static cache. Sampling
+    decodes left-padded rows, each with its own seeded generator. `batching="items"` keeps
+    transformers' generate(), one fixed batch at a time: the reference the tests compare against."""
 
     def __init__(
         self,
@@ -452,38 +280,51 @@ class HFCausalLM(HFBackend, LLM):
         batching: Literal["tokens", "items"] = "tokens",
         batch_size: int = 16,
         attention: str | None = None,
+        offload: bool = False,
         decode: Literal["auto", "runner", "static"] = "auto",
     ):
-        super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size, attention=attention)
+        super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size, attention=attention, offload=offload)
         self.decode = decode  # greedy decoding: the policy (auto), or one path for benchmarks and tests
 
     def _prepare(self, chats: Sequence[list[Message]]) -> list[Prompt]:
         tok, _ = self.model()
         return [Prompt(list(c), tuple(tok(render_chat(tok, c), add_special_tokens=False)["input_ids"])) for c in chats]
 
-    _static = False  # this call decodes with transformers' static cache (see `_plan`)
-
-    def _plan(self, prompts: Sequence[Prompt]) -> list[list[int]]:
+    def decoding(self, prompts: Sequence[Prompt], params: GenParams) -> str:
+        """How this call decodes: `runner`, `static` (generate() with a static cache), `sampling`
+        or `generate` (transformers' own loop, the reference)."""
         if self.batching == "items":
-            return self.plan([len(p.ids) for p in prompts])
+            return "generate" if params.temperature == 0 else "sampling"
+        if params.temperature > 0:
+            return "sampling"
         from .shared_prefix import Request, saved_share
 
         # a GPU decodes faster with transformers' static cache than on the runner, unless the
         # prompts share much (G-Eval's criteria under one answer): then the runner's prefixes pay
         if self.decode == "auto":
-            self._static = cuda() and saved_share([Request(p.ids, len(p.ids)) for p in prompts], 64) < SHARED_MIN_SHARE
-        else:
-            self._static = self.decode == "static"
-        if self._static:
-            return self.plan([len(p.ids) for p in prompts])
-        return self.prefix_plan([p.ids for p in prompts], self.budget() * self.budget_factor)
+            shares = saved_share([Request(p.ids, len(p.ids)) for p in prompts], 64)
+            return "static" if device().available() and shares < SHARED_MIN_SHARE else "runner"
+        return self.decode
+
+    _how = "runner"  # how the call being answered decodes: its plan decides (`_plan`), its batches follow
+
+    def _plan(self, prompts: Sequence[Prompt], params: GenParams) -> list[list[int]]:
+        how = self._how = self.decoding(prompts, params)
+        if how == "runner":
+            return self.prefix_plan([p.ids for p in prompts], decode=True)
+        memory, new, top = self.rt.memory, params.max_tokens, params.logprobs
+        if how != "static":
+            return self.plan([(padded(len(p.ids)),) for p in prompts], lambda rows, width: memory.generation(rows, width, new, top))
+        batches = self.plan([(bucket(len(p.ids)),) for p in prompts], lambda rows, width: memory.generation(rows, width, new, top))
+        return [part for b in batches for part in power_rows(b)]
 
     def _generate(self, batch: Sequence[Prompt], params: GenParams) -> list[Generation]:
-        return self.within_memory(batch, lambda b: self._decode(b, params))
+        how = self._how
+        width = bucket(max(len(p.ids) for p in batch)) if how == "static" else padded(max(len(p.ids) for p in batch))
+        predicted = self.rt.memory.generation(len(batch), width, params.max_tokens, params.logprobs) if how != "runner" else 0
+        return self.within_memory(batch, lambda b: self._decode(b, params, how), predicted, lambda b: self._plan(b, params))
 
-    def _decode(self, batch: Sequence[Prompt], params: GenParams) -> list[Generation]:
-        import torch
-
+    def _decode(self, batch: Sequence[Prompt], params: GenParams, how: str) -> list[Generation]:
         tok, model = self.model()
         limit, longest = self.window(), max(len(p.ids) for p in batch)
         if limit is not None and longest + params.max_tokens > limit:  # cutting a prompt would drop its instructions
@@ -493,49 +334,28 @@ class HFCausalLM(HFBackend, LLM):
             )
         stops = {t for t in (tok.eos_token_id, tok.pad_token_id) if t is not None}
         steps: list[list[tuple[int, float, dict[int, float]]]]  # per prompt: (token, log-prob, top alternatives)
-        if params.temperature == 0 and self.batching == "tokens" and not self._static:
+        if how == "runner":
             from .shared_prefix import Request
 
-            self.took("greedy: shared-prefix runner")
+            self.rt.took("greedy: shared-prefix runner")
             requests = [Request(p.ids, len(p.ids), top=params.logprobs, decode=params.max_tokens, stop=tuple(stops)) for p in batch]
             steps = [[(s.token, s.logprob, dict(s.top)) for s in r.generated] for r in self.shared_runner().run(requests)]
         else:
-            width = -(-longest // PAD_MULTIPLE) * PAD_MULTIPLE
-            fill = tok.pad_token_id if tok.pad_token_id is not None else 0
-            enc = {
-                "input_ids": torch.tensor([[fill] * (width - len(p.ids)) + list(p.ids) for p in batch], device=model.device),
-                "attention_mask": torch.tensor([[0] * (width - len(p.ids)) + [1] * len(p.ids) for p in batch], device=model.device),
-            }
-            if params.temperature > 0:
+            width = bucket(longest) if how == "static" else padded(longest)
+            if how == "static" and limit is not None:
+                width = min(width, limit - params.max_tokens)
+            enc = _left_padded(batch, width, pad_id(tok), model.device)
+            if how == "sampling":
                 # Each row samples from its own generator, seeded by the run seed and the chat itself:
                 # an answer never depends on what else shares its batch.
-                self.took("sampling: padded rows")
+                self.rt.took("sampling: padded rows")
+                import torch
+
                 seeds = [item_seed(params.seed, p.chat) if params.seed is not None else int(torch.randint(0, 1 << 31, ()).item()) for p in batch]
-                new, scores = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id)
+                steps = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id)
             else:
-                static = {"cache_implementation": "static"} if self._static else {}
-                self.took("greedy: generate() with a static cache" if static else "greedy: generate()")
-                out = model.generate(
-                    **enc,
-                    max_new_tokens=params.max_tokens,
-                    do_sample=False,
-                    temperature=None,
-                    top_p=None,
-                    top_k=None,
-                    pad_token_id=tok.pad_token_id,
-                    output_scores=True,
-                    return_dict_in_generate=True,
-                    **static,
-                )
-                new, scores = out.sequences[:, width:], out.scores
-            steps = []
-            for i, ids in enumerate(new.tolist()):
-                row = []
-                for n, t in enumerate(ids):
-                    logp = torch.log_softmax(scores[n][i].float(), dim=-1)
-                    top = torch.topk(logp, params.logprobs) if params.logprobs else None
-                    row.append((t, float(logp[t]), {int(k): float(v) for v, k in zip(top.values, top.indices)} if top is not None else {}))
-                steps.append(row)
+                self.rt.took("greedy: generate() with a static cache" if how == "static" else "greedy: generate()")
+                steps = _greedy(model, enc, params, tok.pad_token_id, static=how == "static")
         return [self._generation(p, row, stops, params, tok) for p, row in zip(batch, steps)]
 
     def _generation(self, prompt: Prompt, row: list[tuple[int, float, dict[int, float]]], stops: set[int], params: GenParams, tok: Any) -> Generation:
@@ -555,10 +375,80 @@ class HFCausalLM(HFBackend, LLM):
         )
 
 
-def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: int | None, pad: int | None) -> tuple[Any, list[Any]]:
-    """Sampled decoding of a left-padded batch, each row drawing from its own seeded generator:
-    (new token ids [rows, steps], the processed scores of each step). Temperature and top-p are
-    applied as transformers' warpers apply them, so the scores are the same."""
+def _left_padded(batch: Sequence[Prompt], width: int, fill: int, where: Any) -> dict[str, Any]:
+    import torch
+
+    return {
+        "input_ids": torch.tensor([[fill] * (width - len(p.ids)) + list(p.ids) for p in batch], device=where),
+        "attention_mask": torch.tensor([[0] * (width - len(p.ids)) + [1] * len(p.ids) for p in batch], device=where),
+    }
+
+
+class _Steps:
+    """Per decoding step, on the device: each row's chosen token, its log-prob and the top
+    alternatives; moved to the host once, at the end (a `float()` per row and step would wait for
+    the device each time)."""
+
+    def __init__(self, top: int):
+        self.top, self.tokens, self.chosen, self.values, self.indices = top, [], [], [], []  # type: ignore[var-annotated]
+
+    def add(self, logp: Any, token: Any) -> None:
+        import torch
+
+        self.tokens.append(token)
+        self.chosen.append(logp.gather(1, token[:, None])[:, 0])
+        if self.top:
+            found = torch.topk(logp, self.top)
+            self.values.append(found.values)
+            self.indices.append(found.indices)
+
+    def rows(self) -> list[list[tuple[int, float, dict[int, float]]]]:
+        import torch
+
+        if not self.tokens:
+            return []
+        tokens, chosen = torch.stack(self.tokens, 1).tolist(), torch.stack(self.chosen, 1).tolist()
+        values = torch.stack(self.values, 1).tolist() if self.top else None
+        indices = torch.stack(self.indices, 1).tolist() if self.top else None
+        return [
+            [(t, lp, dict(zip(indices[r][n], values[r][n])) if values is not None and indices is not None else {}) for n, (t, lp) in enumerate(zip(toks, lps))]
+            for r, (toks, lps) in enumerate(zip(tokens, chosen))
+        ]
+
+
+def _greedy(model: Any, enc: dict[str, Any], params: GenParams, pad: int | None, static: bool) -> list[list[tuple[int, float, dict[int, float]]]]:
+    """transformers' `generate()`, greedy, recording each step's log-probs on the device through a
+    logits processor (the last one: it sees the scores the choice is made from) instead of
+    keeping every step's scores over the whole vocabulary."""
+    import torch
+    from transformers import LogitsProcessor, LogitsProcessorList
+
+    steps = _Steps(params.logprobs)
+
+    class Record(LogitsProcessor):
+        def __call__(self, input_ids: Any, scores: Any) -> Any:
+            logp = torch.log_softmax(scores.float(), dim=-1)
+            steps.add(logp, logp.argmax(-1))
+            return scores
+
+    model.generate(
+        **enc,
+        max_new_tokens=params.max_tokens,
+        do_sample=False,
+        temperature=None,
+        top_p=None,
+        top_k=None,
+        pad_token_id=pad,
+        logits_processor=LogitsProcessorList([Record()]),
+        **({"cache_implementation": "static"} if static else {}),
+    )
+    return steps.rows()
+
+
+def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: int | None, pad: int | None) -> list[list[tuple[int, float, dict[int, float]]]]:
+    """Sampled decoding of a left-padded batch, each row drawing from its own seeded generator.
+    Temperature and top-p are applied as transformers' warpers apply them, so the log-probs are
+    the same; they stay on the device until the batch is done."""
     import torch
 
     from .shared_prefix import cache_arg, cache_of
@@ -570,7 +460,7 @@ def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: 
     current, past = enc["input_ids"], None
     finished = torch.zeros(rows, dtype=torch.bool, device=model.device)
     fill = pad if pad is not None else (eos if eos is not None else 0)
-    tokens, scores = [], []
+    steps = _Steps(params.logprobs)
     for _ in range(params.max_tokens):
         out = model(input_ids=current, attention_mask=mask, position_ids=positions, **cache_arg(model, past), use_cache=True, logits_to_keep=1)
         past = cache_of(out)
@@ -580,18 +470,17 @@ def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: 
             drop = ordered.softmax(-1).cumsum(-1) <= 1 - params.top_p
             drop[:, -1] = False
             logits = logits.masked_fill(drop.scatter(1, order, drop), float("-inf"))
-        scores.append(logits)
         probs = logits.softmax(-1)
         step = torch.stack([torch.multinomial(probs[i], 1, generator=gens[i])[0] for i in range(rows)])
         step = torch.where(finished, torch.full_like(step, fill), step)
-        tokens.append(step)
+        steps.add(torch.log_softmax(logits, dim=-1), step)
         finished |= (step == eos) if eos is not None else torch.zeros_like(finished)
-        if bool(finished.all()):
+        if bool(finished.all()):  # one wait a step, for the whole batch
             break
         current = step[:, None]
         mask = torch.cat([mask, torch.ones((rows, 1), dtype=mask.dtype, device=mask.device)], dim=-1)
         positions = positions[:, -1:] + 1
-    return torch.stack(tokens, dim=1), scores
+    return steps.rows()
 
 
 @dataclass(frozen=True)
@@ -625,11 +514,12 @@ class HFCausalScorer(HFBackend, LMScorer):
         batching: Literal["tokens", "items"] = "tokens",
         batch_size: int = 16,
         attention: str | None = None,
+        offload: bool = False,
         logits: Literal["scored", "all"] = "scored",
         shared_prefix: bool | Literal["always"] = True,
         min_shared: int = 64,
     ):
-        super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size, attention=attention)
+        super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size, attention=attention, offload=offload)
         self.logits = logits
         self.shared_prefix = bool(shared_prefix) and logits == "scored" and batching == "tokens"
         self.always_shared = shared_prefix == "always"  # the runner whatever the policy says: for benchmarks
@@ -668,14 +558,20 @@ class HFCausalScorer(HFBackend, LMScorer):
 
     _runner_now = False  # this call runs on the shared-prefix runner (decided by `_plan`)
 
+    def _sizes(self, encoded: Sequence[Encoded]) -> list[tuple[int, int]]:
+        """(padded width, positions whose logits are computed) of each item."""
+        return [(padded(len(e.ids)), padded(len(e.ids)) if self.logits == "all" else len(e.ids) - e.start + 1) for e in encoded]
+
     def _plan(self, encoded: Sequence[Encoded]) -> list[list[int]]:
         self._runner_now = self.shared_prefix and self._prefixes_pay(encoded)
-        self.took("shared-prefix runner" if self._runner_now else "padded rows, scored logits" if self.logits == "scored" else "padded rows, all logits")
-        if not self._runner_now:
-            return self.plan([len(e.ids) for e in encoded])
-        # On the CPU plans of 8 budgets measured fastest; on a GPU a plan's key/value caches must
-        # stay within one budget (8 of them held 60 GiB for a 12.6 GiB model on an H100).
-        return self.prefix_plan([e.ids for e in encoded], (1 if cuda() else 8) * self.budget())
+        self.rt.took("shared-prefix runner" if self._runner_now else "padded rows, scored logits" if self.logits == "scored" else "padded rows, all logits")
+        return self._batches(encoded)
+
+    def _batches(self, encoded: Sequence[Encoded]) -> list[list[int]]:
+        """The batches of the path this call takes, at the budget of the moment."""
+        if self._runner_now:
+            return self.prefix_plan([e.ids for e in encoded])
+        return self.plan(self._sizes(encoded), self.rt.memory.forward)
 
     def _prefixes_pay(self, encoded: Sequence[Encoded]) -> bool:
         """Whether this call's items share enough to run on the runner: when its plan skips
@@ -689,22 +585,24 @@ class HFCausalScorer(HFBackend, LMScorer):
         return saved_share([Request(e.ids, e.start) for e in encoded], self.min_shared) >= SHARED_MIN_SHARE
 
     def _score(self, batch: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
-        return self.within_memory(batch, self._score_batch)
-
-    def _score_batch(self, batch: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
         if self._runner_now:
-            from .shared_prefix import Request
+            return self.within_memory(batch, self._score_shared, split=self._batches)
+        rows, widths = len(batch), self._sizes(batch)
+        predicted = self.rt.memory.forward(rows, max(w for w, _ in widths), max(k for _, k in widths))
+        return self.within_memory(batch, self._score_padded, predicted, self._batches)
 
-            results = self.shared_runner(self.min_shared).run([Request(e.ids, e.start) for e in batch])
-            return [list(zip(r.logprobs, (a for a, _ in e.spans), (b for _, b in e.spans))) for r, e in zip(results, batch)]
-        return self._score_padded(batch)
+    def _score_shared(self, batch: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
+        from .shared_prefix import Request
+
+        results = self.shared_runner(self.min_shared).run([Request(e.ids, e.start) for e in batch])
+        return [list(zip(r.logprobs, (a for a, _ in e.spans), (b for _, b in e.spans))) for r, e in zip(results, batch)]
 
     def _score_padded(self, encoded: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
         import torch
 
         tok, model = self.model()
-        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-        width = -(-max(len(e.ids) for e in encoded) // PAD_MULTIPLE) * PAD_MULTIPLE
+        pad = pad_id(tok)
+        width = padded(max(len(e.ids) for e in encoded))
         left = self.logits == "scored"
         rows, masks = [], []
         for e in encoded:
@@ -721,17 +619,40 @@ class HFCausalScorer(HFBackend, LMScorer):
         logits = model(**kwargs).logits.float()
         logp = torch.log_softmax(logits[:, :-1], dim=-1)
         targets = ids_t[:, width - logits.shape[1] + 1 :]
-        chosen = logp.gather(2, targets.unsqueeze(-1)).squeeze(-1)
+        chosen = logp.gather(2, targets.unsqueeze(-1)).squeeze(-1).tolist()  # one transfer for the batch
         out = []
         for i, e in enumerate(encoded):
             n_text = len(e.ids) - e.start
             offset = width - logits.shape[1] + 1  # absolute position of chosen[:, 0]'s target
             first = (width - n_text if left else e.start) - offset
-            out.append([(lp, a, b) for lp, (a, b) in zip(chosen[i, first : first + n_text].tolist(), e.spans)])
+            out.append([(lp, a, b) for lp, (a, b) in zip(chosen[i][first : first + n_text], e.spans)])
         return out
 
 
-class HFSeq2SeqEntailment(HFBackend, Entailment):
+class _Classified(HFBackend, ABC):
+    """Backends that read (premise, hypothesis) or texts in one pass of an encoder: batches by
+    the predicted peak of that pass at their real widths."""
+
+    def _widths(self, texts: Sequence[Any]) -> list[tuple[int]]:
+        tok, _ = self.model()
+        return [(padded(len(ids)),) for ids in self._encode(tok, texts)["input_ids"]]
+
+    @abstractmethod
+    def _encode(self, tok: Any, texts: Sequence[Any], **kwargs: Any) -> Any:
+        """The tokenizer's encoding of `texts` as this backend reads them."""
+
+    def _cost(self, rows: int, width: int) -> int:
+        return self.rt.memory.forward(rows, width, 1)
+
+    def _batch_plan(self, texts: Sequence[Any]) -> list[list[int]]:
+        return self.plan(self._widths(texts), self._cost)
+
+    def _run(self, texts: Sequence[Any], each: Callable[[Sequence[Any]], list[Any]]) -> list[Any]:
+        width = max(w for (w,) in self._widths(texts))
+        return self.within_memory(texts, each, self._cost(len(texts), width), self._batch_plan)
+
+
+class HFSeq2SeqEntailment(_Classified, Entailment):
     """`hf-seq2seq:<id>[@dtype]`: TRUE-style models (e.g. google/t5_xxl_true_nli_mixture) read
     `premise: … hypothesis: …` and answer "1" or "0"; P(entail) = softmax over those two
     tokens at the first decoding step."""
@@ -742,19 +663,24 @@ class HFSeq2SeqEntailment(HFBackend, Entailment):
     def _text(pair: tuple[str, str]) -> str:
         return f"premise: {pair[0]} hypothesis: {pair[1]}"
 
+    def _encode(self, tok: Any, texts: Sequence[Any], **kwargs: Any) -> Any:
+        return tok([self._text(p) for p in texts], truncation=True, **kwargs)
+
+    def _cost(self, rows: int, width: int) -> int:
+        return self.rt.memory.seq2seq(rows, width)
+
     def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
-        tok, _ = self.model()
-        return self.plan([len(ids) for ids in tok([self._text(p) for p in pairs], truncation=True)["input_ids"]])
+        return self._batch_plan(pairs)
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        return self.within_memory(pairs, self._entail_batch)
+        return self._run(pairs, self._entail_batch)
 
     def _entail_batch(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         import torch
 
         tok, model = self.model()
         yes, no = (tok(t, add_special_tokens=False)["input_ids"][-1] for t in ("1", "0"))
-        enc = tok([self._text(p) for p in pairs], return_tensors="pt", padding=True, truncation=True, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
+        enc = self._encode(tok, pairs, return_tensors="pt", padding=True, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
         start = torch.full((len(pairs), 1), model.config.decoder_start_token_id, device=model.device)
         logits = model(**enc, decoder_input_ids=start, use_cache=False).logits[:, 0, :].float()
         two = torch.softmax(logits[:, [yes, no]], dim=-1)
@@ -778,27 +704,26 @@ def nli_label_indices(id2label: dict[int, str]) -> dict[str, int]:
     return found
 
 
-class HFNLIEntailment(HFBackend, Entailment):
+class HFNLIEntailment(_Classified, Entailment):
     """`hf-nli:<id>[@dtype]`: MNLI-style sequence classifiers over (premise, hypothesis)."""
 
     kind, prefix = "classifier", "hf-nli"
 
+    def _encode(self, tok: Any, texts: Sequence[Any], **kwargs: Any) -> Any:
+        return tok([p for p, _ in texts], [h for _, h in texts], truncation=True, **kwargs)
+
     def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
-        tok, _ = self.model()
-        enc = tok([p for p, _ in pairs], [h for _, h in pairs], truncation=True)
-        return self.plan([len(ids) for ids in enc["input_ids"]])
+        return self._batch_plan(pairs)
 
     def _softmax(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[list[float]], dict[str, int]]:
         idx = nli_label_indices(self.model()[1].config.id2label)
-        return self.within_memory(pairs, self._softmax_batch), idx
+        return self._run(pairs, self._softmax_batch), idx
 
     def _softmax_batch(self, pairs: Sequence[tuple[str, str]]) -> list[list[float]]:
         import torch
 
         tok, model = self.model()
-        enc = tok([p for p, _ in pairs], [h for _, h in pairs], return_tensors="pt", padding=True, truncation=True, pad_to_multiple_of=PAD_MULTIPLE).to(
-            model.device
-        )
+        enc = self._encode(tok, pairs, return_tensors="pt", padding=True, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
         return list(torch.softmax(model(**enc).logits.float(), dim=-1).tolist())
 
     @property
@@ -814,3 +739,29 @@ class HFNLIEntailment(HFBackend, Entailment):
         if len(idx) < 3:
             raise TypeError(f"{self.spec} has no neutral/contradiction classes: {idx}")
         return [(float(r[idx["entailment"]]), float(r[idx["neutral"]]), float(r[idx["contradiction"]])) for r in probs]
+
+
+class HFTextClassifier(_Classified, Matcher):
+    """`hf-cls:<hub id or path>[@dtype]`: P(positive class) of a text from a sequence classifier,
+    e.g. a discourse-coherence model for CONNER's paragraph coherence. The positive class is the
+    label named "coherent" (or "positive"), else the last class."""
+
+    kind, prefix = "classifier", "hf-cls"
+
+    def _encode(self, tok: Any, texts: Sequence[Any], **kwargs: Any) -> Any:
+        return tok([t for _, t in texts], truncation=True, **kwargs)
+
+    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
+        return self._batch_plan(pairs)
+
+    def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return self._run(pairs, self._match_batch)
+
+    def _match_batch(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        import torch
+
+        tok, model = self.model()
+        labels = {int(i): n.lower() for i, n in model.config.id2label.items()}
+        pos = next((i for i, n in labels.items() if n in {"coherent", "positive"}), max(labels))
+        enc = self._encode(tok, pairs, return_tensors="pt", padding=True, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
+        return list(torch.softmax(model(**enc).logits.float(), -1)[:, pos].tolist())

@@ -22,9 +22,12 @@ import functools
 import inspect
 import os
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from .memory import MemoryModel
+from .runtime import plan_batches
 
 Ids = tuple[int, ...]
 
@@ -248,16 +251,23 @@ class PrefixMemory:
 
 def _nbytes(state: _State) -> int:
     """What a state holds in memory: its key/value tensors and its row."""
-    layers = getattr(state.cache, "layers", [])
-    return sum(t.numel() * t.element_size() for layer in layers for t in (layer.keys, layer.values) if t is not None) + state.row.numel() * 4
+    return _cache_bytes(state.cache) + state.row.numel() * 4
+
+
+def _cache_bytes(cache: Any) -> int:
+    layers = getattr(cache, "layers", [])
+    return sum(t.numel() * t.element_size() for layer in layers for t in (layer.keys, layer.values) if t is not None)
 
 
 class SharedPrefixRunner:
-    """Runs `plan_tree` nodes through a causal LM with a key/value cache."""
+    """Runs `plan_tree` nodes through a causal LM with a key/value cache. Its batches (leaf rows
+    over copied prefix caches, then decoding) are planned by `memory`'s prediction against
+    `budget()` bytes, less the prefix states it holds: the owning backend's budget, so that one
+    halved after running out of memory reaches the runner too."""
 
-    def __init__(self, model: Any, *, pad_id: int, token_budget: int, min_saved: int = 64, memory: PrefixMemory | None = None):
-        self.model, self.pad_id, self.token_budget, self.min_saved = model, pad_id, token_budget, min_saved
-        self.memory = memory if memory is not None else PrefixMemory()
+    def __init__(self, model: Any, *, pad_id: int, memory: MemoryModel, budget: Callable[[], int], min_saved: int = 64, remembered: PrefixMemory | None = None):
+        self.model, self.pad_id, self.cost, self.budget, self.min_saved = model, pad_id, memory, budget, min_saved
+        self.memory = remembered if remembered is not None else PrefixMemory()
 
     def run(self, reqs: Sequence[Request]) -> list[Result]:
         import torch
@@ -269,9 +279,11 @@ class SharedPrefixRunner:
         if live:
             with torch.no_grad():
                 self._node(live, plan_tree(live, self.min_saved), None, found)
-                for batch in self._leaf_batches(live, found.rows):
+                room = self._room(found.rows)
+                for batch in self._leaf_batches(live, found.rows, room):
                     self._leaves(live, batch, found)
-                self._decode_all(live, found)
+                pending = sum(_cache_bytes(p.cache) for p in found.pending)  # every prompt's cache, until decoded
+                self._decode_all(live, found, room - pending)
         results = iter([Result([found.values[i][j] for j in range(r.start, len(r.ids))], found.tops[i], found.generated[i]) for i, r in enumerate(live)])
         return [next(results) if len(r.ids) >= 2 else Result([]) for r in reqs]
 
@@ -335,20 +347,50 @@ class SharedPrefixRunner:
                     values[i][begin] = float(parent.row[ids[begin]])
         return _State(cache_of(out), logp[-1])
 
-    def _leaf_batches(self, reqs: Sequence[Request], rows: list[_Row]) -> list[list[_Row]]:
-        """Rows of every node, by prefix length then own length, in batches within the token
-        budget: rows x (longest prefix + widest row) padded positions, the copied prefixes counted."""
-        order = sorted(rows, key=lambda r: (r.end, len(reqs[r.i].ids)))
-        batches: list[list[_Row]] = []
-        cur: list[_Row] = []
-        for r in order:
-            prefix = max([r.end] + [c.end for c in cur])
-            width = max([len(reqs[r.i].ids) - r.end] + [len(reqs[c.i].ids) - c.end for c in cur])
-            if cur and ((len(cur) + 1) * (prefix + width) > self.token_budget * 4 or (len(cur) + 1) * width > self.token_budget):
-                batches.append(cur)
-                cur = []
-            cur.append(r)
-        return batches + ([cur] if cur else [])
+    def _leaf_batches(self, reqs: Sequence[Request], rows: list[_Row], room: int) -> list[list[_Row]]:
+        """Rows of every node, by prefix length then own length, in batches whose predicted peak
+        (each row's copy of its prefix cache, the pass over the rows' own tokens and their logits)
+        stays within `room` bytes."""
+        sizes = [(r.end, len(reqs[r.i].ids) - r.end) for r in rows]
+        batches = plan_batches(sizes, lambda n, prefix, width: self.cost.leaves(n, prefix, width, width), room)
+        return [[rows[i] for i in b] for b in batches]
+
+    def _room(self, rows: list[_Row]) -> int:
+        """The budget less the prefix states this run holds (each node's cache until its rows have run)."""
+        held = {id(r.state): r.state for r in rows if r.state is not None}
+        return self.budget() - sum(_nbytes(s) for s in held.values())
+
+    def predict(self, reqs: Sequence[Request]) -> int:
+        """The peak bytes `run(reqs)` will hold beyond the weights, as planned: every node's state
+        (a cache of its whole prefix) and, on top, its largest pass (a node's, a leaf batch's, or
+        a decoding batch's)."""
+        live = [r for r in reqs if len(r.ids) >= 2]
+        if not live:
+            return 0
+        tree = plan_tree(live, self.min_saved)
+        nodes: list[_Node] = []
+
+        def walk(node: _Node) -> None:
+            nodes.append(node)
+            for child in node.children:
+                walk(child)
+
+        walk(tree)
+        states = sum(self.cost.kv(1, n.end) for n in nodes if n.end > n.begin)
+        passes = [self.cost.forward(1, n.end - n.begin, n.end - n.begin, n.begin) for n in nodes if n.end > n.begin]
+        leaves = [(n.end, len(live[i].ids) - n.end, i) for n in nodes for i in n.leaves if len(live[i].ids) > n.end]
+        rows = [(prefix, width) for prefix, width, _ in leaves]
+        room = self.budget() - states
+        pending = 0  # the caches of prompts to decode, kept from their leaf batch until decoding
+        for batch in plan_batches(rows, lambda k, prefix, width: self.cost.leaves(k, prefix, width, width), room):
+            prefix, width = max(rows[i][0] for i in batch), max(rows[i][1] for i in batch)
+            passes.append(pending + self.cost.leaves(len(batch), prefix, width, width))
+            pending += self.cost.kv(sum(1 for i in batch if live[leaves[i][2]].decode), prefix + width)
+        decode = [(len(r.ids), r.decode, r.top) for r in live if r.decode]
+        top = max((t for _, _, t in decode), default=0)
+        for batch in plan_batches([(w, s) for w, s, _ in decode], lambda k, w, s: self.cost.decoding(k, w, s, top), room - pending):
+            passes.append(pending + self.cost.decoding(len(batch), max(decode[i][0] for i in batch), max(decode[i][1] for i in batch), top))
+        return states + max(passes, default=0)
 
     def _leaves(self, reqs: Sequence[Request], batch: list[_Row], found: _Found) -> None:
         """Each row's own tokens after its prefix, as one right-padded batch over the rows' prefix
@@ -393,15 +435,17 @@ class SharedPrefixRunner:
             position = torch.tensor([batch[row].end + len(suffixes[row]) for row in rows], device=device)
             found.pending.append(_Pending([batch[row].i for row in rows], decoding, mask[picked], position, last))
 
-    def _decode_all(self, reqs: Sequence[Request], found: _Found) -> None:
-        """Greedy decoding of every pending row, merged into as few batches as the budget allows
-        (each row's cache padded to the batch's width and masked), one token per row and step."""
+    def _decode_all(self, reqs: Sequence[Request], found: _Found, room: int) -> None:
+        """Greedy decoding of every pending row, merged into as few batches as `room` allows (each
+        row's cache padded to the batch's width and masked, grown by the tokens to come), one
+        token per row and step."""
         batches: list[list[_Pending]] = []
         for p in sorted(found.pending, key=lambda p: p.mask.shape[1]):
             steps = max(reqs[i].decode for i in p.which)
+            top = max(reqs[i].top for i in p.which)
             cur = batches[-1] if batches else []
             rows = sum(len(q.which) for q in cur) + len(p.which)
-            if not cur or rows * (p.mask.shape[1] + steps) > self.token_budget:
+            if not cur or self.cost.decoding(rows, p.mask.shape[1], steps, top) > room:
                 batches.append([p])
             else:
                 cur.append(p)

@@ -248,13 +248,16 @@ def test_every_report_says_dtype_and_device(tmp_path, dataset):
     assert summary["models"]["alignment"] == f"{nli} @fp32 on CPU"
     prov = summary["provenance"]
     assert prov["hardware"]["gpus"] == [] and prov["hardware"]["cpus"] >= 1
-    assert prov["model_runtimes"][nli] | {"paths": None} == {
+    runtime = prov["model_runtimes"][nli]
+    assert runtime | {"paths": None, "budget_bytes": None} == {
         "spec": nli.removesuffix("@fp32"),  # fp32 is the implicit identity
         "device": "CPU",
         "dtype": "fp32",
         "tf32": False,
         "attention": "transformers' default",
-        "token_budget": 1024,
-        "budget_from": "the CPU default",
+        "budget_bytes": None,
+        "budget_from": "the CPU default (1,024 tokens of a padded pass)",
+        "memory_overhead": 1.0,
         "paths": None,
     }
+    assert runtime["budget_bytes"] > 0

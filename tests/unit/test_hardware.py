@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from bench.perf.random_models import WORDS, build_bert_nli, build_causal, build_t5
 from kalma.cache import Cache
 from kalma.models import GenParams
-from kalma.models.hf import PAD_MULTIPLE, HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment, split_dtype, token_batches
+from kalma.models.hf import HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
+from kalma.models.loading import split_dtype
+from kalma.models.runtime import plan_batches
 from tests.servers import completion, scripted_server
 
 # Lengths from 1 to 40 words, so a small budget makes several batches of mixed widths.
@@ -27,14 +29,17 @@ TOL = {"fp32": 1e-4, "bf16": 0.1}
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(1, 300), max_size=40), st.integers(8, 2000))
-def test_token_batches_cover_everything_within_the_budget(lengths, budget):
-    batches = token_batches(lengths, budget)
-    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+@given(st.lists(st.tuples(st.integers(1, 300), st.integers(1, 50)), max_size=40), st.integers(8, 200_000))
+def test_batches_cover_everything_within_the_budget(sizes, budget):
+    def cost(rows, width, kept):  # grows with rows, width and kept, as every memory model does
+        return rows * width * 8 + rows * kept * 100
+
+    batches = plan_batches(sizes, cost, budget)
+    assert sorted(i for b in batches for i in b) == list(range(len(sizes)))
     for b in batches:
-        width = -(-max(lengths[i] for i in b) // PAD_MULTIPLE) * PAD_MULTIPLE
-        assert len(b) == 1 or width * len(b) <= budget
-        assert [lengths[i] for i in b] == sorted(lengths[i] for i in b)
+        widest = tuple(max(sizes[i][k] for i in b) for k in range(2))
+        assert len(b) == 1 or cost(len(b), *widest) <= budget
+        assert [sizes[i] for i in b] == sorted(sizes[i] for i in b)
 
 
 @pytest.fixture(scope="module", params=["gpt2", "llama"])
@@ -44,9 +49,9 @@ def causal(request, tmp_path_factory):
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_scorer_token_budget_and_scored_logits_equal_one_at_a_time(causal, dtype):
-    fast = HFCausalScorer(f"{causal}@{dtype}", token_budget=96)  # several sorted batches
+    fast = HFCausalScorer(f"{causal}@{dtype}", token_budget=96, shared_prefix=False)  # several sorted batches
     reference = HFCausalScorer(f"{causal}@{dtype}", logits="all", batching="items", batch_size=1)
-    assert len(fast.plan([len(e.ids) for e in fast._prepare(PAIRS)])) > 2
+    assert len(fast._plan(fast._prepare(PAIRS))) > 2
     got = fast.token_logprobs(TEXTS, CONTEXTS, cache=Cache(None))
     want = reference.token_logprobs(TEXTS, CONTEXTS, cache=Cache(None))
     for g, w, t in zip(got, want, TEXTS):
@@ -174,38 +179,7 @@ def test_a_seeded_sample_depends_on_the_item_not_its_batch_mates(causal):
     assert other_seed.text != alone.text  # the seed still decides the sample
 
 
-# ---------------------------------------------------------------- issue 35: what runs, and the paths a GPU takes
-
-
-def test_fp32_means_fp32_and_tf32_is_asked_for(causal):
-    """TF32 is never switched on behind the user's back: only `@tf32` runs its passes with it,
-    and only for them; on the CPU it computes what fp32 does."""
-    import torch
-
-    from kalma.models.hf import matmul_precision
-
-    before = torch.backends.cuda.matmul.allow_tf32
-    for dtype, inside in (("fp32", False), ("bf16", False), ("tf32", True)):
-        with matmul_precision(dtype):
-            assert torch.backends.cuda.matmul.allow_tf32 is inside and torch.backends.cudnn.allow_tf32 is inside
-        assert torch.backends.cuda.matmul.allow_tf32 is before
-    tf32 = HFCausalScorer(f"{causal}@tf32")
-    assert tf32.spec.endswith("@tf32") and tf32.model()[1].dtype == torch.float32  # fp32 weights
-    got = tf32.token_logprobs(TEXTS[:3], cache=Cache(None))
-    for g, w in zip(got, HFCausalScorer(f"{causal}@fp32").token_logprobs(TEXTS[:3], cache=Cache(None))):
-        assert g == pytest.approx(w, abs=1e-6)
-
-
-def test_a_gpu_run_is_never_read_as_the_cpu_one(causal, monkeypatch):
-    import kalma.models.hf as hf
-
-    cpu = HFCausalScorer(f"{causal}@bf16")
-    on_cpu = cpu.cache_identity()
-    monkeypatch.setattr(hf, "cuda", lambda: True)
-    monkeypatch.setattr(hf, "device_name", lambda: "NVIDIA H100 80GB HBM3")
-    gpu = HFCausalScorer(f"{causal}@bf16")
-    assert cpu.spec == gpu.spec and on_cpu != gpu.cache_identity() and "|cuda" in gpu.cache_identity() and "|cuda" not in on_cpu
-    assert gpu.runs_as() == "@bf16 on NVIDIA H100 80GB HBM3" and HFCausalScorer(f"{causal}@fp32").runs_as().endswith(", TF32 off")
+# ---------------------------------------------------------------- the paths a call takes (the GPU's own: tests/unit/test_gpu.py)
 
 
 def test_the_scorer_takes_shared_prefixes_only_where_they_pay(causal):
@@ -235,31 +209,8 @@ def test_static_cache_decoding_equals_the_runner(causal):
     assert [g.text for g in a] == [g.text for g in b]
     for g, h in zip(a, b):
         assert [t.logprob for t in g.logprobs] == pytest.approx([t.logprob for t in h.logprobs], abs=1e-4)
-    assert static.runtime()["paths"] == {"greedy: generate() with a static cache": 1}
+    assert static.runtime()["paths"] == {"greedy: generate() with a static cache": 2}  # 5 chats as 4 rows and 1: shapes that repeat
     assert runner.runtime()["paths"] == {"greedy: shared-prefix runner": 1}
-
-
-def test_a_batch_that_runs_out_of_gpu_memory_is_split_and_the_budget_halved(tmp_path, monkeypatch):
-    """Fault injection (no GPU here): the model raises CUDA's out-of-memory error above two rows.
-    The results equal an unconstrained run, and the runtime says why the budget changed."""
-    import torch
-
-    path = str(build_t5(tmp_path / "t5"))
-    pairs = [(c or "she", t) for c, t in PAIRS]
-    want = HFSeq2SeqEntailment(f"{path}@fp32", token_budget=4096).probs(pairs, cache=Cache(None))
-    ent = HFSeq2SeqEntailment(f"{path}@fp32", token_budget=4096)
-    model = ent.model()[1]
-    real = model.forward
-
-    def small_only(*args, **kwargs):
-        if kwargs["input_ids"].shape[0] > 2:
-            raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(model, "forward", small_only)
-    assert ent.probs(pairs, cache=Cache(None)) == pytest.approx(want, abs=1e-6)
-    runtime = ent.runtime()
-    assert runtime["token_budget"] < 4096 and runtime["budget_from"].startswith("halved after running out of GPU memory on")
 
 
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
@@ -274,7 +225,10 @@ def test_t5_attention_paths_stay_within_1e_2_of_fp32(tmp_path, attention):
 
 
 def test_the_cpu_budget_and_its_source(causal, monkeypatch):
-    assert HFCausalScorer(f"{causal}@fp32").budget() == 1024
+    """On the CPU the budget is what a padded pass over 1,024 tokens holds (compute-bound there);
+    KALMA_TOKEN_BUDGET gives it in tokens too, and the runtime says which."""
+    sc = HFCausalScorer(f"{causal}@fp32")
+    assert sc.rt.budget() == sc.rt.memory.tokens(1024) and sc.runtime()["budget_from"] == "the CPU default (1,024 tokens of a padded pass)"
     monkeypatch.setenv("KALMA_TOKEN_BUDGET", "300")
     sc = HFCausalScorer(f"{causal}@fp32")
-    assert sc.budget() == 300 and sc.runtime()["budget_from"] == "KALMA_TOKEN_BUDGET"
+    assert sc.rt.budget() == sc.rt.memory.tokens(300) and sc.runtime()["budget_from"] == "KALMA_TOKEN_BUDGET (300 tokens of a padded pass)"

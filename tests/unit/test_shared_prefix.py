@@ -9,7 +9,9 @@ import pytest
 
 from bench.perf.random_models import build_causal
 from kalma.cache import Cache
-from kalma.models.hf import HFCausalScorer, load
+from kalma.models.hf import HFCausalScorer
+from kalma.models.loading import load
+from kalma.models.memory import MemoryModel, Shape
 from kalma.models.shared_prefix import PrefixMemory, Request, SharedPrefixRunner, plan_tree
 
 TOL = {"fp32": 1e-4, "bf16": 0.05}
@@ -23,6 +25,13 @@ TEXTS = [
     "she",
     "",
 ]
+
+
+def _runner(tok, model, remembered: PrefixMemory) -> SharedPrefixRunner:
+    """A runner with room for any batch these tests make (fp32, 64 MiB)."""
+    return SharedPrefixRunner(
+        model, pad_id=tok.pad_token_id, memory=MemoryModel(Shape.of(model.config), "fp32"), budget=lambda: 64 << 20, min_saved=1, remembered=remembered
+    )
 
 
 @pytest.fixture(scope="module", params=["gpt2", "llama"])
@@ -56,8 +65,8 @@ def test_a_builder_round_equals_one_at_a_time(causal, dtype, min_shared):
 
 
 def test_a_growing_context_is_run_once_across_calls(causal):
-    tok, model = load("causal", causal, "fp32")
-    runner = SharedPrefixRunner(model, pad_id=tok.pad_token_id, token_budget=1024, min_saved=1, memory=PrefixMemory(64))
+    tok, model, _ = load("causal", causal, "fp32")
+    runner = _runner(tok, model, PrefixMemory(64))
     single = HFCausalScorer(f"{causal}@fp32", logits="all", batching="items", batch_size=1, shared_prefix=False)
     scorer = HFCausalScorer(f"{causal}@fp32")
     paragraph = CONTEXT
@@ -74,8 +83,8 @@ def test_a_growing_context_is_run_once_across_calls(causal):
 def test_next_token_distribution_equals_a_full_pass(causal):
     import torch
 
-    tok, model = load("causal", causal, "fp32")
-    runner = SharedPrefixRunner(model, pad_id=tok.pad_token_id, token_budget=1024, min_saved=1, memory=PrefixMemory(0))
+    tok, model, _ = load("causal", causal, "fp32")
+    runner = _runner(tok, model, PrefixMemory(0))
     prompts = [f"user : {CONTEXT} question : {q} assistant :" for q in ("born", "father", "father of")]
     ids = [tuple(tok(p)["input_ids"]) for p in prompts]
     results = runner.run([Request(i, len(i), top=5) for i in ids] + [Request(ids[0][:3], 3, top=2)])
@@ -104,8 +113,8 @@ def test_smollm2_builder_perplexities_equal_one_at_a_time():
     graphs = open_source("demo").subgraphs(["Q212657", "Q367360"])
     sentences = [template_sentence(t) for g in graphs.values() for t in g.triples][:16]
     paragraph = "Artemisia Gentileschi was a painter born in Rome. She learned to paint in the workshop of her father, Orazio Gentileschi."
-    shared = HFCausalScorer(str(converted_dir()), spec=SPEC).perplexity(sentences, [paragraph] * len(sentences))
-    single = HFCausalScorer(str(converted_dir()), spec=SPEC, logits="all", batching="items", batch_size=1, shared_prefix=False)
+    shared = HFCausalScorer(str(converted_dir()), spec=SPEC, dtype="fp32").perplexity(sentences, [paragraph] * len(sentences))  # rel=1e-4 holds in fp32 only
+    single = HFCausalScorer(str(converted_dir()), spec=SPEC, dtype="fp32", logits="all", batching="items", batch_size=1, shared_prefix=False)
     for s, p in zip(sentences, shared):
         assert p == pytest.approx(single.perplexity([s], [paragraph])[0], rel=1e-4)
 
@@ -115,8 +124,8 @@ def test_greedy_decoding_of_rows_from_several_prefixes_equals_generate(causal):
     decode as one merged batch: each continuation equals transformers' generate() alone."""
     import torch
 
-    tok, model = load("causal", causal, "fp32")
-    runner = SharedPrefixRunner(model, pad_id=tok.pad_token_id, token_budget=4096, min_saved=1, memory=PrefixMemory(0))
+    tok, model, _ = load("causal", causal, "fp32")
+    runner = _runner(tok, model, PrefixMemory(0))
     heads = [CONTEXT, "she was born in rome . her father was a painter . question : who"]
     prompts = [f"{h} {tail}" for h in heads for tail in ("father", "born in", "painter of rome")]
     ids = [tuple(tok(p)["input_ids"]) for p in prompts]

@@ -1,0 +1,94 @@
+"""A stand-in GPU for CI: it answers every question `kalma.models.runtime.Device` asks as an
+80 GB card would, while the tensors stay on the CPU, so that every branch a GPU takes (dtype,
+attention, budgets from free memory, placement checks, static-cache generation, out-of-memory
+recovery, the first batch's measured peak) runs in the tests.
+
+Its allocator is honest: around each batch it counts the live tensor bytes (`LiveBytes`), which
+is what the batch's peak reads, and with `limit` set it raises CUDA's out-of-memory error when a
+batch would hold more: a fault where a real card would have one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from kalma.models.memory import LiveBytes
+from kalma.models.runtime import Device, Peak
+
+H100 = "NVIDIA H100 80GB HBM3"
+GIB = 2**30
+
+
+class Limited(LiveBytes):
+    """Live bytes, and CUDA's out-of-memory error past `limit`."""
+
+    def __init__(self, limit: int | None):
+        super().__init__()
+        self.limit = limit
+
+    def _track(self, storage: Any, given: set[int]) -> None:
+        super()._track(storage, given)
+        if self.limit is not None and self.live > self.limit:
+            import torch
+
+            raise torch.cuda.OutOfMemoryError(f"CUDA out of memory (stand-in): {self.live} bytes live past {self.limit}")
+
+
+class FakeCuda(Device):
+    def __init__(self, total: int = 80 * GIB, name: str = H100, held: int = 0, limit: int | None = None):
+        self.total_bytes, self.gpu, self.held, self.limit = total, name, held, limit
+        self.loaded: list[int] = []  # weight bytes of each model placed on it
+        self.emptied = 0  # calls to empty the allocator's cache
+        self.ooms = 0
+
+    def available(self) -> bool:
+        return True
+
+    def torch_device(self) -> str:
+        return "cpu"
+
+    def name(self) -> str:
+        return self.gpu
+
+    def names(self) -> list[str]:
+        return [self.gpu]
+
+    def cuda_version(self) -> str | None:
+        return "12.8"
+
+    def free(self) -> int:
+        return max(0, self.total_bytes - self.held - sum(self.loaded))
+
+    def total(self) -> int:
+        return self.total_bytes
+
+    def empty_cache(self) -> None:
+        self.emptied += 1
+
+    @contextmanager
+    def batch(self) -> Iterator[Peak]:
+        found = Peak()
+        counter = Limited(self.limit)
+        try:
+            with counter:
+                yield found
+        except Exception as exc:
+            self.ooms += self.is_oom(exc)
+            raise
+        found.peak = counter.peak
+
+    def reset_peak(self) -> None:
+        pass
+
+    def load_kwargs(self) -> dict[str, Any]:
+        return {}
+
+    def placement(self, model: Any) -> dict[str, str]:
+        """As `device_map="auto"` would place it: on the card while it fits, the rest on the CPU."""
+        weights = sum(p.numel() * p.element_size() for p in model.parameters())
+        if weights <= self.free():
+            self.loaded.append(weights)
+            return {"": "cuda:0"}
+        return {"model.embed_tokens": "cuda:0", "model.layers": "cpu", "lm_head": "cpu"}

@@ -1,0 +1,108 @@
+"""The memory model against the bytes each path really allocates, counted on the CPU (`LiveBytes`:
+every tensor storage created and alive at once): padded scoring, the shared-prefix runner, T5
+entailment and generation with its cache, three shapes each, within 20 %."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bench.perf.random_models import WORDS, build_llama, build_t5_shape
+from kalma.cache import Cache
+from kalma.models import GenParams
+from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment, bucket
+from kalma.models.memory import LiveBytes
+from kalma.models.runtime import padded
+from kalma.models.shared_prefix import PrefixMemory, Request
+
+VOCAB = WORDS + [f"w{i}" for i in range(1900)]
+TOLERANCE = 0.2
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(VOCAB) for _ in range(n))
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    return str(build_llama(tmp_path_factory.mktemp("llama"), hidden=256, layers=2, heads=4, intermediate=688, vocab=2000, positions=1024))
+
+
+@pytest.fixture(scope="module")
+def t5(tmp_path_factory):
+    return str(build_t5_shape(tmp_path_factory.mktemp("t5"), d_model=128, d_ff=512, d_kv=32, heads=4, layers=2, vocab=2000))
+
+
+def _close(predicted: int, counted: int) -> None:
+    assert counted > 0 and abs(predicted - counted) <= TOLERANCE * counted, f"predicted {predicted:,} bytes, counted {counted:,}"
+
+
+def test_live_bytes_counts_new_storage_once():
+    import torch
+
+    x = torch.zeros(1000)  # made before: not counted
+    with LiveBytes() as lb:
+        y = torch.ones(2000)  # 8,000 bytes
+        z = y.view(40, 50)  # a view: the same storage
+        y.add_(1)  # in place: the same storage
+        del y, z
+        w = torch.ones(500)  # after the first is gone: the peak stays 8,000
+    assert lb.peak == 8000 and lb.live == 2000 and x.numel() == w.numel() * 2
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("rows,context,text", [(2, 30, 20), (8, 60, 40), (4, 20, 200)])
+def test_padded_scoring(llama, dtype, rows, context, text):
+    rng = random.Random(rows)
+    sc = HFCausalScorer(f"{llama}@{dtype}", token_budget=1 << 16, shared_prefix=False)
+    items = [(_text(rng, context), _text(rng, text)) for _ in range(rows)]
+    encoded = sc._prepare(items)
+    assert len(sc._plan(encoded)) == 1
+    width, kept = padded(max(len(e.ids) for e in encoded)), max(len(e.ids) - e.start for e in encoded) + 1
+    with LiveBytes() as lb:
+        sc.token_logprobs([t for _, t in items], [c for c, _ in items], cache=Cache(None))
+    _close(sc.rt.memory.forward(rows, width, kept), lb.peak)
+
+
+@pytest.mark.parametrize("rows,context,text", [(4, 100, 10), (16, 150, 20), (8, 40, 60)])
+def test_the_shared_prefix_runner(llama, rows, context, text):
+    rng = random.Random(rows)
+    sc = HFCausalScorer(f"{llama}@fp32", token_budget=1 << 16, shared_prefix="always")
+    runner = sc.shared_runner()
+    runner.memory = PrefixMemory(0)
+    shared = _text(rng, context)
+    requests = [Request(e.ids, e.start) for e in sc._prepare([(shared, _text(rng, text)) for _ in range(rows)])]
+    with LiveBytes() as lb, sc.rt.numerics():
+        runner.run(requests)
+    _close(runner.predict(requests), lb.peak)
+
+
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+@pytest.mark.parametrize("rows,premise", [(2, 30), (8, 100), (32, 200)])
+def test_t5_entailment(t5, attention, rows, premise):
+    rng = random.Random(rows)
+    ent = HFSeq2SeqEntailment(f"{t5}@fp32", token_budget=1 << 16, attention=attention)
+    pairs = [(_text(rng, premise), _text(rng, 8)) for _ in range(rows)]
+    assert len(ent._plan(pairs)) == 1
+    width = max(w for (w,) in ent._widths(pairs))
+    with LiveBytes() as lb:
+        ent.probs(pairs, cache=Cache(None))
+    _close(ent.rt.memory.seq2seq(rows, width), lb.peak)
+
+
+@pytest.mark.parametrize("decode", ["static", "runner"])
+@pytest.mark.parametrize("rows,words,new", [(2, 30, 8), (8, 60, 16), (16, 120, 32)])
+def test_generation_with_its_cache(llama, decode, rows, words, new):
+    rng = random.Random(rows)
+    llm = HFCausalLM(f"{llama}@fp32", token_budget=1 << 16, decode=decode)
+    chats = [[{"role": "user", "content": _text(rng, words)}] for _ in range(rows)]
+    prompts = llm._prepare(chats)
+    if decode == "runner":
+        llm.shared_runner().memory = PrefixMemory(0)
+        predicted = llm.shared_runner().predict([Request(p.ids, len(p.ids), top=2, decode=new) for p in prompts])
+    else:
+        predicted = llm.rt.memory.generation(rows, bucket(max(len(p.ids) for p in prompts)), new, 2)
+    with LiveBytes() as lb:
+        llm.chat_many(chats, GenParams(max_tokens=new, logprobs=2), cache=Cache(None))
+    _close(predicted, lb.peak)
