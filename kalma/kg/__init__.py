@@ -8,6 +8,7 @@ Open one with a spec string:
 | `oxigraph:PATH` | a snapshot file or store directory in pyoxigraph, for large snapshots |
 | `sparql:URL` | any SPARQL 1.1 endpoint |
 | `wikidata` | Wikidata's query service |
+| `wikidata-local:STORE` | a local Wikidata built from its dumps (`kalma kg import`), answered by DuckDB |
 | `demo` | the bundled demo snapshot |
 
 A new source is one class plus one `SOURCES.add` line (or a `kalma.kg` entry point in another
@@ -29,12 +30,13 @@ def demo_snapshot_path() -> Path:
     return Path(str(resources.files("kalma") / "data" / DEMO_SNAPSHOT))
 
 
-SOURCES: Registry[SparqlSource] = Registry("knowledge source", "kalma.kg")
+SOURCES: Registry[KnowledgeSource] = Registry("knowledge source", "kalma.kg")
 SOURCES.add("rdflib", "kalma.kg.local:RdflibSource")
 SOURCES.add("oxigraph", "kalma.kg.local:OxigraphSource")
 SOURCES.add("sparql", "kalma.kg.remote:endpoint")
 SOURCES.add("wikidata", "kalma.kg.remote:wikidata", argument="none")
 SOURCES.add("demo", "kalma.kg.local:demo", argument="none")
+SOURCES.add("wikidata-local", "kalma.kg.store:LocalWikidata")
 _SNAPSHOT_SUFFIXES = {".ttl", ".nt", ".turtle", ".ntriples"}
 
 
@@ -46,7 +48,7 @@ def _full_spec(spec: str) -> str:
     return spec
 
 
-def open_source(spec: str) -> SparqlSource:
+def open_source(spec: str) -> KnowledgeSource:
     """Open a knowledge source from its spec string (see the module docstring)."""
     return SOURCES.build(_full_spec(spec))
 

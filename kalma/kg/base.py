@@ -39,12 +39,19 @@ class KnowledgeSource(Protocol):
     """What every stage may ask a knowledge graph."""
 
     name: str
+    lang: str
 
     def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]: ...
     def subgraphs(self, qids: Iterable[str]) -> dict[str, EntityGraph]: ...
+    def subgraph(self, qid: str) -> EntityGraph | None: ...
     def linked(self, triples: Iterable[tuple[str, str, str]]) -> set[tuple[str, str, str]]: ...
     def labels(self, qids: Iterable[str]) -> dict[str, str]: ...
     def inverse_properties(self, pids: Iterable[str]) -> dict[str, list[str]]: ...
+    def property_aliases(self, pids: Iterable[str]) -> dict[str, list[str]]: ...
+    def neighbourhood(self, qids: Sequence[str]) -> str:
+        """N-Triples of the one-hop neighbourhood of `qids`, with every label the queries above
+        need: what a snapshot is cut from (`kalma.kg.snapshot.write_snapshot`)."""
+        ...
 
 
 TERM_TYPES = frozenset({"uri", "literal", "bnode", "typed-literal"})
@@ -131,6 +138,9 @@ class SparqlSource(ABC):
         self.round_trips += 1
         return self._construct(query)
 
+    def neighbourhood(self, qids: Sequence[str]) -> str:
+        return "".join(self.construct(sparql.snapshot_construct(chunk, self.lang)) for chunk in _chunks(list(qids), self.batch_size))
+
     # ------------------------------------------------------------ protocol
 
     def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]:
@@ -159,13 +169,7 @@ class SparqlSource(ABC):
                 if t is not None:
                     triples[t.subject].append(t)
             prop_aliases = self.property_aliases({t.relation for ts in triples.values() for t in ts if t.relation})
-            for q in chunk:
-                if q not in info and not triples[q]:
-                    continue
-                label, aliases, desc = info.get(q, (q, [], ""))
-                uniq = sorted(set(triples[q]), key=_property_order)
-                used = {t.relation: prop_aliases[t.relation] for t in uniq if t.relation in prop_aliases}
-                graphs[q] = EntityGraph(qid=q, label=label, aliases=aliases, description=desc, triples=uniq, property_aliases=dict(sorted(used.items())))
+            graphs.update(assemble_graphs(chunk, info, triples, prop_aliases))
         return graphs
 
     def property_aliases(self, pids: Iterable[str]) -> dict[str, list[str]]:
@@ -216,41 +220,74 @@ class SparqlSource(ABC):
 
     # ------------------------------------------------------------ helpers
 
-    def _entity_info(self, qids: Sequence[str]) -> dict[str, tuple[str, list[str], str]]:
-        acc: dict[str, dict[str, list[str]]] = {}
+    def _entity_info(self, qids: Sequence[str]) -> Info:
+        found = []
         for row in self.select(sparql.entity_info_query(qids, self.lang), ("item", "kind", "text"), {"item": qids, "kind": ("label", "alias", "description")}):
             q = iri_id(row["item"]["value"])
             if q:
-                acc.setdefault(q, {"label": [], "alias": [], "description": []})[row["kind"]["value"]].append(row["text"]["value"])
-        return {q: (min(d["label"]) if d["label"] else q, sorted(set(d["alias"])), min(d["description"]) if d["description"] else "") for q, d in acc.items()}
+                found.append((q, row["kind"]["value"], row["text"]["value"]))
+        return entity_info(found)
 
-    def _row_to_triple(self, row: Row, info: dict[str, tuple[str, list[str], str]]) -> Triple | None:
-        subject = iri_id(row["item"]["value"])
-        pid = iri_id(row["prop"]["value"])
-        value = row["value"]
-        if subject is None:
+    def _row_to_triple(self, row: Row, info: Info) -> Triple | None:
+        return row_to_triple(row, info, self.lang)
+
+
+Info = dict[str, tuple[str, list[str], str]]  # entity -> (label, aliases, description)
+
+
+def entity_info(found: Iterable[tuple[str, str, str]]) -> Info:
+    """(entity, kind, text) rows as each entity's label (the least, else its id), sorted aliases
+    and description (the least): how every source reads what it holds of an entity."""
+    acc: dict[str, dict[str, list[str]]] = {}
+    for q, kind, text in found:
+        acc.setdefault(q, {"label": [], "alias": [], "description": []})[kind].append(text)
+    return {q: (min(d["label"]) if d["label"] else q, sorted(set(d["alias"])), min(d["description"]) if d["description"] else "") for q, d in acc.items()}
+
+
+def row_to_triple(row: Row, info: Info, lang: str) -> Triple | None:
+    """A claim row (`item`, `prop`, `propLabel`, `value`, maybe `valueLabel`, as SPARQL terms) as a
+    Triple: a date as its ISO date, monolingual text in another language and empty text left out,
+    an entity value by its QID and its label (else its id)."""
+    subject = iri_id(row["item"]["value"])
+    pid = iri_id(row["prop"]["value"])
+    value = row["value"]
+    if subject is None:
+        return None
+    if value["type"] == "literal":
+        if value.get("lang") and value["lang"] != lang:
+            return None  # monolingual text in another language
+        lexical = value["value"]
+        text = render_date(lexical) if value.get("datatype") in _DATE_TYPES else lexical
+        if not text.strip():
             return None
-        if value["type"] == "literal":
-            if value.get("lang") and value["lang"] != self.lang:
-                return None  # monolingual text in another language
-            lexical = value["value"]
-            text = render_date(lexical) if value.get("datatype") in _DATE_TYPES else lexical
-            if not text.strip():
-                return None
-            kind, vid, vlabel = "literal", text, text
-        else:
-            vid = iri_id(value["value"]) or value["value"]
-            label = row.get("valueLabel")
-            kind, vlabel = "item", (label["value"] if label else vid)
-        return Triple(
-            subject=subject,
-            subject_label=info.get(subject, (subject,))[0],
-            relation=pid or "",
-            relation_label=row["propLabel"]["value"],
-            value=vid,
-            value_label=vlabel,
-            value_type=kind,  # type: ignore[arg-type]
-        )
+        kind, vid, vlabel = "literal", text, text
+    else:
+        vid = iri_id(value["value"]) or value["value"]
+        label = row.get("valueLabel")
+        kind, vlabel = "item", (label["value"] if label else vid)
+    return Triple(
+        subject=subject,
+        subject_label=info.get(subject, (subject,))[0],
+        relation=pid or "",
+        relation_label=row["propLabel"]["value"],
+        value=vid,
+        value_label=vlabel,
+        value_type=kind,  # type: ignore[arg-type]
+    )
+
+
+def assemble_graphs(qids: Sequence[str], info: Info, triples: Mapping[str, list[Triple]], prop_aliases: Mapping[str, list[str]]) -> dict[str, EntityGraph]:
+    """The one-hop graph of each of `qids` the source knows (an entity with no label and no claim
+    is absent): its triples deduplicated in property order, with the aliases of the properties used."""
+    graphs: dict[str, EntityGraph] = {}
+    for q in qids:
+        if q not in info and not triples.get(q):
+            continue
+        label, aliases, desc = info.get(q, (q, [], ""))
+        uniq = sorted(set(triples.get(q, [])), key=_property_order)
+        used = {t.relation: prop_aliases[t.relation] for t in uniq if t.relation in prop_aliases}
+        graphs[q] = EntityGraph(qid=q, label=label, aliases=aliases, description=desc, triples=uniq, property_aliases=dict(sorted(used.items())))
+    return graphs
 
 
 def _qid_num(q: str) -> int:

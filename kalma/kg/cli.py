@@ -13,7 +13,7 @@ from ..cli import OVERWRITE, new_output
 def kg() -> None:
     """Knowledge-graph sources: look-ups, snapshots, and the authors' release importer.
 
-    SOURCE is a .ttl/.nt path, rdflib:PATH, oxigraph:PATH, sparql:URL, wikidata or demo."""
+    SOURCE is a .ttl/.nt path, rdflib:PATH, oxigraph:PATH, sparql:URL, wikidata, wikidata-local:STORE or demo."""
 
 
 @kg.command("lookup")
@@ -61,6 +61,61 @@ def snapshot(endpoint: str, qids: str, names: str, output: str, overwrite: bool)
         raise click.UsageError("give --qids or --names that resolve to at least one entity")
     n = write_snapshot(src, wanted, output)
     click.echo(f"wrote {n} triples for {len(set(wanted))} entities to {output}")
+
+
+@kg.command("import")
+@click.argument("dump", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "store", required=True, type=click.Path(file_okay=False), help="The store folder (Parquet tables and meta.json).")
+@click.option(
+    "--lang", "languages", multiple=True, default=("en",), show_default=True, help="Languages of the labels, aliases and descriptions kept (repeatable)."
+)
+@click.option(
+    "--classes", default="", help="Keep only the claims of instances (P31) of these classes, e.g. Q5 (comma-separated); labels are kept for what they name."
+)
+@click.option(
+    "--qids", "qids_file", type=click.Path(exists=True, dir_okay=False), help="Keep only the claims of the QIDs in this file (one per line), beside --classes."
+)
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Decoder and DuckDB threads (default: every core).")
+@click.option(
+    "--spark", "master", default=None, metavar="MASTER", help="Run the import as a Spark job instead (local[*], spark://host:7077, yarn): the same store."
+)
+@OVERWRITE
+def import_cmd(
+    dump: str, store: str, languages: tuple[str, ...], classes: str, qids_file: str | None, threads: int | None, master: str | None, overwrite: bool
+) -> None:
+    """Import a Wikidata dump (latest-truthy.nt or latest-all.json, plain, .gz, .bz2 or .zst) into a
+    local store, then query it as --kg wikidata-local:STORE. A killed import resumes where it stopped."""
+    import shutil
+    from pathlib import Path
+
+    from . import sparql
+    from .dumps import Filter, decoder_name, dump_format
+
+    wanted = [c.strip() for c in classes.split(",") if c.strip()]
+    qids = [line.strip() for line in Path(qids_file).read_text(encoding="utf-8").splitlines() if line.strip()] if qids_file else []
+    for q in [*wanted, *qids]:
+        sparql.entity(q)  # a malformed id: one line, before any work
+    if overwrite and Path(store).exists():
+        shutil.rmtree(store)
+    keep = Filter(frozenset(wanted), frozenset(qids))
+    fmt, compression = dump_format(dump)
+    click.echo(f"importing {dump} ({'truthy N-Triples' if fmt == 'nt' else 'JSON'}, decoder: {decoder_name(compression)}) into {store}", err=True)
+    if master:
+        from .spark_import import spark_import
+
+        meta = spark_import(dump, store, master, languages, keep)
+    else:
+        from .store import import_dump
+
+        meta = import_dump(dump, store, languages, keep, threads)
+    rows, read = meta["rows"], meta["read"]
+    rate = f" ({read['decompressed_bytes'] / max(read['seconds'], 1e-9) / 1e6:,.0f} MB/s decompressed)" if read["decompressed_bytes"] else ""
+    click.echo(
+        f"wrote {store}: {rows['labels']:,} labels, {rows['claims']:,} claims, {rows['properties']:,} properties "
+        f"from {read['lines']:,} lines in {read['seconds']:.1f} s{rate}; {meta['malformed']['lines']:,} malformed lines"
+    )
+    for line in meta["malformed"]["first"]:
+        click.echo(f"  malformed: {line}", err=True)
 
 
 @kg.command("serve")

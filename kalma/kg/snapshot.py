@@ -12,20 +12,18 @@ from typing import Any
 from ..biokalma import ReleaseFact, release_facts
 from ..schema import QID_RE
 from . import sparql
-from .base import SparqlSource
+from .base import KnowledgeSource
 
 BIOKALMA_NS = "https://kalma.invalid/biokalma/"
 
 
-def write_snapshot(source: SparqlSource, qids: Iterable[str], out: str | Path) -> int:
-    """CONSTRUCT the one-hop neighbourhood of `qids` (with every label the queries need) from
-    `source` and write it as N-Triples or Turtle (by suffix). Returns the number of triples."""
+def write_snapshot(source: KnowledgeSource, qids: Iterable[str], out: str | Path) -> int:
+    """The one-hop neighbourhood of `qids` (with every label the queries need) from `source`,
+    written as N-Triples or Turtle (by suffix). Returns the number of triples."""
     import rdflib
 
-    qids = list(dict.fromkeys(qids))
     g = rdflib.Graph()
-    for i in range(0, len(qids), source.batch_size):
-        g.parse(data=source.construct(sparql.snapshot_construct(qids[i : i + source.batch_size], source.lang)), format="nt")
+    g.parse(data=source.neighbourhood(list(dict.fromkeys(qids))), format="nt")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     _bind_prefixes(g)

@@ -18,6 +18,21 @@ def kg_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def kg_store(kg_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same data as a local Wikidata store: written as N-Triples, imported as a dump."""
+    import rdflib
+
+    from kalma.kg.store import import_dump
+
+    folder = tmp_path_factory.mktemp("store")
+    graph = rdflib.Graph()
+    graph.parse(str(kg_data))
+    graph.serialize(str(folder / "contract.nt"), format="nt", encoding="utf-8")
+    import_dump(folder / "contract.nt", folder / "store", progress=False)
+    return folder / "store"
+
+
+@pytest.fixture(scope="session")
 def kg_server(kg_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with serve_snapshot(kg_data, tmp_path_factory.mktemp("ox")) as url:
         yield url

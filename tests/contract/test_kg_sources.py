@@ -11,19 +11,20 @@ from typing import Any
 import pytest
 
 from kalma.kg import SOURCES, demo_snapshot_path, open_source
-from kalma.kg.base import SparqlSource
+from kalma.kg.base import KnowledgeSource
 from kalma.kg.local import RdflibSource
 from tests.kg_data import HOSTILE
 
 # name -> spec, given the contract snapshot and a SPARQL server loaded with it. `demo` and
 # `wikidata` have fixed data or endpoints: demo serves the bundled snapshot, and wikidata is
 # pointed at the local server as it would be at a mirror.
-CASES: dict[str, Callable[[Path, str], str]] = {
-    "rdflib": lambda data, url: f"rdflib:{data}",
-    "oxigraph": lambda data, url: f"oxigraph:{data}",
-    "sparql": lambda data, url: f"sparql:{url},attempts=2,timeout=10",
-    "wikidata": lambda data, url: "wikidata:attempts=2,timeout=10",
-    "demo": lambda data, url: "demo",
+CASES: dict[str, Callable[[Path, str, Path], str]] = {
+    "rdflib": lambda data, url, store: f"rdflib:{data}",
+    "oxigraph": lambda data, url, store: f"oxigraph:{data}",
+    "sparql": lambda data, url, store: f"sparql:{url},attempts=2,timeout=10",
+    "wikidata": lambda data, url, store: "wikidata:attempts=2,timeout=10",
+    "demo": lambda data, url, store: "demo",
+    "wikidata-local": lambda data, url, store: f"wikidata-local:{store}",  # the same triples, imported as a dump
 }
 
 
@@ -32,15 +33,15 @@ def test_every_registered_source_has_a_case():
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
-def case(request: pytest.FixtureRequest, kg_data: Path, kg_server: str) -> Iterator[tuple[SparqlSource, Path]]:
+def case(request: pytest.FixtureRequest, kg_data: Path, kg_server: str, kg_store: Path) -> Iterator[tuple[KnowledgeSource, Path]]:
     """(the source built from its spec, the snapshot it serves)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KALMA_WIKIDATA_ENDPOINT", kg_server)
-        src = open_source(CASES[request.param](kg_data, kg_server))
+        src = open_source(CASES[request.param](kg_data, kg_server, kg_store))
     yield src, (demo_snapshot_path() if request.param == "demo" else kg_data)
 
 
-def _answers(src: SparqlSource) -> dict[str, Any]:
+def _answers(src: KnowledgeSource) -> dict[str, Any]:
     graphs = src.subgraphs(["Q212657", "Q367360", "Q258115", "Q206534", "Q800000001", "Q404"])
     return {
         "lookup": src.lookup(["Stephen Crane", "Orazio Gentileschi", "Oskar Hertwig", "Nobody", HOSTILE], ["Q5"]),

@@ -1,0 +1,516 @@
+"""Reading Wikidata's dumps as Wikidata publishes them: `latest-truthy.nt` and `latest-all.json`,
+plain or compressed (`.gz`, `.bz2`, `.zst`), into the rows of a local store (`kalma.kg.store`).
+
+- **Decoding** (`open_dump`): gzip through `rapidgzip` (parallel) when installed, else `isal`'s
+  igzip, else Python's gzip; bzip2 through `indexed_bzip2` (parallel), else Python's bz2; zstd
+  through `zstandard`. The stream is read in large blocks; a block always ends at a line end
+  (and, in N-Triples, where a subject's lines end), so blocks are independent: what a Spark job
+  needs, and where an import can stop and resume.
+- **N-Triples** (`NTriples`): one compiled pattern finds, block by block, only the lines the
+  store keeps (the direct claims `wdt:P…`; `rdfs:label`, `skos:altLabel` and
+  `schema:description` in the languages asked; `wikibase:propertyType`, `wikibase:directClaim`);
+  every other line (sitelinks, `skos:prefLabel` and `schema:name` repeats, other languages,
+  lexemes, normalized ids) is skipped by the pattern engine without a Python step. Literals are
+  unescaped as N-Triples defines (`\\uXXXX`, `\\"`, …).
+- **JSON** (`JsonEntities`): one entity a line, parsed with orjson; the truthy statements of
+  each property (its preferred ones, else its normal ones; never deprecated; `somevalue` as
+  Wikidata's `.well-known/genid` IRI, `novalue` left out) become the same rows the truthy
+  N-Triples give, values written as the RDF dump writes them (a date `1953-01-01T00:00:00Z` of
+  precision 9, with its precision and calendar model kept beside it). Lexemes, forms and senses
+  are left out, as the truthy dump's entity rows leave them.
+- **Subsets** (`Filter`): `classes` (e.g. Q5) and `qids` keep the claims of matching subjects
+  only (a subject's lines are contiguous in both dumps); labels are kept for every entity, so
+  the neighbours of the people kept keep their names (the store's final step prunes the rest).
+- **Malformed input** is counted and its first lines kept, never a stop: a line the store would
+  read (it names one of the predicates above) that does not parse, or a JSON line that is not an
+  entity.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+WD = "http://www.wikidata.org/entity/"
+GENID = "http://www.wikidata.org/.well-known/genid/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+BLOCK = 8 << 20  # bytes a block holds before it is cut at a line end
+EXAMPLES = 5  # malformed lines named in a report
+
+# The rows of each table, in column order (`kalma.kg.store.SCHEMA` names and types them).
+Label = tuple[str, str, str, str]  # id, kind (label | alias | description), lang, text
+Claim = tuple[str, str, str, str, str, str, int | None, str | None]  # subject, pid, value, value_type, datatype, lang, precision, calendar
+Prop = tuple[str, str, bool]  # pid, type (ExternalId, WikibaseItem, …; "" unknown), direct claim stated
+
+
+@dataclass
+class Rows:
+    labels: list[Label] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    props: list[Prop] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.labels) + len(self.claims) + len(self.props)
+
+
+@dataclass
+class Malformed:
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, where: str, line: bytes | str, why: str) -> None:
+        self.count += 1
+        if len(self.examples) < EXAMPLES:
+            text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+            self.examples.append(f"{where}: {why}: {text[:160]!r}")
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which subjects keep their claims: all, or those of `classes` (by P31) or among `qids`.
+    Properties always keep theirs (their inverses, P1696)."""
+
+    classes: frozenset[str] = frozenset()
+    qids: frozenset[str] = frozenset()
+
+    @property
+    def everything(self) -> bool:
+        return not self.classes and not self.qids
+
+    def keeps(self, subject: str, claims: list[Claim]) -> bool:
+        if self.everything or subject.startswith("P") or subject in self.qids:
+            return True
+        return bool(self.classes) and any(c[1] == "P31" and c[2] in self.classes for c in claims)
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def dump_format(path: str | Path) -> tuple[str, str]:
+    """(`nt` or `json`, the compression: `gz`, `bz2`, `zst` or `""`) from the file's name, else
+    its first bytes."""
+    name = Path(path).name.lower()
+    compression = next((c for c in ("gz", "bz2", "zst") if name.endswith("." + c)), "")
+    stem = name[: -len(compression) - 1] if compression else name
+    if stem.endswith((".nt", ".ntriples")):
+        return "nt", compression
+    if stem.endswith((".json", ".jsonl", ".ndjson")):
+        return "json", compression
+    with open_dump(path, compression) as fh:
+        head = fh.read(4096).lstrip()
+    return ("json" if head[:1] in (b"[", b"{") else "nt"), compression
+
+
+def decoder_name(compression: str) -> str:
+    """Which decoder `open_dump` uses for `compression` on this machine."""
+    if compression == "gz":
+        for module, name in (("rapidgzip", "rapidgzip (parallel)"), ("isal", "isal igzip")):
+            if _has(module):
+                return name
+        return "gzip"
+    if compression == "bz2":
+        return "indexed_bzip2 (parallel)" if _has("indexed_bzip2") else "bz2"
+    return "zstandard" if compression == "zst" else "none"
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def open_dump(path: str | Path, compression: str | None = None, threads: int | None = None) -> IO[bytes]:
+    """The dump's decompressed bytes, through the fastest decoder installed (see the module docstring)."""
+    path = str(path)
+    compression = dump_format(path)[1] if compression is None else compression
+    threads = threads or os.cpu_count() or 1
+    if compression == "gz":
+        if _has("rapidgzip"):
+            import rapidgzip
+
+            return rapidgzip.open(path, parallelization=threads)  # type: ignore[no-any-return,unused-ignore]
+        if _has("isal"):
+            from isal import igzip
+
+            return igzip.open(path, "rb")  # type: ignore[return-value,unused-ignore]
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if compression == "bz2":
+        if _has("indexed_bzip2"):
+            import indexed_bzip2
+
+            return indexed_bzip2.open(path, parallelization=threads)  # type: ignore[no-any-return,unused-ignore]
+        return bz2.open(path, "rb")
+    if compression == "zst":
+        import zstandard
+
+        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True, closefd=True)  # type: ignore[return-value,unused-ignore]
+    return open(path, "rb")
+
+
+def blocks(stream: IO[bytes], start: int = 0, cut: Any = None, size: int = BLOCK) -> Iterator[tuple[int, bytes]]:
+    """(offset in the decompressed stream, block) from `start` on; each block ends where
+    `cut(block)` says (by default at its last line end), the rest carried to the next."""
+    if start:
+        if getattr(stream, "seekable", lambda: False)():
+            stream.seek(start)
+        else:
+            left = start
+            while left:
+                left -= len(stream.read(min(left, size))) or left
+    offset, carry = start, b""
+    while True:
+        data = stream.read(size)
+        if not data:
+            if carry:
+                yield offset, carry if carry.endswith(b"\n") else carry + b"\n"
+            return
+        block = carry + data
+        end = (cut or _line_end)(block)
+        if end <= 0:
+            carry = block
+            continue
+        yield offset, block[:end]
+        offset += end
+        carry = block[end:]
+
+
+def _line_end(block: bytes) -> int:
+    return block.rfind(b"\n") + 1
+
+
+# ---------------------------------------------------------------- N-Triples
+
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
+_SIMPLE = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def unescape(text: str) -> str:
+    """An N-Triples string's escapes (`\\u00e9`, `\\U0001F600`, `\\"`, `\\n`, …) as characters."""
+    if "\\" not in text:
+        return text
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(1) or m.group(2):
+            return chr(int(m.group(1) or m.group(2), 16))
+        return _SIMPLE.get(m.group(3), "\\" + m.group(3))
+
+    return _ESCAPE.sub(one, text)
+
+
+_LABEL_PREDICATES = {
+    b"http://www.w3.org/2000/01/rdf-schema#label": "label",
+    b"http://www.w3.org/2004/02/skos/core#altLabel": "alias",
+    b"http://schema.org/description": "description",
+}
+_OBJECT = re.compile(rb'^(?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:@([A-Za-z0-9-]+)|\^\^<([^>]*)>)?|(_:\S+))$', re.S)
+# A claim's predicate as a line writes it (a property's directClaim line writes it as its object).
+_CLAIM_PREDICATE = b"> <http://www.wikidata.org/prop/direct/P"
+_DIRECT_CLAIM = b"#directClaim> <"
+
+
+class NTriples:
+    """Rows from blocks of a truthy N-Triples dump (see the module docstring)."""
+
+    def __init__(self, languages: tuple[str, ...] = ("en",), keep: Filter = Filter()):
+        langs = b"|".join(re.escape(lang.encode()) for lang in languages)
+        self.languages, self.keep = languages, keep
+        self.pattern = re.compile(
+            rb"^<([^>\s]+)> <(?:"
+            rb"http://www\.wikidata\.org/prop/direct/(P[0-9]+)> (.+?)"
+            rb"|(http://www\.w3\.org/2000/01/rdf-schema#label|http://www\.w3\.org/2004/02/skos/core#altLabel|http://schema\.org/description)> "
+            rb'"((?:[^"\\\n]|\\.)*)"@(' + langs + rb")"
+            rb"|http://wikiba\.se/ontology#propertyType> <http://wikiba\.se/ontology#([A-Za-z]+)>"
+            rb"|http://wikiba\.se/ontology#directClaim> <http://www\.wikidata\.org/prop/direct/(P[0-9]+)>"
+            rb")[ \t]*\.[ \t]*\r?$",
+            re.M,
+        )
+        self.pending: tuple[str, list[Claim]] = ("", [])
+
+    @staticmethod
+    def cut(block: bytes) -> int:
+        """Where a block may end: at the start of its last subject's lines (which may go on in
+        the next block), or at its last line end when one subject fills it."""
+        end = block.rfind(b"\n") + 1
+        if end <= 0:
+            return 0
+        start = block.rfind(b"\n", 0, end - 1) + 1
+        subject = block[start : block.find(b" ", start) + 1]
+        if not subject.startswith(b"<"):
+            return end
+        at = start
+        while at > 0:
+            prev = block.rfind(b"\n", 0, at - 1) + 1
+            if not block.startswith(subject, prev):
+                return at
+            at = prev
+        return end  # one subject's lines fill the whole block: cut at a line end all the same
+
+    def parse(self, block: bytes, rows: Rows, bad: Malformed, name: str, first_line: int = 1) -> None:
+        found = 0  # claim lines found
+        keep, pending = self.keep, self.pending
+        for subject, pid, obj, lpred, text, lang, ptype, direct in self.pattern.findall(block):
+            sid = _short(subject.decode())
+            if pid:
+                found += 1
+                claim = _claim(sid, pid.decode(), obj)
+                if claim is None:
+                    bad.add(f"{name}: block from line {first_line}", subject + b" " + pid + b" " + obj, "an object that is no IRI, literal or blank node")
+                    continue
+                if keep.everything:
+                    rows.claims.append(claim)
+                elif pending[0] == sid:
+                    pending[1].append(claim)
+                else:
+                    self._flush(rows)
+                    pending = self.pending = (sid, [claim])
+            elif lpred:
+                rows.labels.append((sid, _LABEL_PREDICATES[lpred], lang.decode(), unescape(text.decode())))
+            elif ptype:
+                rows.props.append((sid, ptype.decode(), False))
+            elif direct and direct.decode() == sid:  # the property's own direct-claim predicate
+                rows.props.append((sid, "", True))
+        # a claim line that did not parse (the pattern skips it): looked for line by line, in this block only
+        if block.count(_CLAIM_PREDICATE) - block.count(_DIRECT_CLAIM) > found:
+            self._name_bad(block, bad, name, first_line)
+
+    def _flush(self, rows: Rows) -> None:
+        subject, claims = self.pending
+        if claims and self.keep.keeps(subject, claims):
+            rows.claims += claims
+        self.pending = ("", [])
+
+    def finish(self, rows: Rows) -> None:
+        """At a block's end: a block ends where its last subject's lines end (`cut`)."""
+        self._flush(rows)
+
+    def _name_bad(self, block: bytes, bad: Malformed, name: str, first_line: int) -> None:
+        for n, line in enumerate(block.split(b"\n"), start=first_line):
+            if _CLAIM_PREDICATE in line and _DIRECT_CLAIM not in line and not self.pattern.match(line):
+                bad.add(f"{name}:{n}", line, "a claim that is not an N-Triples line")
+
+
+def _short(iri: str) -> str:
+    """`Q42` for a Wikidata entity IRI; any other IRI as it is."""
+    if iri.startswith(WD):
+        rest = iri[len(WD) :]
+        if rest[:1] in ("Q", "P") and rest[1:].isdigit():
+            return rest
+    return iri
+
+
+def _claim(subject: str, pid: str, obj: bytes) -> Claim | None:
+    m = _OBJECT.match(obj)
+    if m is None:
+        return None
+    iri, lexical, lang, datatype, bnode = m.groups()
+    if iri is not None:
+        value = _short(iri.decode())
+        return (subject, pid, value, "item" if value[:1] in ("Q", "P") and value[1:].isdigit() else "uri", "", "", None, None)
+    if bnode is not None:
+        return (subject, pid, bnode.decode(), "bnode", "", "", None, None)
+    dt = datatype.decode() if datatype else ""
+    return (subject, pid, unescape(lexical.decode()), "literal", "" if dt == XSD + "string" else dt, lang.decode() if lang else "", None, None)
+
+
+# ---------------------------------------------------------------- JSON
+
+# JSON datatype -> the RDF dump's wikibase:propertyType name
+PROPERTY_TYPES = {
+    "wikibase-item": "WikibaseItem",
+    "wikibase-property": "WikibaseProperty",
+    "wikibase-lexeme": "WikibaseLexeme",
+    "wikibase-form": "WikibaseForm",
+    "wikibase-sense": "WikibaseSense",
+    "external-id": "ExternalId",
+    "string": "String",
+    "monolingualtext": "Monolingualtext",
+    "time": "Time",
+    "quantity": "Quantity",
+    "globe-coordinate": "GlobeCoordinate",
+    "url": "Url",
+    "commonsMedia": "CommonsMedia",
+    "geo-shape": "GeoShape",
+    "tabular-data": "TabularData",
+    "math": "Math",
+    "musical-notation": "MusicalNotation",
+    "entity-schema": "EntitySchema",
+}
+GREGORIAN = WD + "Q1985727"
+
+
+def truthy(statements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The statements of one property the truthy dump keeps: the preferred ones if any, else the
+    normal ones; never a deprecated one."""
+    preferred = [s for s in statements if s.get("rank") == "preferred"]
+    return preferred or [s for s in statements if s.get("rank", "normal") == "normal"]
+
+
+def rdf_time(time: str, precision: int | None) -> str:
+    """A JSON time as the RDF dump writes its simple value: sign dropped for CE years, a month or
+    day of 00 (coarser precision) as 01.
+
+    >>> rdf_time("+1953-00-00T00:00:00Z", 9), rdf_time("-13798000000-00-00T00:00:00Z", 3)
+    ('1953-01-01T00:00:00Z', '-13798000000-01-01T00:00:00Z')
+    """
+    m = re.match(r"^([+-]?)(\d+)-(\d{2})-(\d{2})(T.*)$", time)
+    if not m:
+        return time
+    sign, year, month, day, rest = m.groups()
+    return f"{'-' if sign == '-' else ''}{year}-{month if month != '00' else '01'}-{day if day != '00' else '01'}{rest}"
+
+
+def _entity_id(value: dict[str, Any]) -> str | None:
+    if isinstance(value.get("id"), str):
+        return str(value["id"])
+    kind, number = value.get("entity-type"), value.get("numeric-id")
+    prefix = {"item": "Q", "property": "P", "lexeme": "L"}.get(str(kind))
+    return f"{prefix}{number}" if prefix and isinstance(number, int) else None
+
+
+def snak_value(subject: str, pid: str, statement: dict[str, Any]) -> Claim | None:
+    """One statement's main value as the truthy dump writes it; None for `novalue` and for
+    values the dump leaves out of its entity rows (lexemes, forms, senses)."""
+    snak = statement.get("mainsnak") or {}
+    kind = snak.get("snaktype")
+    if kind == "somevalue":  # "unknown value": a genid IRI, stable per statement
+        digest = hashlib.md5(str(statement.get("id", f"{subject}${pid}")).encode()).hexdigest()
+        return (subject, pid, GENID + digest, "uri", "", "", None, None)
+    if kind != "value":
+        return None
+    data = snak.get("datavalue") or {}
+    value, vtype, dtype = data.get("value"), data.get("type"), snak.get("datatype", "")
+    if vtype == "wikibase-entityid" and isinstance(value, dict):
+        eid = _entity_id(value)
+        if eid is None or eid[0] not in "QP":
+            return None
+        return (subject, pid, eid, "item", "", "", None, None)
+    if vtype == "time" and isinstance(value, dict):
+        precision = value.get("precision")
+        return (subject, pid, rdf_time(str(value.get("time", "")), precision), "literal", XSD + "dateTime", "", precision, value.get("calendarmodel"))
+    if vtype == "quantity" and isinstance(value, dict):
+        amount = str(value.get("amount", "")).lstrip("+")
+        return (subject, pid, amount, "literal", XSD + "decimal", "", None, None)
+    if vtype == "monolingualtext" and isinstance(value, dict):
+        return (subject, pid, str(value.get("text", "")), "literal", "", str(value.get("language", "")), None, None)
+    if vtype == "globecoordinate" and isinstance(value, dict):
+        point = f"Point({_number(value.get('longitude'))} {_number(value.get('latitude'))})"
+        return (subject, pid, point, "literal", "http://www.opengis.net/ont/geosparql#wktLiteral", "", None, None)
+    if vtype == "string" and isinstance(value, str):
+        if dtype == "url":
+            return (subject, pid, value, "uri", "", "", None, None)
+        if dtype == "commonsMedia":
+            return (subject, pid, "http://commons.wikimedia.org/wiki/Special:FilePath/" + value.replace(" ", "_"), "uri", "", "", None, None)
+        return (subject, pid, value, "literal", "", "", None, None)
+    return None
+
+
+def _number(x: Any) -> str:
+    return repr(float(x)) if isinstance(x, (int, float)) else str(x)
+
+
+def entity_rows(entity: dict[str, Any], languages: tuple[str, ...], keep: Filter, rows: Rows) -> bool:
+    """An entity of the JSON dump as store rows (labels always; claims when `keep` keeps its
+    subject); False when it is no item or property."""
+    eid, kind = entity.get("id"), entity.get("type")
+    if not isinstance(eid, str) or kind not in ("item", "property"):
+        return False
+    for key, name in (("labels", "label"), ("descriptions", "description")):
+        for lang in languages:
+            found = (entity.get(key) or {}).get(lang)
+            if isinstance(found, dict) and isinstance(found.get("value"), str):
+                rows.labels.append((eid, name, lang, found["value"]))
+    for lang in languages:
+        for alias in (entity.get("aliases") or {}).get(lang) or []:
+            if isinstance(alias, dict) and isinstance(alias.get("value"), str):
+                rows.labels.append((eid, "alias", lang, alias["value"]))
+    if kind == "property":
+        rows.props.append((eid, PROPERTY_TYPES.get(str(entity.get("datatype", "")), ""), True))
+    claims: list[Claim] = []
+    for pid, statements in (entity.get("claims") or {}).items():
+        if isinstance(statements, list):
+            claims += [c for s in truthy(statements) if isinstance(s, dict) and (c := snak_value(eid, pid, s)) is not None]
+    if keep.keeps(eid, claims):
+        rows.claims += claims
+    return True
+
+
+class JsonEntities:
+    """Rows from blocks of a JSON dump (one entity a line, in one array)."""
+
+    def __init__(self, languages: tuple[str, ...] = ("en",), keep: Filter = Filter()):
+        self.languages, self.keep = languages, keep
+        try:
+            import orjson
+
+            self.loads: Any = orjson.loads
+        except ImportError:  # the standard library's, about 3x slower
+            self.loads = json.loads
+
+    cut = staticmethod(_line_end)
+
+    def parse(self, block: bytes, rows: Rows, bad: Malformed, name: str, first_line: int = 1) -> None:
+        for n, line in enumerate(block.split(b"\n"), start=first_line):
+            where = f"{name}:{n}"
+            line = line.strip()
+            if line.endswith(b","):
+                line = line[:-1]
+            if not line or line in (b"[", b"]"):
+                continue
+            try:
+                entity = self.loads(line)
+            except ValueError:
+                bad.add(where, line, "not a JSON entity")
+                continue
+            if not isinstance(entity, dict) or "id" not in entity:
+                bad.add(where, line, "no entity id")
+                continue
+            entity_rows(entity, self.languages, self.keep, rows)
+
+    def finish(self, rows: Rows) -> None:
+        pass
+
+
+def entity_nt(entity: dict[str, Any], languages: tuple[str, ...] = ("en",)) -> list[str]:
+    """An entity of the JSON dump as the truthy N-Triples dump writes it (its labels three times,
+    its aliases, descriptions, truthy claims; a property's type and direct-claim predicate): how
+    the fixtures' N-Triples are made from their real JSON, and how the scale generator writes
+    both formats of one dump."""
+    rows = Rows()
+    if not entity_rows(entity, languages, Filter(), rows):
+        return []
+    out = []
+    for eid, kind, lang, text in rows.labels:
+        lit = f"{_nt_string(text)}@{lang}"
+        preds = {
+            "label": ("http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3.org/2004/02/skos/core#prefLabel", "http://schema.org/name"),
+            "alias": ("http://www.w3.org/2004/02/skos/core#altLabel",),
+            "description": ("http://schema.org/description",),
+        }[kind]
+        out += [f"<{WD}{eid}> <{p}> {lit} ." for p in preds]
+    for pid, ptype, _ in rows.props:
+        out.append(f"<{WD}{pid}> <http://wikiba.se/ontology#directClaim> <http://www.wikidata.org/prop/direct/{pid}> .")
+        if ptype:
+            out.append(f"<{WD}{pid}> <http://wikiba.se/ontology#propertyType> <http://wikiba.se/ontology#{ptype}> .")
+    for subject, pid, value, vtype, datatype, lang, _, _ in rows.claims:
+        if vtype == "item":
+            obj = f"<{WD}{value}>"
+        elif vtype == "uri":
+            obj = f"<{value}>"
+        else:
+            obj = _nt_string(value) + (f"@{lang}" if lang else f"^^<{datatype}>" if datatype else "")
+        out.append(f"<{WD}{subject}> <http://www.wikidata.org/prop/direct/{pid}> {obj} .")
+    return out
+
+
+def _nt_string(text: str) -> str:
+    """`text` as an N-Triples string literal, non-ASCII escaped as many dumps write it."""
+    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return '"' + "".join(c if ord(c) < 128 else (f"\\u{ord(c):04X}" if ord(c) < 0x10000 else f"\\U{ord(c):08X}") for c in body) + '"'

@@ -1,0 +1,555 @@
+"""A local Wikidata: a store built from Wikidata's dumps (`kalma kg import`), answered by DuckDB.
+
+The store is a folder of Parquet tables, the layout both the one-machine import and the Spark
+job (`kalma.kg.spark_import`) write:
+
+| table | columns | sorted by |
+|---|---|---|
+| `labels/` | id, kind (label, alias, description), lang, text | id |
+| `claims/` | subject, pid, value, value_type (item, uri, literal, bnode), datatype, lang, precision, calendar | subject |
+| `properties/` | pid, type (`ExternalId`, `WikibaseItem`, …), direct (its `wdt:` predicate is stated) | pid |
+
+plus `meta.json` (the dump it came from, the languages, the filter, the counts, what it
+skipped as malformed). An entity of Wikidata is its id (`Q42`, `P31`); any other IRI is written
+whole. Values keep their lexical form and datatype as the truthy dump writes them (dates with
+their sign; from the JSON dump also their precision and calendar model).
+
+The import streams the dump once (`kalma.kg.dumps`), writing parts under `parts/` and a
+checkpoint after each; killed, it resumes from the last checkpoint with no row lost or doubled
+(the parts written after it are removed). Its last step (`finalize`) has DuckDB deduplicate and
+sort each table, and with a subset (`--classes Q5`, `--qids`) keep the labels of what the kept
+claims name, and nothing else.
+
+`LocalWikidata` (`wikidata-local:STORE`) answers the knowledge-source protocol from the store
+with one SQL query per call, whatever the number of entities asked, and assembles its answers
+with the same code as the SPARQL sources (`kalma.kg.base`): it answers as Oxigraph or an
+endpoint do on the same triples (the contract tests hold it to that).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..schema import EntityGraph, Triple
+from .base import WD_ENTITY as WD
+from .base import Info, Row, Term, assemble_graphs, entity_info, row_to_triple
+from .dumps import BLOCK, JsonEntities, Malformed, NTriples, Rows, blocks, decoder_name, dump_format, open_dump
+from .dumps import Filter as Filter
+
+STORE_VERSION = 1
+TABLES = ("labels", "claims", "properties")
+COLUMNS = {
+    "labels": (("id", "string"), ("kind", "string"), ("lang", "string"), ("text", "string")),
+    "claims": (
+        ("subject", "string"),
+        ("pid", "string"),
+        ("value", "string"),
+        ("value_type", "string"),
+        ("datatype", "string"),
+        ("lang", "string"),
+        ("precision", "int8"),
+        ("calendar", "string"),
+    ),
+    "properties": (("pid", "string"), ("type", "string"), ("direct", "bool")),
+}
+SORT = {"labels": "id, kind, lang, text", "claims": "subject, pid, value, value_type, datatype, lang", "properties": "pid"}
+PART_ROWS = 2_000_000  # rows buffered before a part (and a checkpoint) is written
+
+
+def arrow_schema(table: str) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([(name, getattr(pa, "bool_" if kind == "bool" else kind)()) for name, kind in COLUMNS[table]])
+
+
+def arrow_table(table: str, rows: list[tuple[Any, ...]]) -> Any:
+    """Rows of `table` (columns as `COLUMNS` says) as an Arrow table."""
+    import pyarrow as pa
+
+    names = [n for n, _ in COLUMNS[table]]
+    columns: list[Any] = list(zip(*rows)) if rows else [() for _ in names]
+    return pa.table({n: list(c) for n, c in zip(names, columns)}, schema=arrow_schema(table))
+
+
+def write_part(folder: Path, table: str, data: Any, index: int) -> Path:
+    """One Parquet part of `table` (an Arrow table, or several), written whole or not at all."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if isinstance(data, list):
+        data = pa.concat_tables(data) if data else arrow_table(table, [])
+    path = folder / f"{table}-{index:05d}.parquet"
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(data, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+@dataclass
+class Progress:
+    """Where an import stands: what the checkpoint records, and what the report says."""
+
+    dump: dict[str, Any]
+    options: dict[str, Any]
+    offset: int = 0  # decompressed bytes parsed, up to a block end
+    lines: int = 0
+    parts: int = 0
+    rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
+    malformed: int = 0
+    examples: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    done: bool = False
+
+
+def _dump_identity(path: Path) -> dict[str, Any]:
+    st = path.stat()
+    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def import_dump(
+    dump: str | Path,
+    store: str | Path,
+    languages: Sequence[str] = ("en",),
+    keep: Filter | None = None,
+    threads: int | None = None,
+    progress: bool = True,
+    part_rows: int = PART_ROWS,
+    stop_after: int | None = None,
+    block_size: int = BLOCK,
+) -> dict[str, Any]:
+    """Import `dump` into `store` (see the module docstring); returns its `meta.json`. Blocks are
+    parsed by `threads` worker processes (default: one per core) while this one decodes and writes,
+    and their rows come back in dump order, so a checkpoint always covers a prefix of the dump.
+    `stop_after` stops after that many parts, as a kill would (for the resume test)."""
+    dump, store, keep = Path(dump), Path(store), keep or Filter()
+    if not dump.is_file():
+        raise ConfigError(f"{dump}: no such dump file")
+    fmt, compression = dump_format(dump)
+    options = {"languages": list(languages), "classes": sorted(keep.classes), "qids": len(keep.qids), "format": fmt}
+    state = _resume(store, _dump_identity(dump), options)
+    (store / "parts").mkdir(parents=True, exist_ok=True)
+    setup = (fmt, tuple(languages), keep, str(dump))
+    cut = NTriples.cut if fmt == "nt" else JsonEntities.cut
+    bad = Malformed(state.malformed, list(state.examples))
+    pending: dict[str, list[Any]] = {t: [] for t in TABLES}
+    began = time.monotonic() - state.seconds
+    bar = _bar(progress, state.offset)
+    workers = threads or os.cpu_count() or 1
+    try:
+        with open_dump(dump, compression, threads) as stream:
+            for tables, found, end, lines in _parsed(blocks(stream, state.offset, cut, block_size), setup, state.lines, workers):
+                for table, rows in tables.items():
+                    if rows.num_rows:
+                        pending[table].append(rows)
+                bad.count += found.count
+                bad.examples += found.examples[: max(0, 5 - len(bad.examples))]
+                bar.update(end - state.offset)
+                state.offset, state.lines = end, state.lines + lines
+                if sum(t.num_rows for ts in pending.values() for t in ts) >= part_rows:
+                    _checkpoint(store, state, pending, bad, began)
+                    bar.set_postfix_str(_rate(state, began))
+                    if stop_after is not None and state.parts >= stop_after:
+                        return asdict(state)
+        state.done = True
+        _checkpoint(store, state, pending, bad, began)
+    finally:
+        bar.close()
+    return finalize(store, keep, threads, decoder=decoder_name(compression), compression=compression, workers=workers)
+
+
+_PARSER: Any = None  # each worker's parser, made once (`_start`)
+
+
+def _start(fmt: str, languages: tuple[str, ...], keep: Filter, name: str) -> None:
+    global _PARSER
+    _PARSER = (NTriples(languages, keep) if fmt == "nt" else JsonEntities(languages, keep)), name
+
+
+def _parse_one(job: tuple[int, bytes, int]) -> tuple[dict[str, Any], Malformed, int, int]:
+    """One block's rows as Arrow tables (cheap to send back), what was malformed, where the block
+    ends in the decompressed stream, and its lines."""
+    offset, block, first_line = job
+    parser, name = _PARSER
+    rows, bad = Rows(), Malformed()
+    parser.parse(block, rows, bad, name, first_line)
+    parser.finish(rows)
+    tables: dict[str, list[Any]] = {"labels": rows.labels, "claims": rows.claims, "properties": rows.props}
+    return {t: arrow_table(t, r) for t, r in tables.items()}, bad, offset + len(block), block.count(b"\n")
+
+
+def _parsed(source: Iterable[tuple[int, bytes]], setup: tuple[Any, ...], first_line: int, workers: int) -> Iterable[tuple[dict[str, Any], Malformed, int, int]]:
+    """`_parse_one` of every block, in order: in this process for one worker, else in a pool of
+    `workers` processes with at most two blocks each in flight (memory stays flat)."""
+
+    def jobs() -> Iterable[tuple[int, bytes, int]]:
+        line = first_line
+        for offset, block in source:
+            yield offset, block, line + 1
+            line += block.count(b"\n")
+
+    if workers <= 1:
+        _start(*setup)
+        yield from map(_parse_one, jobs())
+        return
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start, initargs=setup) as pool:
+        flight: deque[Any] = deque()
+        for job in jobs():
+            flight.append(pool.submit(_parse_one, job))
+            if len(flight) >= 2 * workers:
+                yield flight.popleft().result()
+        while flight:
+            yield flight.popleft().result()
+
+
+def _bar(progress: bool, start: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(initial=start, unit="B", unit_scale=True, unit_divisor=1024, desc="import (decompressed)", disable=not progress, mininterval=1)
+
+
+def _rate(state: Progress, began: float) -> str:
+    seconds = max(time.monotonic() - began, 1e-9)
+    triples = sum(state.rows.values())
+    return f"{triples / seconds:,.0f} rows/s, {state.offset / seconds / 1e6:,.0f} MB/s decompressed"
+
+
+def _resume(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> Progress:
+    """The checkpoint of an import of the same dump with the same options, parts after it
+    removed; else a fresh start (an import of anything else into the folder is refused)."""
+    check = store / "parts" / "checkpoint.json"
+    if check.is_file():
+        state = Progress(**json.loads(check.read_text()))
+        if state.dump != dump or state.options != options:
+            raise ConfigError(f"{store} holds an import of another dump or other options ({state.dump['path']}); give another folder or remove it")
+        for stale in (store / "parts").glob("*-*.parquet"):
+            if int(stale.stem.rsplit("-", 1)[1]) >= state.parts:
+                stale.unlink()
+        for tmp in (store / "parts").glob("*.tmp"):
+            tmp.unlink()
+        return state
+    if store.exists() and any(store.iterdir()):
+        raise ConfigError(f"{store} exists and is not an import under way; give a new folder (or --overwrite)")
+    return Progress(dump, options)
+
+
+def _checkpoint(store: Path, state: Progress, pending: dict[str, list[Any]], bad: Malformed, began: float) -> None:
+    """Write the rows as one part per table, then the checkpoint that counts them (atomically):
+    a kill between the two leaves parts the next run removes and redoes."""
+    for table, found in pending.items():
+        n = sum(t.num_rows for t in found)
+        if n:
+            write_part(store / "parts", table, found, state.parts)
+            state.rows[table] += n
+        found.clear()
+    state.parts += 1
+    state.malformed, state.examples = bad.count, list(bad.examples)
+    state.seconds = time.monotonic() - began
+    check = store / "parts" / "checkpoint.json"
+    tmp = check.with_suffix(".tmp")
+    tmp.write_text(json.dumps(asdict(state), indent=1))
+    os.replace(tmp, check)
+
+
+def connect(threads: int | None = None, memory: str | None = None, spill: Path | None = None) -> Any:
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(f"SET threads = {int(threads or os.cpu_count() or 1)}")
+    if memory:
+        con.execute(f"SET memory_limit = '{memory}'")
+    if spill is not None:
+        con.execute(f"SET temp_directory = '{_sql_path(spill)}'")
+    con.execute("SET preserve_insertion_order = false")
+    return con
+
+
+def _sql_path(path: Path | str) -> str:
+    return str(path).replace("'", "''")
+
+
+def finalize(store: str | Path, keep: Filter | None = None, threads: int | None = None, **dump_facts: Any) -> dict[str, Any]:
+    """The store's tables from its parts: deduplicated, sorted, and with a subset, the labels of
+    the entities the kept claims name (their subjects, properties and values) and no other."""
+    store, keep = Path(store), keep or Filter()
+    parts = store / "parts"
+    state = Progress(**json.loads((parts / "checkpoint.json").read_text()))
+    con = connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", "60%"), store / ".duckdb-spill")
+    for table in TABLES:
+        found = sorted(parts.glob(f"{table}-*.parquet"))
+        if not found:  # an empty table still has its columns
+            found = [write_part(parts, table, arrow_table(table, []), state.parts)]
+        con.execute(f"CREATE VIEW raw_{table} AS SELECT * FROM read_parquet({[str(p) for p in found]})")
+    named = "SELECT subject FROM raw_claims UNION SELECT value FROM raw_claims WHERE value_type IN ('item', 'uri') UNION SELECT pid FROM raw_claims"
+    subset = "" if keep.everything else f" WHERE id IN ({named} UNION SELECT pid FROM raw_properties)"
+    queries = {
+        "labels": f"SELECT DISTINCT * FROM raw_labels{subset}",
+        "claims": "SELECT subject, pid, value, value_type, datatype, lang, max(precision) AS precision, max(calendar) AS calendar FROM raw_claims "
+        "GROUP BY subject, pid, value, value_type, datatype, lang",
+        "properties": "SELECT pid, max(type) AS type, bool_or(direct) AS direct FROM raw_properties GROUP BY pid",
+    }
+    counts = {}
+    for table in TABLES:
+        target = store / table
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir()
+        out = target / "part-00000.parquet"
+        con.execute(f"COPY (SELECT * FROM ({queries[table]}) ORDER BY {SORT[table]}) TO '{_sql_path(out)}' (FORMAT parquet, ROW_GROUP_SIZE 100000)")
+        counts[table] = con.execute(f"SELECT count(*) FROM read_parquet('{_sql_path(out)}')").fetchone()[0]
+    con.close()
+    shutil.rmtree(store / ".duckdb-spill", ignore_errors=True)
+    meta = {
+        "kalma_store": STORE_VERSION,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "dump": {**state.dump, **dump_facts, "date": dump_date(state.dump["path"])},
+        "options": state.options,
+        "rows": counts,
+        "read": {"decompressed_bytes": state.offset, "lines": state.lines, "seconds": round(state.seconds, 2), "rows_before_dedup": state.rows},
+        "malformed": {"lines": state.malformed, "first": state.examples},
+    }
+    (store / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    shutil.rmtree(parts)  # the tables hold it all now: the parts would double the store's size
+    return meta
+
+
+def dump_date(path: str) -> str:
+    """The date in a dump's file name (`wikidata-20261118-truthy-BETA.nt.gz`), when it has one."""
+    import re
+
+    m = re.search(r"(20\d{6})", Path(path).name)
+    return f"{m.group(1)[:4]}-{m.group(1)[4:6]}-{m.group(1)[6:]}" if m else "not in the file name"
+
+
+# ---------------------------------------------------------------- the source
+
+
+class LocalWikidata:
+    """`wikidata-local:STORE`: the knowledge-source protocol over a store (see the module docstring)."""
+
+    name = "wikidata-local"
+
+    def __init__(self, store: str | Path, lang: str = "en", threads: int | None = None):
+        self.path = Path(store)
+        meta = self.path / "meta.json"
+        if not meta.is_file():
+            raise ConfigError(f"{self.path}: not a local Wikidata store (no meta.json): build one with `kalma kg import DUMP -o {self.path}`")
+        self.meta = json.loads(meta.read_text())
+        if self.meta.get("kalma_store") != STORE_VERSION:
+            raise ConfigError(f"{self.path}: a store of version {self.meta.get('kalma_store')!r}; this kalma reads {STORE_VERSION}: import it again")
+        self.lang = lang
+        self.round_trips = 0
+        self.con = connect(threads)
+        for table in TABLES:
+            files = sorted((self.path / table).glob("*.parquet"))
+            if not files:
+                raise ConfigError(f"{self.path}: no {table} table (an import that did not finish?)")
+            self.con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({[str(p) for p in files]})")
+
+    def _rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        self.round_trips += 1
+        return list(self.con.execute(sql, list(params)).fetchall())
+
+    # ------------------------------------------------------------ protocol
+
+    def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]:
+        """{name: sorted QIDs whose English label or alias equals it}; every name is a key."""
+        names = list(dict.fromkeys(names))
+        out: dict[str, set[str]] = {n: set() for n in names}
+        if not names:
+            return {}
+        cls = [c for c in classes]
+        sql = (
+            "SELECT DISTINCT l.text, l.id FROM labels l WHERE l.kind IN ('label', 'alias') AND l.lang = 'en' "
+            "AND l.text IN (SELECT unnest(?::VARCHAR[])) AND regexp_full_match(l.id, '[QP][0-9]+')"
+        )
+        params: list[Any] = [names]
+        if cls:
+            sql += " AND l.id IN (SELECT subject FROM claims WHERE pid = 'P31' AND value_type = 'item' AND value IN (SELECT unnest(?::VARCHAR[])))"
+            params.append(cls)
+        for name, qid in self._rows(sql, *params):
+            out[name].add(qid)
+        return {n: sorted(q, key=_num) for n, q in out.items()}
+
+    def _info(self, qids: Sequence[str]) -> Info:
+        found = self._rows(
+            "SELECT id, kind, text FROM labels WHERE id IN (SELECT unnest(?::VARCHAR[])) AND lang = ? AND regexp_full_match(id, '[QP][0-9]+')",
+            list(qids),
+            self.lang,
+        )
+        return entity_info(found)
+
+    def subgraphs(self, qids: Iterable[str]) -> dict[str, EntityGraph]:
+        """One-hop graphs of many entities, in two queries whatever their number."""
+        from . import sparql
+
+        qids = list(dict.fromkeys(qids))
+        for q in qids:
+            sparql.entity(q)  # a malformed id is refused, as the SPARQL sources refuse it
+        if not qids:
+            return {}
+        info = self._info(qids)
+        claims = self._rows(
+            "SELECT c.subject, c.pid, c.value, c.value_type, c.datatype, c.lang, pl.text, vl.text FROM claims c "
+            "JOIN properties p ON p.pid = c.pid AND p.direct AND coalesce(p.type, '') <> 'ExternalId' "
+            "JOIN labels pl ON pl.id = c.pid AND pl.kind = 'label' AND pl.lang = ? "
+            "LEFT JOIN labels vl ON vl.id = c.value AND c.value_type IN ('item', 'uri') AND vl.kind = 'label' AND vl.lang = ? "
+            "WHERE c.subject IN (SELECT unnest(?::VARCHAR[]))",
+            self.lang,
+            self.lang,
+            qids,
+        )
+        triples: dict[str, list[Triple]] = {q: [] for q in qids}
+        for subject, pid, value, vtype, datatype, lang, plabel, vlabel in claims:
+            row: Row = {
+                "item": _uri(subject),
+                "prop": _uri(pid),
+                "propLabel": {"type": "literal", "value": plabel},
+                "value": _term(value, vtype, datatype, lang),
+            }
+            if vlabel is not None:
+                row["valueLabel"] = {"type": "literal", "value": vlabel}
+            t = row_to_triple(row, info, self.lang)
+            if t is not None:
+                triples[t.subject].append(t)
+        aliases = self.property_aliases({t.relation for ts in triples.values() for t in ts if t.relation})
+        return assemble_graphs(qids, info, triples, aliases)
+
+    def subgraph(self, qid: str) -> EntityGraph | None:
+        return self.subgraphs([qid]).get(qid)
+
+    def property_aliases(self, pids: Iterable[str]) -> dict[str, list[str]]:
+        pids = sorted(set(pids))
+        if not pids:
+            return {}
+        out: dict[str, set[str]] = {}
+        for pid, alias in self._rows("SELECT id, text FROM labels WHERE kind = 'alias' AND lang = ? AND id IN (SELECT unnest(?::VARCHAR[]))", self.lang, pids):
+            out.setdefault(pid, set()).add(alias)
+        return {p: sorted(a) for p, a in out.items()}
+
+    def inverse_properties(self, pids: Iterable[str]) -> dict[str, list[str]]:
+        """{PID: the properties that state its facts from the other end} (P1696), both ways."""
+        pids = sorted(set(pids))
+        out: dict[str, set[str]] = {}
+        if not pids:
+            return {}
+        for p, q in self._rows(
+            "SELECT subject, value FROM claims WHERE pid = 'P1696' AND value_type = 'item' AND subject IN (SELECT unnest(?::VARCHAR[]))", pids
+        ):
+            if p.startswith("P") and q.startswith("P"):
+                out.setdefault(p, set()).add(q)
+                out.setdefault(q, set()).add(p)
+        return {p: sorted(q, key=_num) for p, q in out.items()}
+
+    def linked(self, triples: Iterable[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        """The (a, PID, b) among `triples` that hold in either direction."""
+        from . import sparql
+
+        asked = list(dict.fromkeys(triples))
+        for a, p, b in asked:
+            sparql.entity(a), sparql.entity(p), sparql.entity(b)
+        if not asked:
+            return set()
+        subjects, pids, objects = (list(x) for x in zip(*asked))
+        found = self._rows(
+            "WITH asked AS (SELECT unnest(?::VARCHAR[]) AS a, unnest(?::VARCHAR[]) AS p, unnest(?::VARCHAR[]) AS b) "
+            "SELECT x.a, x.p, x.b FROM asked x JOIN claims c ON c.pid = x.p AND c.value_type = 'item' AND c.subject = x.a AND c.value = x.b "
+            "UNION SELECT x.a, x.p, x.b FROM asked x JOIN claims c ON c.pid = x.p AND c.value_type = 'item' AND c.subject = x.b AND c.value = x.a",
+            subjects,
+            pids,
+            objects,
+        )
+        return {(x, y, z) for x, y, z in found}
+
+    def labels(self, qids: Iterable[str]) -> dict[str, str]:
+        qids = list(dict.fromkeys(qids))
+        return {q: v[0] for q, v in self._info(qids).items()} if qids else {}
+
+    def neighbourhood(self, qids: Sequence[str]) -> str:
+        """N-Triples of what a snapshot of `qids` holds: the statements `snapshot_construct` asks
+        a SPARQL source for, read from the store."""
+        from .dumps import _nt_string
+
+        qids = list(dict.fromkeys(qids))
+        if not qids:
+            return ""
+        lines = set()
+        preds = {
+            "label": "http://www.w3.org/2000/01/rdf-schema#label",
+            "alias": "http://www.w3.org/2004/02/skos/core#altLabel",
+            "description": "http://schema.org/description",
+        }
+        for eid, kind, text in self._rows("SELECT id, kind, text FROM labels WHERE lang = ? AND id IN (SELECT unnest(?::VARCHAR[]))", self.lang, qids):
+            lines.add(f"{_iri(eid)} <{preds[kind]}> {_nt_string(text)}@{self.lang} .")
+        claims = self._rows(
+            "SELECT c.subject, c.pid, c.value, c.value_type, c.datatype, c.lang FROM claims c JOIN properties p ON p.pid = c.pid AND p.direct "
+            "AND coalesce(p.type, '') <> 'ExternalId' WHERE c.subject IN (SELECT unnest(?::VARCHAR[]))",
+            qids,
+        )
+        pids = sorted({c[1] for c in claims})
+        values = sorted({c[2] for c in claims if c[3] in ("item", "uri")})
+        for subject, pid, value, vtype, datatype, lang in claims:
+            lines.add(f"{_iri(subject)} <http://www.wikidata.org/prop/direct/{pid}> {_nt_object(value, vtype, datatype, lang)} .")
+        for pid, ptype in self._rows("SELECT pid, type FROM properties WHERE pid IN (SELECT unnest(?::VARCHAR[]))", pids):
+            lines.add(f"<{WD}{pid}> <http://wikiba.se/ontology#directClaim> <http://www.wikidata.org/prop/direct/{pid}> .")
+            if ptype:
+                lines.add(f"<{WD}{pid}> <http://wikiba.se/ontology#propertyType> <http://wikiba.se/ontology#{ptype}> .")
+        for eid, kind, text in self._rows(
+            "SELECT id, kind, text FROM labels WHERE lang = ? AND ((kind IN ('label', 'alias') AND id IN (SELECT unnest(?::VARCHAR[]))) "
+            "OR (kind = 'label' AND id IN (SELECT unnest(?::VARCHAR[]))))",
+            self.lang,
+            pids,
+            values,
+        ):
+            lines.add(f"{_iri(eid)} <{preds[kind]}> {_nt_string(text)}@{self.lang} .")
+        for pid, inverse in self._rows("SELECT subject, value FROM claims WHERE pid = 'P1696' AND subject IN (SELECT unnest(?::VARCHAR[]))", pids):
+            lines.add(f"<{WD}{pid}> <http://www.wikidata.org/prop/direct/P1696> <{WD}{inverse}> .")
+        return "".join(line + "\n" for line in sorted(lines))
+
+
+def _num(q: str) -> int:
+    return int(q[1:])
+
+
+def _iri(eid: str) -> str:
+    return f"<{WD}{eid}>" if eid[:1] in ("Q", "P") and eid[1:].isdigit() else f"<{eid}>"
+
+
+def _uri(eid: str) -> Term:
+    return {"type": "uri", "value": _iri(eid)[1:-1]}
+
+
+def _term(value: str, vtype: str, datatype: str, lang: str) -> Term:
+    """A stored value as the SPARQL term an endpoint returns for it."""
+    if vtype in ("item", "uri"):
+        return _uri(value)
+    if vtype == "bnode":
+        return {"type": "bnode", "value": value}
+    term: Term = {"type": "literal", "value": value}
+    if lang:
+        term["lang"] = lang
+    elif datatype:
+        term["datatype"] = datatype
+    return term
+
+
+def _nt_object(value: str, vtype: str, datatype: str, lang: str) -> str:
+    from .dumps import _nt_string
+
+    if vtype in ("item", "uri"):
+        return _iri(value)
+    if vtype == "bnode":
+        return value
+    return _nt_string(value) + (f"@{lang}" if lang else f"^^<{datatype}>" if datatype else "")

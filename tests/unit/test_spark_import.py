@@ -1,0 +1,31 @@
+"""The import as a Spark job (local mode): the same store as the one-machine import, in both dump
+formats and with a subset. Skips without PySpark or Java."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from kalma.kg.dumps import Filter
+from kalma.kg.store import LocalWikidata, import_dump
+from tests.unit.test_wikidata_dumps import entities, table, write_json_dump, write_nt_dump
+
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+pytest.importorskip("pyspark", reason="the Spark job needs PySpark (pip install pyspark)")
+if shutil.which("java") is None:
+    pytest.skip("Spark needs Java (apt-get install default-jre-headless)", allow_module_level=True)
+
+
+def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path):
+    from kalma.kg.spark_import import spark_import
+
+    cols = {"labels": "*", "properties": "*", "claims": "*"}
+    for fmt, write, keep in (("json", write_json_dump, Filter()), ("nt", write_nt_dump, Filter(classes=frozenset({"Q571"})))):
+        dump = write(tmp_path / f"latest.{fmt}", entities())
+        import_dump(dump, tmp_path / f"one-{fmt}", keep=keep, progress=False)
+        meta = spark_import(dump, tmp_path / f"spark-{fmt}", "local[2]", keep=keep)
+        for name, wanted in cols.items():
+            assert table(tmp_path / f"spark-{fmt}", name, wanted) == table(tmp_path / f"one-{fmt}", name, wanted), (fmt, name)
+        assert meta["dump"]["engine"] == "spark" and meta["read"]["lines"] > 0
+        assert LocalWikidata(tmp_path / f"spark-{fmt}").labels(["Q4132785"]) == {"Q4132785": "Bring the Jubilee"}

@@ -1,0 +1,152 @@
+"""Wikidata's dumps read as Wikidata writes them: real entities (tests/fixtures/wikidata) as a JSON
+dump and as truthy N-Triples, plain and compressed; the truthy rules (preferred, then normal,
+never deprecated; unknown values kept, no values left out; lexemes skipped); malformed lines
+counted and named; a killed import resumed with nothing lost or doubled; subsets by class."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from kalma.kg.dumps import GENID, Filter, entity_nt
+from kalma.kg.store import connect, import_dump
+from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "wikidata"
+DUMP_ENTITIES = ["Q1.json", "Q4115189.json", "Q4132785.json", "Q22002395.json", "P3035.json", "L525.json"]
+
+
+def entities() -> list[dict]:
+    return [json.loads((FIXTURES / name).read_text(encoding="utf-8")) for name in DUMP_ENTITIES]
+
+
+def write_json_dump(path: Path, items: list[dict]) -> Path:
+    """One entity a line inside one array, as latest-all.json is laid out."""
+    lines = ["["] + [json.dumps(e, ensure_ascii=False, separators=(",", ":")) + ("," if i < len(items) - 1 else "") for i, e in enumerate(items)] + ["]"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_nt_dump(path: Path, items: list[dict], languages=("en",)) -> Path:
+    path.write_text("".join(line + "\n" for e in items for line in entity_nt(e, languages)), encoding="utf-8")
+    return path
+
+
+def table(store: Path, name: str, columns: str = "*") -> list[tuple]:
+    con = connect(1)
+    return sorted(con.execute(f"SELECT {columns} FROM read_parquet('{store / name}/*.parquet')").fetchall(), key=repr)
+
+
+def claims_of(store: Path, subject: str, pid: str) -> list[tuple]:
+    return [c for c in table(store, "claims") if c[0] == subject and c[1] == pid]
+
+
+@pytest.fixture(scope="module")
+def json_store(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("json")
+    import_dump(write_json_dump(root / "latest-all.json", entities()), root / "store", progress=False)
+    return root / "store"
+
+
+def test_the_truthy_statements_of_real_entities(json_store):
+    # preferred beats normal, deprecated never counts
+    assert [c[2] for c in claims_of(json_store, "Q4115189", "P135")] == ["Q2044250"]
+    born = claims_of(json_store, "Q4115189", "P569")
+    assert born == [
+        ("Q4115189", "P569", "1291-01-01T00:00:00Z", "literal", "http://www.w3.org/2001/XMLSchema#dateTime", "", 9, "http://www.wikidata.org/entity/Q1985786")
+    ]
+    assert claims_of(json_store, "Q4115189", "P6604")[0][2] == "\\relative { c d e f g e }"
+    # a BCE date keeps its sign and its precision (years, here billions of them)
+    (start,) = claims_of(json_store, "Q1", "P580")
+    assert start[2] == "-13798000000-01-01T00:00:00Z" and start[6] == 3
+    # unknown authors are genid IRIs beside the known ones; a quantity is a decimal
+    authors = [c[2] for c in claims_of(json_store, "Q22002395", "P50")]
+    assert sorted(a for a in authors if a.startswith("Q")) == ["Q1128109", "Q1181545", "Q1747747"] and sum(a.startswith(GENID) for a in authors) == 2
+    assert claims_of(json_store, "Q22002395", "P1104")[0][2:5] == ("144", "literal", "http://www.w3.org/2001/XMLSchema#decimal")
+    # the older numeric-id form, several values of one property, strings
+    assert [c[2] for c in claims_of(json_store, "Q4132785", "P921")] == ["Q253732", "Q8676"]
+    assert sorted(c[2] for c in claims_of(json_store, "Q4132785", "P212")) == ["978-0-345-40502-9", "978-84-270-1284-4"]
+    # a property: its type and its own claims; a lexeme: nothing
+    assert ("P3035", "ExternalId", True) in table(json_store, "properties")
+    assert [c[2] for c in claims_of(json_store, "P3035", "P1659")] == ["P212", "P3097", "P3193", "P957"]
+    assert not any("L525" in repr(row) for name in ("labels", "claims") for row in table(json_store, name))
+    # labels in the languages asked only (English by default)
+    assert [r for r in table(json_store, "labels") if r[0] == "Q4132785"] == [("Q4132785", "label", "en", "Bring the Jubilee")]
+
+
+def test_no_value_is_left_out_and_an_unknown_value_kept(tmp_path):
+    dump = write_json_dump(tmp_path / "d.json", [json.loads((FIXTURES / "Q4115189-no-and-unknown-values.json").read_text())])
+    import_dump(dump, tmp_path / "store", progress=False)
+    values = [c[2] for c in claims_of(tmp_path / "store", "Q4115189", "P3984")]
+    assert len(values) == 2 and "bacasable" in values and sum(v.startswith(GENID) for v in values) == 1
+
+
+def test_the_truthy_n_triples_give_the_same_store(json_store, tmp_path):
+    """The same entities written as the truthy dump writes them (labels three times, non-ASCII as
+    \\u escapes, property types and direct-claim predicates) import to the same rows; only the
+    JSON dump knows a date's precision and calendar."""
+    nt = write_nt_dump(tmp_path / "latest-truthy.nt", entities())
+    assert '"Bring the Jubilee"@en' in nt.read_text() and "skos/core#prefLabel" in nt.read_text()
+    import_dump(nt, tmp_path / "store", progress=False)
+    for name, cols in (("labels", "*"), ("properties", "*"), ("claims", "subject, pid, value, value_type, datatype, lang")):
+        assert table(tmp_path / "store", name, cols) == table(json_store, name, cols), name
+
+
+@pytest.mark.parametrize("compression", ["gz", "bz2", "zst"])
+def test_compressed_dumps_read_alike(json_store, tmp_path, compression):
+    import zstandard
+
+    plain = write_nt_dump(tmp_path / "d.nt", entities()).read_bytes()
+    path = tmp_path / f"latest-truthy.nt.{compression}"
+    path.write_bytes({"gz": gzip.compress, "bz2": bz2.compress, "zst": zstandard.ZstdCompressor().compress}[compression](plain))
+    import_dump(path, tmp_path / "store", progress=False)
+    cols = "subject, pid, value, value_type, datatype, lang"
+    assert table(tmp_path / "store", "claims", cols) == table(json_store, "claims", cols)
+
+
+def test_malformed_lines_are_counted_named_and_passed_over(tmp_path):
+    lines = write_nt_dump(tmp_path / "good.nt", entities()).read_text().splitlines()
+    broken = lines[:3] + ["<http://www.wikidata.org/entity/Q9> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5>"] + lines[3:]
+    (tmp_path / "bad.nt").write_text("\n".join(broken) + "\n")
+    meta = import_dump(tmp_path / "bad.nt", tmp_path / "store", progress=False)
+    assert meta["malformed"]["lines"] == 1 and "bad.nt:4:" in meta["malformed"]["first"][0] and "entity/Q9" in meta["malformed"]["first"][0]
+    assert meta["rows"]["claims"] == len(table(tmp_path / "store", "claims")) > 0  # the rest imported
+    items = entities()
+    (tmp_path / "bad.json").write_text("[\n" + json.dumps(items[0]) + ',\n{"id": "Q2", "claims": {\n' + json.dumps(items[1]) + "\n]\n")
+    meta = import_dump(tmp_path / "bad.json", tmp_path / "store2", progress=False)
+    assert meta["malformed"]["lines"] == 1 and "not a JSON entity" in meta["malformed"]["first"][0]
+
+
+def test_a_killed_import_resumes_with_no_row_lost_or_doubled(json_store, tmp_path):
+    for fmt, write in (("json", write_json_dump), ("nt", write_nt_dump)):
+        dump = write(tmp_path / f"latest.{fmt}", entities())
+        store = tmp_path / f"store-{fmt}"
+        # blocks of 1 kB, a part and a checkpoint after each: the kill comes after the second
+        stopped = import_dump(dump, store, progress=False, part_rows=1, stop_after=2, block_size=1024)
+        assert not stopped["done"] and stopped["parts"] == 2 and 0 < stopped["offset"] < dump.stat().st_size
+        (store / "parts" / f"claims-{stopped['parts']:05d}.parquet").write_bytes(b"a part written after the checkpoint, torn")
+        meta = import_dump(dump, store, progress=False, part_rows=1, block_size=1024)
+        assert meta["read"]["decompressed_bytes"] == dump.stat().st_size
+        cols = "subject, pid, value, value_type, datatype, lang"  # the N-Triples know no precision or calendar
+        for name, wanted in (("labels", "*"), ("properties", "*"), ("claims", cols)):
+            assert table(store, name, wanted) == table(json_store, name, wanted), (fmt, name)
+        assert meta["rows"] == {name: len(table(json_store, name)) for name in ("labels", "claims", "properties")}
+        # the raw rows, before the final step deduplicates: the same as an import never killed
+        once = import_dump(dump, tmp_path / f"once-{fmt}", progress=False, part_rows=1, block_size=1024)
+        assert once["read"]["rows_before_dedup"] == meta["read"]["rows_before_dedup"] and once["rows"] == meta["rows"]
+        assert not (store / "parts").exists()  # the tables hold it all
+
+
+def test_a_subset_by_class_keeps_its_claims_and_what_they_name(tmp_path):
+    """--classes Q571 (book): the two books keep their claims; the universe and the sandbox do not;
+    labels are kept for what the kept claims name, in both dump formats."""
+    for fmt, write in (("json", write_json_dump), ("nt", write_nt_dump)):
+        dump = write(tmp_path / f"d.{fmt}", entities())
+        import_dump(dump, tmp_path / fmt, keep=Filter(classes=frozenset({"Q571"})), progress=False)
+        subjects = {c[0] for c in table(tmp_path / fmt, "claims")}
+        assert subjects == {"Q4132785", "Q22002395", "P3035"}, fmt
+        assert {r[0] for r in table(tmp_path / fmt, "labels")} == {"Q4132785"}  # the only labelled entity named
