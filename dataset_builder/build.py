@@ -103,7 +103,8 @@ def build(
         components={"kg": cfg.kg, "llm": cfg.llm, "lm": cfg.lm},
     )
     stem = Path(records).stem
-    header = provenance(config=config, records=accounted, trace_file=trace_file.name)
+    dump = getattr(source, "meta", {}).get("dump")  # a local Wikidata: the dump it was imported from
+    header = provenance(config=config, records=accounted, trace_file=trace_file.name, **({"kg_dump": dump} if dump else {}))
     with (
         ResumableOutput(trace_file, "build_trace", BuildTrace, lambda t: t.entry_id, run, header, overwrite=overwrite) as traces,
         ResumableOutput(out, "dataset", DatasetEntry, lambda e: e.id, run, header, overwrite=overwrite) as output,

@@ -1,4 +1,4 @@
-"""`kalma dataset …`: the demo dataset, the authors' release importer, statistics."""
+"""`kalma dataset …`: the demo dataset, the authors' release importer, statistics, publishing."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from kalma.cli import NO_CACHE, OVERWRITE, new_output
 
 @click.group("dataset")
 def dataset() -> None:
-    """Datasets: the bundled demo, the authors' release, statistics."""
+    """Datasets: the bundled demo, the authors' release, statistics, and publishing for the Hugging Face Hub."""
 
 
 @dataset.command("demo")
@@ -70,6 +70,35 @@ def stats(dataset_file: str, as_json: bool) -> None:
     top = ", ".join(f"{k} {v}" for k, v in list(figures["minimum_set_relations"].items())[:8])
     if top:
         click.echo(f"\nmost frequent relations in minimum sets: {top}")
+
+
+@dataset.command("publish")
+@click.argument("built", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="The folder to write (Parquet, and README.md as the dataset card).")
+@click.option(
+    "--license",
+    "license_",
+    required=True,
+    help="The dataset's license as the Hub names it (cc-by-sa-4.0 when paragraphs come from Wikipedia; cc0-1.0 for Wikidata's statements alone).",
+)
+@click.option("--name", default=None, help="The dataset's name in its card (default: the file's name).")
+@OVERWRITE
+def publish_cmd(built: str, output: str, license_: str, name: str | None, overwrite: bool) -> None:
+    """Write BUILT (a dataset from `kalma build`, with its .removed and .trace files beside it) as a
+    folder that `datasets.load_dataset(FOLDER)` loads and the Hugging Face Hub shows: Parquet, and
+    a dataset card saying how it was built (the KG or dump, seeds, models, removals, statistics)."""
+    import shutil
+    from pathlib import Path
+
+    from .publish import publish
+
+    new_output(output, overwrite)
+    if overwrite and Path(output).is_dir():
+        shutil.rmtree(output)
+    done = publish(built, output, license_, name)
+    click.echo(
+        f"wrote {done['folder']}: {done['entries']:,} entries, {done['removed']:,} removed records, {done['failed']:,} entries not written; card in README.md"
+    )
 
 
 @click.command("build")

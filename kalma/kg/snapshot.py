@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections import Counter
@@ -23,7 +24,14 @@ def write_snapshot(source: KnowledgeSource, qids: Iterable[str], out: str | Path
     import rdflib
 
     g = rdflib.Graph()
-    g.parse(data=source.neighbourhood(list(dict.fromkeys(qids))), format="nt")
+    # rdflib logs a traceback for each BCE date it cannot turn into a Python datetime; the lexical
+    # form is kept as written, which is all a snapshot needs
+    quiet = logging.getLogger("rdflib.term")
+    level, quiet.level = quiet.level, logging.ERROR
+    try:
+        g.parse(data=source.neighbourhood(list(dict.fromkeys(qids))), format="nt")
+    finally:
+        quiet.setLevel(level)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     _bind_prefixes(g)
