@@ -16,6 +16,7 @@ endpoint by URL), the LLM and the LM scorer.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -59,6 +60,7 @@ def build(
 ) -> dict[str, object]:
     table = load_relation_table(cfg.relation_table)
     selection = read_records(records, cfg.columns, set(table))
+    began = time.perf_counter()
     source = open_source(cfg.kg)
     resolutions, status = disambiguate(selection.records, source, table)
     resolved = [r for r in resolutions if r.status == "resolved"]
@@ -69,6 +71,7 @@ def build(
         pools.append(pool)
         unlabelled += dropped
     inverses = inverse_table(source, {t.relation for p in pools for t in p.triples() if t.relation})
+    kg_seconds = time.perf_counter() - began  # every KG question is asked above, in batches
     counts, n = relation_counts(pools)
     llm, scorer = get_llm(cfg.llm), get_scorer(cfg.lm)
 
@@ -114,7 +117,7 @@ def build(
         todo = [(r, p) for r, p in zip(resolved, pools) if f"{stem}-{r.record.source_line}" not in finished]
         if stop_after is not None:
             todo = todo[:stop_after]
-        written = 0
+        written, began = 0, time.perf_counter()
         for r, pool in tqdm(todo, desc=f"build ({cfg.llm})", unit="entry", disable=not progress):
             eid = f"{stem}-{r.record.source_line}"
             outcome = evolve(eid, r.record, (r.qid_a, r.qid_b), pool, llm, scorer, counts, n, cfg.evolve, derive_seed(cfg.seed, "build", eid), inverses)  # type: ignore[arg-type]
@@ -130,4 +133,5 @@ def build(
         "disambiguation": dict(status),
         "entries": {"written": written, "already_there": len(output.done) - written, "failed": dict(failed), "attempted": len(todo)},
         "files": {"dataset": str(out), "trace": str(trace_file), "removed": str(removed_file)},
+        "seconds": {"knowledge graph": round(kg_seconds, 2), "evolution": round(time.perf_counter() - began, 2)},
     }

@@ -89,7 +89,7 @@ def import_cmd(
     from pathlib import Path
 
     from . import sparql
-    from .dumps import Filter, decoder_name, dump_format
+    from .dumps import Filter
 
     wanted = [c.strip() for c in classes.split(",") if c.strip()]
     qids = [line.strip() for line in Path(qids_file).read_text(encoding="utf-8").splitlines() if line.strip()] if qids_file else []
@@ -98,8 +98,6 @@ def import_cmd(
     if overwrite and Path(store).exists():
         shutil.rmtree(store)
     keep = Filter(frozenset(wanted), frozenset(qids))
-    fmt, compression = dump_format(dump)
-    click.echo(f"importing {dump} ({'truthy N-Triples' if fmt == 'nt' else 'JSON'}, decoder: {decoder_name(compression)}) into {store}", err=True)
     if master:
         from .spark_import import spark_import
 

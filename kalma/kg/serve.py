@@ -34,6 +34,7 @@ def serve_snapshot(data: Path | None, workdir: Path, start_timeout: float = 30.0
     it is, without `data`), serve it read-only on `host`:`port` (a free local port by default),
     and yield the SPARQL query URL; the server stops when the block ends."""
     store = workdir / "oxigraph-store"
+    workdir.mkdir(parents=True, exist_ok=True)
     try:
         if data is not None:
             subprocess.run([_oxigraph_bin(), "load", "--location", str(store), "--file", str(data)], check=True, capture_output=True)

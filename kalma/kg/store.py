@@ -42,7 +42,7 @@ from ..errors import ConfigError
 from ..schema import EntityGraph, Triple
 from .base import WD_ENTITY as WD
 from .base import Info, Row, Term, assemble_graphs, entity_info, row_to_triple
-from .dumps import BLOCK, JsonEntities, Malformed, NTriples, Rows, blocks, decoder_name, dump_format, open_dump
+from .dumps import BLOCK, DumpError, JsonEntities, Malformed, NTriples, Rows, blocks, decoder_name, dump_format, open_dump
 from .dumps import Filter as Filter
 
 STORE_VERSION = 1
@@ -63,6 +63,7 @@ COLUMNS = {
 }
 SORT = {"labels": "id, kind, lang, text", "claims": "subject, pid, value, value_type, datatype, lang", "properties": "pid"}
 PART_ROWS = 2_000_000  # rows buffered before a part (and a checkpoint) is written
+DUCKDB_MEMORY = "4GB"  # the final step's limit (KALMA_DUCKDB_MEMORY overrides)
 
 
 def arrow_schema(table: str) -> Any:
@@ -142,7 +143,7 @@ def import_dump(
     bad = Malformed(state.malformed, list(state.examples))
     pending: dict[str, list[Any]] = {t: [] for t in TABLES}
     began = time.monotonic() - state.seconds
-    bar = _bar(progress, state.offset)
+    bar = _bar(progress, state.offset, decoder_name(compression))
     workers = threads or os.cpu_count() or 1
     try:
         with open_dump(dump, compression, threads) as stream:
@@ -161,8 +162,18 @@ def import_dump(
                         return asdict(state)
         state.done = True
         _checkpoint(store, state, pending, bad, began)
+        if not any(state.rows.values()) and not bad.count:
+            raise DumpError(f"{dump}: no Wikidata statement, label or property in its {state.lines:,} lines: is it a Wikidata dump?")
     finally:
         bar.close()
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    (store / "parts" / "reading.json").write_text(  # the streaming pass's own figures, before DuckDB's step
+        json.dumps(
+            {"peak_rss_mb": me.ru_maxrss // 1024, "cpu_s_main": round(me.ru_utime + me.ru_stime, 1), "cpu_s_workers": round(kids.ru_utime + kids.ru_stime, 1)}
+        )
+    )
     return finalize(store, keep, threads, decoder=decoder_name(compression), compression=compression, workers=workers)
 
 
@@ -214,10 +225,11 @@ def _parsed(source: Iterable[tuple[int, bytes]], setup: tuple[Any, ...], first_l
             yield flight.popleft().result()
 
 
-def _bar(progress: bool, start: int) -> Any:
+def _bar(progress: bool, start: int, decoder: str) -> Any:
     from tqdm import tqdm
 
-    return tqdm(initial=start, unit="B", unit_scale=True, unit_divisor=1024, desc="import (decompressed)", disable=not progress, mininterval=1)
+    desc = f"import ({decoder}; bytes decompressed)"
+    return tqdm(initial=start, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=None if progress else True, mininterval=1)
 
 
 def _rate(state: Progress, began: float) -> str:
@@ -286,7 +298,9 @@ def finalize(store: str | Path, keep: Filter | None = None, threads: int | None 
     store, keep = Path(store), keep or Filter()
     parts = store / "parts"
     state = Progress(**json.loads((parts / "checkpoint.json").read_text()))
-    con = connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", "60%"), store / ".duckdb-spill")
+    reading = json.loads((parts / "reading.json").read_text()) if (parts / "reading.json").is_file() else {}
+    # DuckDB spills past its limit: a fixed default keeps the import's memory flat in the dump's size
+    con = connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", DUCKDB_MEMORY), store / ".duckdb-spill")
     for table in TABLES:
         found = sorted(parts.glob(f"{table}-*.parquet"))
         if not found:  # an empty table still has its columns
@@ -317,7 +331,7 @@ def finalize(store: str | Path, keep: Filter | None = None, threads: int | None 
         "dump": {**state.dump, **dump_facts, "date": dump_date(state.dump["path"])},
         "options": state.options,
         "rows": counts,
-        "read": {"decompressed_bytes": state.offset, "lines": state.lines, "seconds": round(state.seconds, 2), "rows_before_dedup": state.rows},
+        "read": {"decompressed_bytes": state.offset, "lines": state.lines, "seconds": round(state.seconds, 2), "rows_before_dedup": state.rows, **reading},
         "malformed": {"lines": state.malformed, "first": state.examples},
     }
     (store / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")

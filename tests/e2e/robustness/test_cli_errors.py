@@ -55,6 +55,10 @@ def files(tmp_path_factory):
     (d / "plain.jsonl").write_text('{"entry_id": "demo-crane", "text": "x [NA]."}\n')
     (d / "cut.json").write_text('[{"entry_id": "demo-crane", "text": "x"}, {"entry_id": "demo-c')
     (d / "not-a-board").mkdir()
+    (d / "dump.nt").write_text('<http://www.wikidata.org/entity/Q1> <http://www.w3.org/2000/01/rdf-schema#label> "universe"@en .\n')
+    (d / "bad-qids.txt").write_text("Q1\nQ1 }\n")
+    (d / "torn.nt.gz").write_bytes(b"\x1f\x8b\x08\x00 not a gzip stream after its magic bytes")
+    (d / "torn.nt.bz2").write_bytes(b"BZh9 not a bzip2 stream after its magic bytes")
     tomls = {
         "hot": 'temperature = "hot"\n[experiments.main]\n',
         "seeds": 'seeds = "0,1"\n[experiments.main]\n',
@@ -80,6 +84,15 @@ def dead_endpoint() -> str:
 
 
 CASES = {
+    "kg import into a folder of something else": (["kg", "import", "{d}/dump.nt", "-o", "{d}/store"], "exists and is not an import under way"),
+    "kg import, a bad id in --qids": (["kg", "import", "{d}/dump.nt", "-o", "{out}/s", "--qids", "{d}/bad-qids.txt"], "not a Wikidata id: 'Q1 }'"),
+    "kg import, a torn .gz": (["kg", "import", "{d}/torn.nt.gz", "-o", "{out}/s"], "torn.nt.gz: not a readable gz stream"),
+    "kg import, a torn .bz2": (["kg", "import", "{d}/torn.nt.bz2", "-o", "{out}/s"], "torn.nt.bz2: not a readable bz2 stream"),
+    "wikidata-local: no store": (["kg", "show", "--kg", "wikidata-local:{d}/not-a-board", "Q1"], "not a local Wikidata store (no meta.json)"),
+    "dataset publish on answers": (
+        ["dataset", "publish", "{d}/answers.jsonl", "-o", "{out}/pub", "--license", "cc0-1.0"],
+        "expected a 'dataset' file, found 'answers'",
+    ),
     "kg lookup, endpoint down": (["kg", "lookup", "--kg", "{dead}", "Artemisia Gentileschi"], "gave up after 1 attempts"),
     "answer, endpoint down": (["answer", "--dataset", "{d}/dataset.jsonl", "--kg", "{dead}", "-o", "{out}/a.jsonl"], "gave up after 1 attempts"),
     "retrieve, endpoint down": (["retrieve", "--dataset", "{d}/dataset.jsonl", "--kg", "{dead}"], "gave up after 1 attempts"),
