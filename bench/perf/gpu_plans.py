@@ -112,9 +112,14 @@ def plans() -> list[dict[str, Any]]:
         items = [(lm_context(q, ""), a or " ") for (q, _), a in zip(work, answers)]
         encoded = scorer._prepare(items)
         batches = scorer._plan(encoded)
-        sizes = scorer._sizes(encoded)
-        peaks = [scorer.rt.memory.forward(len(b), max(sizes[i][0] for i in b), max(sizes[i][1] for i in b)) for b in batches]
-        rows.append(_row(f"kalma evaluate, CONNER informativeness: {len(items)} answers", batches, peaks, scorer.rt.budget()))
+        if scorer._runner_now:  # questions that share their opening: the runner's plan, and its model
+            runner = scorer.shared_runner()
+            peaks = [runner.predict([Request(encoded[i].ids, encoded[i].start) for i in b]) for b in batches]
+        else:
+            sizes = scorer._sizes(encoded)
+            peaks = [scorer.rt.memory.forward(len(b), max(sizes[i][0] for i in b), max(sizes[i][1] for i in b)) for b in batches]
+        path = "runner" if scorer._runner_now else "padded rows"
+        rows.append(_row(f"kalma evaluate, CONNER informativeness: {len(items)} answers ({path})", batches, peaks, scorer.rt.budget()))
 
     with using(FakeCuda()) as card:  # a builder round: one paragraph, 1,000 candidate sentences
         scorer = _as(HFCausalScorer(smollm2), "llama-7b", card)
