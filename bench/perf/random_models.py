@@ -4,6 +4,7 @@ and any shape for the benchmarks (random weights give honest speed and memory, n
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,15 @@ WORDS = (
     "the a of in was born is painter rome naples her his father she he 1 0 yes no premise hypothesis "
     "place birth death artemisia orazio gentileschi occupation question answer user assistant system : . ,"
 ).split()
+
+
+TEXT_WORDS = WORDS + [f"w{i}" for i in range(1900)]
+
+
+def random_text(rng: random.Random, n: int) -> str:
+    """`n` words, the tokenizers' own and made-up ones: text of a known length in tokens for the
+    memory and batching tests."""
+    return " ".join(rng.choice(TEXT_WORDS) for _ in range(n))
 
 
 def _tokenizer(special: dict[str, str], vocab_size: int | None = None):

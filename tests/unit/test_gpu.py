@@ -11,19 +11,13 @@ import random
 
 import pytest
 
-from bench.perf.random_models import WORDS, build_causal, build_llama, build_t5, build_t5_shape
+from bench.perf.random_models import build_causal, build_llama, build_t5, build_t5_shape, random_text
 from kalma.cache import Cache
 from kalma.errors import BackendError
 from kalma.models import GenParams
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment
 from kalma.models.runtime import tf32_on, using
 from tests.fake_cuda import GIB, H100, FakeCuda
-
-VOCAB = WORDS + [f"w{i}" for i in range(1900)]
-
-
-def _text(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(VOCAB) for _ in range(n))
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +85,7 @@ def test_static_cache_generation_compiles_few_shapes_and_syncs_once_per_batch(ll
     import torch
 
     rng = random.Random(0)
-    chats = [[{"role": "user", "content": _text(rng, rng.randint(5, 300))}] for _ in range(37)]
+    chats = [[{"role": "user", "content": random_text(rng, rng.randint(5, 300))}] for _ in range(37)]
     with using(FakeCuda()):
         llm = HFCausalLM(f"{llama}@fp32")
         model = llm.model()[1]
@@ -122,8 +116,8 @@ def test_scoring_recovers_from_running_out_of_memory(llama, path):
     of the call planned again, and every log-prob equals the run without faults."""
     rng = random.Random(1)
     shared = path == "runner"
-    context = _text(rng, 150)
-    items = [(context if shared else _text(rng, rng.randint(20, 200)), _text(rng, rng.randint(5, 40))) for _ in range(48)]
+    context = random_text(rng, 150)
+    items = [(context if shared else random_text(rng, rng.randint(20, 200)), random_text(rng, rng.randint(5, 40))) for _ in range(48)]
     option = "always" if shared else False
     with using(FakeCuda()):
         want = _scored(HFCausalScorer(f"{llama}@fp32", shared_prefix=option), items)
@@ -142,7 +136,7 @@ def test_scoring_recovers_from_running_out_of_memory(llama, path):
 
 def test_entailment_recovers_from_running_out_of_memory(t5):
     rng = random.Random(2)
-    pairs = [(_text(rng, rng.randint(10, 150)), _text(rng, 6)) for _ in range(40)]
+    pairs = [(random_text(rng, rng.randint(10, 150)), random_text(rng, 6)) for _ in range(40)]
     with using(FakeCuda()):
         want = HFSeq2SeqEntailment(f"{t5}@fp32").probs(pairs, cache=Cache(None))
     with using(FakeCuda(limit=2 << 20)) as card:
@@ -154,7 +148,7 @@ def test_entailment_recovers_from_running_out_of_memory(t5):
 @pytest.mark.parametrize("decode", ["static", "runner"])
 def test_generation_recovers_from_running_out_of_memory(llama, decode):
     rng = random.Random(3)
-    chats = [[{"role": "user", "content": _text(rng, rng.randint(5, 120))}] for _ in range(16)]
+    chats = [[{"role": "user", "content": random_text(rng, rng.randint(5, 120))}] for _ in range(16)]
     params = GenParams(max_tokens=8, logprobs=2)
     with using(FakeCuda()):
         want = HFCausalLM(f"{llama}@fp32", decode=decode).chat_many(chats, params, cache=Cache(None))

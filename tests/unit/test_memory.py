@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from bench.perf.random_models import WORDS, build_llama, build_t5_shape
+from bench.perf.random_models import build_llama, build_t5_shape, random_text
 from kalma.cache import Cache
 from kalma.models import GenParams
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment, bucket
@@ -16,12 +16,7 @@ from kalma.models.memory import LiveBytes
 from kalma.models.runtime import padded
 from kalma.models.shared_prefix import PrefixMemory, Request
 
-VOCAB = WORDS + [f"w{i}" for i in range(1900)]
 TOLERANCE = 0.2
-
-
-def _text(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(VOCAB) for _ in range(n))
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +51,7 @@ def test_live_bytes_counts_new_storage_once():
 def test_padded_scoring(llama, dtype, rows, context, text):
     rng = random.Random(rows)
     sc = HFCausalScorer(f"{llama}@{dtype}", token_budget=1 << 16, shared_prefix=False)
-    items = [(_text(rng, context), _text(rng, text)) for _ in range(rows)]
+    items = [(random_text(rng, context), random_text(rng, text)) for _ in range(rows)]
     encoded = sc._prepare(items)
     assert len(sc._plan(encoded)) == 1
     width, kept = padded(max(len(e.ids) for e in encoded)), max(len(e.ids) - e.start for e in encoded) + 1
@@ -71,8 +66,8 @@ def test_the_shared_prefix_runner(llama, rows, context, text):
     sc = HFCausalScorer(f"{llama}@fp32", token_budget=1 << 16, shared_prefix="always")
     runner = sc.shared_runner()
     runner.memory = PrefixMemory(0)
-    shared = _text(rng, context)
-    requests = [Request(e.ids, e.start) for e in sc._prepare([(shared, _text(rng, text)) for _ in range(rows)])]
+    shared = random_text(rng, context)
+    requests = [Request(e.ids, e.start) for e in sc._prepare([(shared, random_text(rng, text)) for _ in range(rows)])]
     with LiveBytes() as lb, sc.rt.numerics():
         runner.run(requests)
     _close(runner.predict(requests), lb.peak)
@@ -83,7 +78,7 @@ def test_the_shared_prefix_runner(llama, rows, context, text):
 def test_t5_entailment(t5, attention, rows, premise):
     rng = random.Random(rows)
     ent = HFSeq2SeqEntailment(f"{t5}@fp32", token_budget=1 << 16, attention=attention)
-    pairs = [(_text(rng, premise), _text(rng, 8)) for _ in range(rows)]
+    pairs = [(random_text(rng, premise), random_text(rng, 8)) for _ in range(rows)]
     assert len(ent._plan(pairs)) == 1
     width = max(w for (w,) in ent._widths(pairs))
     with LiveBytes() as lb:
@@ -96,7 +91,7 @@ def test_t5_entailment(t5, attention, rows, premise):
 def test_generation_with_its_cache(llama, decode, rows, words, new):
     rng = random.Random(rows)
     llm = HFCausalLM(f"{llama}@fp32", token_budget=1 << 16, decode=decode)
-    chats = [[{"role": "user", "content": _text(rng, words)}] for _ in range(rows)]
+    chats = [[{"role": "user", "content": random_text(rng, words)}] for _ in range(rows)]
     prompts = llm._prepare(chats)
     if decode == "runner":
         llm.shared_runner().memory = PrefixMemory(0)
