@@ -13,7 +13,7 @@ plain or compressed (`.gz`, `.bz2`, `.zst`), into the rows of a local store (`ka
   `schema:description` in the languages asked; `wikibase:propertyType`, `wikibase:directClaim`);
   every other line (sitelinks, `skos:prefLabel` and `schema:name` repeats, other languages,
   lexemes, normalized ids) is skipped by the pattern engine without a Python step. Literals are
-  unescaped as N-Triples defines (`\\uXXXX`, `\\"` and the rest).
+  unescaped as N-Triples defines (`\\u00e9`, `\\"` and the other escapes).
 - **JSON** (`JsonEntities`): one entity a line, parsed with orjson; the truthy statements of
   each property (its preferred ones, else its normal ones; never deprecated; `somevalue` as
   Wikidata's `.well-known/genid` IRI, `novalue` left out) become the same rows the truthy

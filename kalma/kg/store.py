@@ -384,7 +384,7 @@ class LocalWikidata:
         out: dict[str, set[str]] = {n: set() for n in names}
         if not names:
             return {}
-        cls = [c for c in classes]
+        cls = list(classes)
         sql = (
             "SELECT DISTINCT l.text, l.id FROM labels l WHERE l.kind IN ('label', 'alias') AND l.lang = 'en' "
             "AND l.text IN (SELECT unnest(?::VARCHAR[])) AND regexp_full_match(l.id, '[QP][0-9]+')"
