@@ -14,6 +14,10 @@ BIOKALMA = SHARED / "data" / "biokalma"
 # The machines have no route to model hubs: fail fast instead of waiting on the network.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Plans must not depend on how fast this machine is: the CPU's pass width is fixed for the tests
+# (the calibration's own tests unset it), and a calibration never writes the user's file.
+os.environ.setdefault("KALMA_PASS_TOKENS", "2048")
+os.environ.setdefault("KALMA_CALIBRATION", os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kalma-test-calibration-{os.getpid()}.json"))
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ every batch of `kalma answer` over the release's questions (a Llama-7B shape, bf
 scoring, both loaded), and of a builder round of 1,000 candidate sentences (the shared-prefix
 runner), each predicted by the memory model against the budget the card leaves.
 
-The card is the tests' stand-in (`tests/fake_cuda.py`), so every planning decision takes the
+The card is a stand-in (`kalma/models/stand_in.py`), so every planning decision takes the
 GPU's branch; texts are tokenized by SmolLM2's real BPE tokenizer (Llama's counts are close) and
 by a word-level one for T5. The release is read from ../shared when present, else the demo's
 questions stand in, repeated to the release's 1,085.
@@ -74,12 +74,12 @@ def plans() -> list[dict[str, Any]]:
     from evaluation.base import lm_context
     from kalma.citations import strip_citations
     from kalma.models import GenParams, get_llm
-    from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment, bucket
+    from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment, bucket, row_bucket
     from kalma.models.runtime import padded, using
     from kalma.models.shared_prefix import Request
     from kalma.models.smollm2 import converted_dir
+    from kalma.models.stand_in import FakeCuda
     from kalma.verbalize import verbalize
-    from tests.fake_cuda import FakeCuda
 
     from .random_models import build_t5
 
@@ -89,15 +89,16 @@ def plans() -> list[dict[str, Any]]:
     with using(FakeCuda()) as card:  # kalma answer: generation, 256 new tokens
         llm = _as(HFCausalLM(smollm2), "llama-7b", card)
         params = GenParams(max_tokens=256)
-        prompts = llm._prepare([build_messages(q, kg) for q, kg in work])
+        prompts = llm._prepare([build_messages(q, kg) for q, kg in work], params)
         batches = llm._plan(prompts, params)
         budget = llm.rt.budget()
-        if llm._how == "runner":  # prompts sharing the instruction and demonstration: the shared-prefix runner
+        how = prompts[0].how
+        if how == "runner":  # prompts sharing the instruction and demonstration: the shared-prefix runner
             runner = llm.shared_runner()
             peaks = [runner.predict([Request(prompts[i].ids, len(prompts[i].ids), decode=256) for i in b]) for b in batches]
         else:
-            peaks = [llm.rt.memory.generation(len(b), bucket(max(len(prompts[i].ids) for i in b)), 256, 0) for b in batches]
-        rows.append(_row(f"kalma answer, {len(work)} questions ({llm._how})", batches, peaks, budget))
+            peaks = [llm.rt.memory.generation(row_bucket(len(b)), bucket(max(len(prompts[i].ids) for i in b)), 256, 0) for b in batches]
+        rows.append(_row(f"kalma answer, {len(work)} questions ({how})", batches, peaks, budget))
 
     template = get_llm("template")
     answers = [strip_citations(template.chat(build_messages(q, kg)).text) for q, kg in work]
@@ -112,13 +113,13 @@ def plans() -> list[dict[str, Any]]:
         items = [(lm_context(q, ""), a or " ") for (q, _), a in zip(work, answers)]
         encoded = scorer._prepare(items)
         batches = scorer._plan(encoded)
-        if scorer._runner_now:  # questions that share their opening: the runner's plan, and its model
+        if encoded[0].runner:  # questions that share their opening: the runner's plan, and its model
             runner = scorer.shared_runner()
             peaks = [runner.predict([Request(encoded[i].ids, encoded[i].start) for i in b]) for b in batches]
         else:
             sizes = scorer._sizes(encoded)
             peaks = [scorer.rt.memory.forward(len(b), max(sizes[i][0] for i in b), max(sizes[i][1] for i in b)) for b in batches]
-        path = "runner" if scorer._runner_now else "padded rows"
+        path = "runner" if encoded[0].runner else "padded rows"
         rows.append(_row(f"kalma evaluate, CONNER informativeness: {len(items)} answers ({path})", batches, peaks, scorer.rt.budget()))
 
     with using(FakeCuda()) as card:  # a builder round: one paragraph, 1,000 candidate sentences

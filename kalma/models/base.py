@@ -181,8 +181,9 @@ class LLM(Component):
     label_note: str = ""  # e.g. "offline template backend, not a language model"
     batch_size: int = 8
 
-    def _prepare(self, chats: Sequence[list[Message]]) -> list[Any]:
-        """The chats as the backend works on them (e.g. token ids), made once per call."""
+    def _prepare(self, chats: Sequence[list[Message]], params: GenParams) -> list[Any]:
+        """The chats as the backend works on them (e.g. token ids, and how the call decodes them),
+        made once per call."""
         return list(chats)
 
     def _plan(self, prepared: Sequence[Any], params: GenParams) -> list[list[int]] | None:
@@ -211,9 +212,13 @@ class LLM(Component):
         def compute(batch: list[Any]) -> Iterator[tuple[int, Any]]:
             return ((j, g.to_json()) for j, g in self._generate_stream(batch, params))
 
-        stream = cached_stream(
-            "llm", keys, list(chats), compute, self.batch_size, cache, identity is not None, lambda w: self._plan(w, params), self._prepare, self.replan
-        )
+        def prepare(todo: list[Any]) -> list[Any]:
+            return self._prepare(todo, params)
+
+        def plan(prepared: list[Any]) -> list[list[int]] | None:
+            return self._plan(prepared, params)
+
+        stream = cached_stream("llm", keys, list(chats), compute, self.batch_size, cache, identity is not None, plan, prepare, self.replan)
         for k, value, cached in stream:
             gen = replace(split_reasoning(Generation.from_json(value)), cached=cached)
             for i in where[k]:

@@ -6,17 +6,22 @@ backend's `Runtime` (`kalma.models.runtime`), resolved once its model loads (`ka
 every batch is planned by what `MemoryModel` (`kalma.models.memory`) predicts it holds:
 - **batches** are items sorted by length and grouped while the prediction stays within the
   budget: activations at the batch's real widths, the logits it scores, the key/value cache
-  (generation's, and the runner's copied prefixes) and the log-probs kept. A batch that still
-  runs out of GPU memory is split in two, the budget halved for the rest of the run (said once),
-  the allocator's cache freed and the rest of the call planned again.
+  (generation's, and the runner's copied prefixes) and the log-probs kept; passes that compute
+  many positions at once are also cut at the runtime's pass width (on the CPU, the measured knee
+  of its throughput), decoding is not. A batch that still runs out of GPU memory is split in two
+  (once the failed attempt's tensors are freed), the budget halved for the rest of the run (said
+  once), the allocator's cache freed and the rest of the call planned again.
+- **per call**: the path a call takes (padded rows or the runner, how it decodes) is decided once,
+  when its items are prepared, and travels with them: a re-plan after running out of memory
+  keeps it.
 - **LM scoring**: sequences are left-padded, so every scored token sits at the end of its row,
   and logits are computed only for those last positions (`logits_to_keep`); no key/value cache
   is kept. Shared prefixes run once where the call's plan saves a real share of the tokens
   (`SHARED_MIN_SHARE`), on any device.
 - **generation**: greedy decoding on the shared-prefix runner on the CPU and where prompts share
-  much; otherwise, on CUDA, transformers' `generate()` with a static key/value cache, in a few
-  bucketed shapes so that the graphs it compiles are reused. Log-probabilities are computed on
-  the device at each step and moved once per batch.
+  much; otherwise, on CUDA, transformers' `generate()` with a static key/value cache, one call a
+  batch in a few shapes (rows a power of two, widths bucketed) so that the graphs it compiles are
+  reused. Log-probabilities are computed on the device at each step and moved once per batch.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..errors import BackendError
@@ -39,6 +44,9 @@ log = logging.getLogger(__name__)
 # The shared-prefix runner pays only when the plan skips this share of the tokens: it runs a pass
 # per node, where padded rows run one (on unshared items an H100 measured it 6.5x slower).
 SHARED_MIN_SHARE = 0.25
+# Decoding asks the device whether every row has stopped once this many steps on a GPU (each
+# question waits for the device); every step on the CPU, where it costs nothing.
+SYNC_EVERY = 8
 
 
 class HFBackend:
@@ -59,6 +67,8 @@ class HFBackend:
         batch_size: int = 16,
         attention: str | None = None,
         offload: bool = False,
+        pass_tokens: int | None = None,
+        fixed_rows: int | None = None,
     ):
         path, suffix = split_dtype(ref)
         self.path = model_ref(path)
@@ -67,6 +77,10 @@ class HFBackend:
         # fp32 is the implicit identity; any other dtype is named, so results never mix
         self.spec = (spec or f"{self.prefix}:{path}") + ("" if self.dtype == "fp32" else f"@{self.dtype}")
         self.token_budget, self.batching, self.batch_size, self.offload = token_budget, batching, batch_size, offload
+        self.pass_tokens = pass_tokens
+        # the policy's paths with this many rows a batch, whatever memory and the pass width say:
+        # the fixed settings the policy benchmark measures the default against
+        self.fixed_rows = fixed_rows
         self.attention = resolve_attention(self.kind, lambda: model_type(self.path), attention)
         self._runtime: Runtime | None = None
 
@@ -75,9 +89,28 @@ class HFBackend:
     def model(self) -> tuple[Any, Any]:
         tok, model, placement = load(self.kind, self.path, self.dtype, self._identity or self.cache_identity(), self.attention, self.offload)
         if self._runtime is None:
-            self._runtime = resolve(model.config, self.dtype, self.attention, self.token_budget)
-            self._runtime.placement = placement
+            rt = resolve(model.config, self.dtype, self.attention, self.token_budget, self.pass_tokens)
+            rt.placement = placement
+            if not rt.cuda and rt.pass_tokens is None and self.batching == "tokens" and self.fixed_rows is None:
+                from .calibration import pass_tokens
+
+                with rt.numerics():
+                    rt.pass_tokens, rt.pass_from = pass_tokens(self.kind, rt.memory.shape, self.dtype, lambda rows, width: self._probe(model, rows, width))
+            self._runtime = rt
         return tok, model
+
+    def _probe(self, model: Any, rows: int, width: int) -> None:
+        """One pass of `rows` x `width` random positions, as this backend's passes run (for the
+        CPU's calibration)."""
+        import torch
+
+        ids = torch.randint(0, min(1000, int(model.config.vocab_size)), (rows, width), device=model.device)
+        if self.kind == "seq2seq":
+            model(input_ids=ids, decoder_input_ids=ids[:, :1], use_cache=False)
+        elif self.kind == "causal":
+            model(input_ids=ids, use_cache=False, logits_to_keep=1)
+        else:
+            model(input_ids=ids)
 
     @property
     def rt(self) -> Runtime:
@@ -137,6 +170,10 @@ class HFBackend:
                 raise
             if len(batch) < 2:
                 raise BackendError(f"{self.spec}: one item does not fit in GPU memory ({rt.device}); {rt.notes[-1] if rt.notes else ''}") from None
+            out = None
+        if out is None:
+            # Out of the except block: the error's traceback, and with it every tensor of the failed
+            # attempt, is gone before the cache is emptied and the parts run.
             first = not rt.notes
             device().empty_cache()
             rt.halve(len(batch))
@@ -170,20 +207,25 @@ class HFBackend:
         n = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         return int(n) if n else None
 
-    def plan(self, sizes: Sequence[tuple[int, ...]], cost: Callable[..., int]) -> list[list[int]]:
-        """Batches within the budget by `cost(rows, *widest)` (sorted), or `batching="items"`:
-        fixed-size batches in input order."""
+    def plan(self, sizes: Sequence[tuple[int, ...]], cost: Callable[..., int], wide: bool = True) -> list[list[int]]:
+        """Batches within the budget by `cost(rows, *widest)` (sorted) and, for a pass over every
+        position of its rows (`wide`), within the pass width; or `batching="items"`: fixed-size
+        batches in input order; or `fixed_rows` a batch."""
         if self.batching == "items":
             return [list(range(i, min(i + self.batch_size, len(sizes)))) for i in range(0, len(sizes), self.batch_size)]
-        return plan_batches(sizes, cost, self.rt.budget())
+        if self.fixed_rows is not None:
+            return plan_batches(sizes, cost, budget=1 << 62, max_rows=self.fixed_rows)
+        return plan_batches(sizes, cost, self.rt.budget(), pass_tokens=self.rt.pass_tokens if wide else None)
 
     def prefix_plan(self, seqs: Sequence[tuple[int, ...]], decode: bool = False) -> list[list[int]]:
         """Batches for the shared-prefix runner: sequences in token order, so that those sharing a
         prefix meet in one batch, cut when the caches the runner holds through the batch pass half
         the budget: one per shared prefix (a node, holding its whole prefix), and with `decode`
         each sequence's own, kept from its prompt's pass until decoding. The runner fits its
-        passes in the rest."""
-        memory, budget = self.rt.memory, self.rt.budget()
+        passes in the rest. Memory alone cuts them: the runner cuts its own passes to the pass
+        width, and its decoding gains from every row it holds."""
+        memory, budget = self.rt.memory, self.rt.budget() if self.fixed_rows is None else 1 << 62
+        rows = self.fixed_rows or len(seqs)
         order = sorted(range(len(seqs)), key=lambda i: seqs[i])
         batches: list[list[int]] = []
         cur: list[int] = []
@@ -193,7 +235,7 @@ class HFBackend:
             ids = seqs[i]
             shared = next((k for k, (a, b) in enumerate(zip(prev, ids)) if a != b), min(len(prev), len(ids)))
             adds = (shared if shared > deepest else 0) + (len(ids) if decode else 0)  # a deeper shared prefix is a new node
-            if cur and memory.kv(1, held + adds) > budget // 2:
+            if cur and (len(cur) >= rows or memory.kv(1, held + adds) > budget // 2):
                 batches.append(cur)
                 cur, held, deepest = [], 0, 0
                 adds = len(ids) if decode else 0
@@ -210,7 +252,18 @@ class HFBackend:
 
         if getattr(self, "_runner", None) is None:
             tok, model = self.model()
-            self._runner = SharedPrefixRunner(model, pad_id=pad_id(tok), memory=self.rt.memory, budget=self.rt.budget, min_saved=min_saved)
+            rt = self.rt
+            budget = rt.budget if self.fixed_rows is None else lambda: 1 << 62
+            self._runner = SharedPrefixRunner(
+                model,
+                pad_id=pad_id(tok),
+                memory=rt.memory,
+                budget=budget,
+                min_saved=min_saved,
+                pass_tokens=rt.pass_tokens if self.fixed_rows is None else None,
+                max_rows=self.fixed_rows or 1024,
+                sync_every=SYNC_EVERY if rt.cuda else 1,
+            )
         return self._runner
 
 
@@ -229,10 +282,12 @@ def render_chat(tok: Any, messages: list[Message]) -> str:
 
 @dataclass(frozen=True)
 class Prompt:
-    """One chat as the model reads it: its messages (for the per-item seed) and its token ids."""
+    """One chat as the model reads it: its messages (for the per-item seed), its token ids, and
+    how the call it belongs to decodes (`HFCausalLM.decoding`)."""
 
     chat: list[Message] = field(compare=False)
     ids: tuple[int, ...]
+    how: str = field(default="runner", compare=False)
 
 
 def bucket(n: int) -> int:
@@ -248,18 +303,14 @@ def bucket(n: int) -> int:
     return size
 
 
-def power_rows(batch: list[int]) -> list[list[int]]:
-    """A batch cut into power-of-two row counts (13 rows: 8, 4, 1), for the same reason.
+def row_bucket(n: int) -> int:
+    """`n` rows rounded up to a power of two: static-cache generation pads a batch's rows up to
+    it, one `generate()` call a batch in few shapes.
 
-    >>> [len(b) for b in power_rows(list(range(13)))]
-    [8, 4, 1]
+    >>> [row_bucket(n) for n in (1, 2, 3, 8, 13)]
+    [1, 2, 4, 8, 16]
     """
-    out = []
-    while batch:
-        n = 1 << (len(batch).bit_length() - 1)
-        out.append(batch[:n])
-        batch = batch[n:]
-    return out
+    return 1 << (max(n, 1) - 1).bit_length()
 
 
 class HFCausalLM(HFBackend, LLM):
@@ -281,14 +332,30 @@ class HFCausalLM(HFBackend, LLM):
         batch_size: int = 16,
         attention: str | None = None,
         offload: bool = False,
+        pass_tokens: int | None = None,
+        fixed_rows: int | None = None,
         decode: Literal["auto", "runner", "static"] = "auto",
     ):
-        super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size, attention=attention, offload=offload)
+        super().__init__(
+            ref,
+            spec,
+            dtype=dtype,
+            token_budget=token_budget,
+            batching=batching,
+            batch_size=batch_size,
+            attention=attention,
+            offload=offload,
+            pass_tokens=pass_tokens,
+            fixed_rows=fixed_rows,
+        )
         self.decode = decode  # greedy decoding: the policy (auto), or one path for benchmarks and tests
 
-    def _prepare(self, chats: Sequence[list[Message]]) -> list[Prompt]:
+    def _prepare(self, chats: Sequence[list[Message]], params: GenParams) -> list[Prompt]:
+        """The chats' token ids, and how this call decodes them: decided once, over all of them."""
         tok, _ = self.model()
-        return [Prompt(list(c), tuple(tok(render_chat(tok, c), add_special_tokens=False)["input_ids"])) for c in chats]
+        prompts = [Prompt(list(c), tuple(tok(render_chat(tok, c), add_special_tokens=False)["input_ids"])) for c in chats]
+        how = self.decoding(prompts, params)
+        return [Prompt(p.chat, p.ids, how) for p in prompts]
 
     def decoding(self, prompts: Sequence[Prompt], params: GenParams) -> str:
         """How this call decodes: `runner`, `static` (generate() with a static cache), `sampling`
@@ -306,22 +373,24 @@ class HFCausalLM(HFBackend, LLM):
             return "static" if device().available() and shares < SHARED_MIN_SHARE else "runner"
         return self.decode
 
-    _how = "runner"  # how the call being answered decodes: its plan decides (`_plan`), its batches follow
-
     def _plan(self, prompts: Sequence[Prompt], params: GenParams) -> list[list[int]]:
-        how = self._how = self.decoding(prompts, params)
+        """Batches by memory alone (a decoding step is one position a row: every row held pays);
+        the prompts' passes are cut to the pass width inside (the runner's leaves, sampling's
+        prefill). Static-cache batches are planned at their rows padded up (`row_bucket`), so that
+        all but the last have a power of two."""
+        how = prompts[0].how if prompts else "runner"
         if how == "runner":
             return self.prefix_plan([p.ids for p in prompts], decode=True)
         memory, new, top = self.rt.memory, params.max_tokens, params.logprobs
         if how != "static":
-            return self.plan([(padded(len(p.ids)),) for p in prompts], lambda rows, width: memory.generation(rows, width, new, top))
-        batches = self.plan([(bucket(len(p.ids)),) for p in prompts], lambda rows, width: memory.generation(rows, width, new, top))
-        return [part for b in batches for part in power_rows(b)]
+            return self.plan([(padded(len(p.ids)),) for p in prompts], lambda rows, width: memory.generation(rows, width, new, top), wide=False)
+        return self.plan([(bucket(len(p.ids)),) for p in prompts], lambda rows, width: memory.generation(row_bucket(rows), width, new, top), wide=False)
 
     def _generate(self, batch: Sequence[Prompt], params: GenParams) -> list[Generation]:
-        how = self._how
+        how = batch[0].how
         width = bucket(max(len(p.ids) for p in batch)) if how == "static" else padded(max(len(p.ids) for p in batch))
-        predicted = self.rt.memory.generation(len(batch), width, params.max_tokens, params.logprobs) if how != "runner" else 0
+        rows = row_bucket(len(batch)) if how == "static" else len(batch)
+        predicted = self.rt.memory.generation(rows, width, params.max_tokens, params.logprobs) if how != "runner" else 0
         return self.within_memory(batch, lambda b: self._decode(b, params, how), predicted, lambda b: self._plan(b, params))
 
     def _decode(self, batch: Sequence[Prompt], params: GenParams, how: str) -> list[Generation]:
@@ -344,7 +413,8 @@ class HFCausalLM(HFBackend, LLM):
             width = bucket(longest) if how == "static" else padded(longest)
             if how == "static" and limit is not None:
                 width = min(width, limit - params.max_tokens)
-            enc = _left_padded(batch, width, pad_id(tok), model.device)
+            rows = list(batch) + [batch[-1]] * (row_bucket(len(batch)) - len(batch)) if how == "static" else list(batch)
+            enc = _left_padded(rows, width, pad_id(tok), model.device)
             if how == "sampling":
                 # Each row samples from its own generator, seeded by the run seed and the chat itself:
                 # an answer never depends on what else shares its batch.
@@ -352,7 +422,8 @@ class HFCausalLM(HFBackend, LLM):
                 import torch
 
                 seeds = [item_seed(params.seed, p.chat) if params.seed is not None else int(torch.randint(0, 1 << 31, ()).item()) for p in batch]
-                steps = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id)
+                per_pass = max(1, (self.rt.pass_tokens or width * len(batch)) // width)
+                steps = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id, per_pass)
             else:
                 self.rt.took("greedy: generate() with a static cache" if how == "static" else "greedy: generate()")
                 steps = _greedy(model, enc, params, tok.pad_token_id, static=how == "static")
@@ -384,38 +455,6 @@ def _left_padded(batch: Sequence[Prompt], width: int, fill: int, where: Any) -> 
     }
 
 
-class _Steps:
-    """Per decoding step, on the device: each row's chosen token, its log-prob and the top
-    alternatives; moved to the host once, at the end (a `float()` per row and step would wait for
-    the device each time)."""
-
-    def __init__(self, top: int):
-        self.top, self.tokens, self.chosen, self.values, self.indices = top, [], [], [], []  # type: ignore[var-annotated]
-
-    def add(self, logp: Any, token: Any) -> None:
-        import torch
-
-        self.tokens.append(token)
-        self.chosen.append(logp.gather(1, token[:, None])[:, 0])
-        if self.top:
-            found = torch.topk(logp, self.top)
-            self.values.append(found.values)
-            self.indices.append(found.indices)
-
-    def rows(self) -> list[list[tuple[int, float, dict[int, float]]]]:
-        import torch
-
-        if not self.tokens:
-            return []
-        tokens, chosen = torch.stack(self.tokens, 1).tolist(), torch.stack(self.chosen, 1).tolist()
-        values = torch.stack(self.values, 1).tolist() if self.top else None
-        indices = torch.stack(self.indices, 1).tolist() if self.top else None
-        return [
-            [(t, lp, dict(zip(indices[r][n], values[r][n])) if values is not None and indices is not None else {}) for n, (t, lp) in enumerate(zip(toks, lps))]
-            for r, (toks, lps) in enumerate(zip(tokens, chosen))
-        ]
-
-
 def _greedy(model: Any, enc: dict[str, Any], params: GenParams, pad: int | None, static: bool) -> list[list[tuple[int, float, dict[int, float]]]]:
     """transformers' `generate()`, greedy, recording each step's log-probs on the device through a
     logits processor (the last one: it sees the scores the choice is made from) instead of
@@ -423,7 +462,9 @@ def _greedy(model: Any, enc: dict[str, Any], params: GenParams, pad: int | None,
     import torch
     from transformers import LogitsProcessor, LogitsProcessorList
 
-    steps = _Steps(params.logprobs)
+    from .shared_prefix import StepLog
+
+    steps = StepLog(params.logprobs)
 
     class Record(LogitsProcessor):
         def __call__(self, input_ids: Any, scores: Any) -> Any:
@@ -445,26 +486,43 @@ def _greedy(model: Any, enc: dict[str, Any], params: GenParams, pad: int | None,
     return steps.rows()
 
 
-def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: int | None, pad: int | None) -> list[list[tuple[int, float, dict[int, float]]]]:
-    """Sampled decoding of a left-padded batch, each row drawing from its own seeded generator.
-    Temperature and top-p are applied as transformers' warpers apply them, so the log-probs are
-    the same; they stay on the device until the batch is done."""
+def _prefill(model: Any, ids: Any, mask: Any, positions: Any, per_pass: int) -> tuple[Any, Any]:
+    """The prompts' pass, `per_pass` rows at a time (the pass width), their caches joined into
+    one for decoding: (the last position's logits of every row, the cache)."""
     import torch
 
-    from .shared_prefix import cache_arg, cache_of
+    from .shared_prefix import cache_arg, cache_of, merge_caches
+
+    logits, caches = [], []
+    for at in range(0, ids.shape[0], per_pass):
+        part = slice(at, at + per_pass)
+        out = model(input_ids=ids[part], attention_mask=mask[part], position_ids=positions[part], **cache_arg(model, None), use_cache=True, logits_to_keep=1)
+        logits.append(out.logits[:, -1, :])
+        caches.append(cache_of(out))
+    return torch.cat(logits), caches[0] if len(caches) == 1 else merge_caches(caches, ids.shape[1])
+
+
+def _sample(
+    model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: int | None, pad: int | None, per_pass: int
+) -> list[list[tuple[int, float, dict[int, float]]]]:
+    """Sampled decoding of a left-padded batch, each row drawing from its own seeded generator;
+    the prompts' pass runs `per_pass` rows at a time, decoding all together. Temperature and
+    top-p are applied as transformers' warpers apply them, so the log-probs are the same; they
+    stay on the device until the batch is done."""
+    import torch
+
+    from .shared_prefix import StepLog, cache_arg, cache_of
 
     rows = enc["input_ids"].shape[0]
     gens = [torch.Generator(device=model.device).manual_seed(s) for s in seeds]
     mask = enc["attention_mask"]
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    current, past = enc["input_ids"], None
     finished = torch.zeros(rows, dtype=torch.bool, device=model.device)
     fill = pad if pad is not None else (eos if eos is not None else 0)
-    steps = _Steps(params.logprobs)
-    for _ in range(params.max_tokens):
-        out = model(input_ids=current, attention_mask=mask, position_ids=positions, **cache_arg(model, past), use_cache=True, logits_to_keep=1)
-        past = cache_of(out)
-        logits = out.logits[:, -1, :].float() / params.temperature
+    steps = StepLog(params.logprobs)
+    last, past = _prefill(model, enc["input_ids"], mask, positions, per_pass)
+    for n in range(params.max_tokens):
+        logits = last.float() / params.temperature
         if params.top_p < 1.0:  # keep the smallest set of tokens whose probability reaches top_p
             ordered, order = torch.sort(logits, descending=False)
             drop = ordered.softmax(-1).cumsum(-1) <= 1 - params.top_p
@@ -475,11 +533,12 @@ def _sample(model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: 
         step = torch.where(finished, torch.full_like(step, fill), step)
         steps.add(torch.log_softmax(logits, dim=-1), step)
         finished |= (step == eos) if eos is not None else torch.zeros_like(finished)
-        if bool(finished.all()):  # one wait a step, for the whole batch
+        if n + 1 == params.max_tokens or bool(finished.all()):  # one wait a step, for the whole batch
             break
-        current = step[:, None]
         mask = torch.cat([mask, torch.ones((rows, 1), dtype=mask.dtype, device=mask.device)], dim=-1)
         positions = positions[:, -1:] + 1
+        out = model(input_ids=step[:, None], attention_mask=mask, position_ids=positions, **cache_arg(model, past), use_cache=True, logits_to_keep=1)
+        past, last = cache_of(out), out.logits[:, -1, :]
     return steps.rows()
 
 
@@ -491,6 +550,7 @@ class Encoded:
     ids: tuple[int, ...]
     start: int
     spans: tuple[tuple[int, int], ...]
+    runner: bool = False  # the call it belongs to runs on the shared-prefix runner (decided once, over all its items)
 
 
 class HFCausalScorer(HFBackend, LMScorer):
@@ -515,11 +575,24 @@ class HFCausalScorer(HFBackend, LMScorer):
         batch_size: int = 16,
         attention: str | None = None,
         offload: bool = False,
+        pass_tokens: int | None = None,
+        fixed_rows: int | None = None,
         logits: Literal["scored", "all"] = "scored",
         shared_prefix: bool | Literal["always"] = True,
         min_shared: int = 64,
     ):
-        super().__init__(ref, spec, dtype=dtype, token_budget=token_budget, batching=batching, batch_size=batch_size, attention=attention, offload=offload)
+        super().__init__(
+            ref,
+            spec,
+            dtype=dtype,
+            token_budget=token_budget,
+            batching=batching,
+            batch_size=batch_size,
+            attention=attention,
+            offload=offload,
+            pass_tokens=pass_tokens,
+            fixed_rows=fixed_rows,
+        )
         self.logits = logits
         self.shared_prefix = bool(shared_prefix) and logits == "scored" and batching == "tokens"
         self.always_shared = shared_prefix == "always"  # the runner whatever the policy says: for benchmarks
@@ -527,7 +600,8 @@ class HFCausalScorer(HFBackend, LMScorer):
         self._cut_warned = False
 
     def _prepare(self, items: Sequence[tuple[str, str]]) -> list[Encoded]:
-        """Tokenize every item once; contexts beyond the model's window are cut from the left."""
+        """Tokenize every item once (contexts beyond the model's window are cut from the left), and
+        decide once for the call whether it runs on the shared-prefix runner."""
         tok, _ = self.model()
         bos = [tok.bos_token_id] if tok.bos_token_id is not None else [tok.eos_token_id]
         out = []
@@ -554,22 +628,17 @@ class HFCausalScorer(HFBackend, LMScorer):
                     self._cut_warned = True
                 ctx = ctx[len(ctx) - room :]
             out.append(Encoded(tuple(bos + ctx + enc["input_ids"]), 1 + len(ctx), spans))
-        return out
-
-    _runner_now = False  # this call runs on the shared-prefix runner (decided by `_plan`)
+        runner = self.shared_prefix and self._prefixes_pay(out)
+        self.rt.took("shared-prefix runner" if runner else "padded rows, scored logits" if self.logits == "scored" else "padded rows, all logits")
+        return [replace(e, runner=runner) for e in out]
 
     def _sizes(self, encoded: Sequence[Encoded]) -> list[tuple[int, int]]:
         """(padded width, positions whose logits are computed) of each item."""
         return [(padded(len(e.ids)), padded(len(e.ids)) if self.logits == "all" else len(e.ids) - e.start + 1) for e in encoded]
 
     def _plan(self, encoded: Sequence[Encoded]) -> list[list[int]]:
-        self._runner_now = self.shared_prefix and self._prefixes_pay(encoded)
-        self.rt.took("shared-prefix runner" if self._runner_now else "padded rows, scored logits" if self.logits == "scored" else "padded rows, all logits")
-        return self._batches(encoded)
-
-    def _batches(self, encoded: Sequence[Encoded]) -> list[list[int]]:
         """The batches of the path this call takes, at the budget of the moment."""
-        if self._runner_now:
+        if encoded and encoded[0].runner:
             return self.prefix_plan([e.ids for e in encoded])
         return self.plan(self._sizes(encoded), self.rt.memory.forward)
 
@@ -585,11 +654,11 @@ class HFCausalScorer(HFBackend, LMScorer):
         return saved_share([Request(e.ids, e.start) for e in encoded], self.min_shared) >= SHARED_MIN_SHARE
 
     def _score(self, batch: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
-        if self._runner_now:
-            return self.within_memory(batch, self._score_shared, split=self._batches)
+        if batch[0].runner:
+            return self.within_memory(batch, self._score_shared, split=self._plan)
         rows, widths = len(batch), self._sizes(batch)
         predicted = self.rt.memory.forward(rows, max(w for w, _ in widths), max(k for _, k in widths))
-        return self.within_memory(batch, self._score_padded, predicted, self._batches)
+        return self.within_memory(batch, self._score_padded, predicted, self._plan)
 
     def _score_shared(self, batch: Sequence[Encoded]) -> list[list[tuple[float, int, int]]]:
         from .shared_prefix import Request

@@ -14,8 +14,8 @@ prediction covers everything alive at the batch's peak beyond the weights, for e
   over its own tokens on top of it.
 - **seq2seq entailment** (`seq2seq`): the encoder pass, then one decoder step with its logits.
 - **generation** (`generation`): the static cache for prompt and new tokens, the prompt's pass
-  (logits of its last position only), and per step the log-probs kept (chosen token and the top
-  alternatives; never the whole vocabulary's scores).
+  (logits of its last position only) or a step's logits copied and log-softmaxed, and the
+  log-probs kept (chosen token and the top alternatives; never the whole vocabulary's scores).
 
 The counts were read off a CPU with `LiveBytes`, which counts the bytes of every tensor storage
 created inside it and alive at once (views and in-place results share their input's storage and
@@ -134,7 +134,8 @@ class MemoryModel:
         full = self.kv(rows, prefix + width)
         in_flight = full // (2 * max(self.shape.layers, 1))
         base, mlp, attention, logits = self._phases(rows, width, prefix + width, kept)
-        return full + self._scaled(max(in_flight / self.overhead + base + attention, base + mlp, logits))
+        picked = rows * self.shape.vocab * 4  # a row's next-token log-probs taken out for decoding or top-k
+        return full + self._scaled(max(in_flight / self.overhead + base + attention, base + mlp, logits + picked))
 
     def decoding(self, rows: int, width: int, new: int, top: int = 0) -> int:
         """One batch of the runner's greedy decoding, of rows whose prompts (`width` tokens) have
@@ -163,7 +164,9 @@ class MemoryModel:
         cache for every position, the prompt's pass (logits of its last position), and the
         log-probs kept per step (the chosen token's and `top` alternatives, with their ids)."""
         kept = rows * new * (1 + 2 * top) * 8
-        return self.kv(rows, width + new) + self._scaled(self._pass(rows, width, width + new, 1) + kept)
+        # beside the model's logits: generate()'s fp32 copy of the last position's and its log-softmax
+        copies = rows * self.shape.vocab * 8
+        return self.kv(rows, width + new) + self._scaled(self._pass(rows, width, width + new, 1) + copies + kept)
 
 
 class LiveBytes:

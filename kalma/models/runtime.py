@@ -13,12 +13,18 @@
   reading the legacy flag after the new one was set fails every later pass).
 - **attention**: as asked, else eager for T5 on CUDA (its position bias reaches SDPA as an fp32
   mask no fused kernel takes; the fallback measured 1.58x slower than eager on an H100).
-- **the budget**: bytes a batch may hold beyond the weights, from the free memory when a call is
-  planned on CUDA (`MEMORY_SHARE` of it), or the cost of a 1,024-token pass on the CPU (compute
-  bound there: batches only pay while they stay small); `token_budget=` or KALMA_TOKEN_BUDGET
-  give it in tokens. Each path plans its batches by `MemoryModel`'s prediction against it. After
-  an out-of-memory error the budget is halved for the rest of the run and the call re-planned; on
-  CUDA the first batch's measured peak corrects the model's overhead factor.
+- **the budget**: bytes a batch may hold beyond the weights: `MEMORY_SHARE` of the memory free
+  when a call is planned, the GPU's on CUDA and the host's (MemAvailable) on the CPU;
+  `token_budget=` or KALMA_TOKEN_BUDGET give it in tokens. Each path plans its batches by
+  `MemoryModel`'s prediction against it. After an out-of-memory error the budget is halved for
+  the rest of the run and the call re-planned; on CUDA the first batch's measured peak corrects
+  the model's overhead factor.
+- **the pass width** (`pass_tokens`): memory says what a batch may hold, not how wide a pass
+  pays. On the CPU a pass past the knee of the model's throughput curve gains nothing and pays
+  padding and attention, so the passes that compute many positions at once (scoring rows, a
+  runner's leaf rows, a prompt's prefill) are cut at the knee, measured once per machine and
+  model (`calibration`); decoding, one position a row, is bounded by memory alone. On CUDA
+  memory alone decides. `pass_tokens=` or KALMA_PASS_TOKENS set it.
 """
 
 from __future__ import annotations
@@ -35,10 +41,10 @@ DTYPES = ("fp32", "tf32", "bf16", "fp16")
 ATTENTIONS = ("eager", "sdpa", "flex_attention")
 PAD_MULTIPLE = 8
 MEMORY_SHARE = 0.5  # of the free memory at planning time: the rest absorbs what the model does not count
-CPU_TOKENS = 1024  # a pass of this many tokens is the CPU's budget (SmolLM2: 520 tokens/s for one 400-token row, 601 for eight)
 # The caching allocator rounds and keeps blocks: an H100 measured T5-11B at 1.7 MB a token where
 # the live tensors were 0.68 (issue 35). Corrected per backend by the first batch it measures.
 GPU_OVERHEAD = 2.5
+UNKNOWN_HOST_MEMORY = 4 << 30  # where neither /proc, sysconf nor psutil can say: a small laptop's share
 
 
 @dataclass
@@ -78,17 +84,30 @@ class Device:
         return torch.version.cuda if self.available() else None
 
     def free(self) -> int:
-        """Bytes free for new tensors: the driver's free memory plus what torch's allocator holds
-        cached but unused (`mem_get_info` counts those blocks as used)."""
-        import torch
-
-        free, _ = torch.cuda.mem_get_info()
-        return int(free + torch.cuda.memory_reserved() - torch.cuda.memory_allocated())
+        """Bytes free for new tensors. On CUDA the driver's free memory plus what torch's allocator
+        holds cached but unused (`mem_get_info` counts those blocks as used); on the CPU the
+        host's available memory."""
+        if not self.available():
+            return self.host_available()
+        free, _, reserved, allocated = self.cuda_memory()
+        return int(free + reserved - allocated)
 
     def total(self) -> int:
+        return self.cuda_memory()[1] if self.available() else self.host_total()
+
+    def cuda_memory(self) -> tuple[int, int, int, int]:
+        """(free, total, reserved, allocated) bytes, as the driver and torch's allocator say."""
         import torch
 
-        return int(torch.cuda.mem_get_info()[1])
+        free, total = torch.cuda.mem_get_info()
+        return int(free), int(total), int(torch.cuda.memory_reserved()), int(torch.cuda.memory_allocated())
+
+    def host_available(self) -> int:
+        """The host's available memory (Linux's MemAvailable: free plus reclaimable caches)."""
+        return _meminfo("MemAvailable")
+
+    def host_total(self) -> int:
+        return _meminfo("MemTotal")
 
     def empty_cache(self) -> None:
         if self.available():
@@ -136,6 +155,29 @@ class Device:
         """Where each module of a loaded model sits (`hf_device_map`), by module name."""
         found = getattr(model, "hf_device_map", None) or {"": str(getattr(model, "device", "cpu"))}
         return {k: str(v) for k, v in found.items()}
+
+
+def _meminfo(field: str) -> int:
+    """A field of /proc/meminfo in bytes; where there is none (macOS, Windows), what the OS's
+    page counts say (os.sysconf), else psutil's reading."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        pages = os.sysconf("SC_AVPHYS_PAGES" if field == "MemAvailable" else "SC_PHYS_PAGES")
+        return int(pages * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        import psutil
+    except ImportError:
+        return UNKNOWN_HOST_MEMORY
+    memory = psutil.virtual_memory()
+    return int(memory.available if field == "MemAvailable" else memory.total)
 
 
 _device: Device = Device()
@@ -219,8 +261,10 @@ class Runtime:
     dtype: str
     attention: str | None
     memory: MemoryModel
-    budget_from: str  # "the CPU default", "token_budget=", "KALMA_TOKEN_BUDGET", "the free memory"
+    budget_from: str  # "token_budget=", "KALMA_TOKEN_BUDGET", "the free memory"
     fixed_budget: int | None = None  # bytes, when not read from the free memory at each call
+    pass_tokens: int | None = None  # the most positions one pass should compute (None: memory alone decides)
+    pass_from: str = ""  # where `pass_tokens` came from: "pass_tokens=", "KALMA_PASS_TOKENS", a calibration
     cap: int | None = None  # bytes, after running out of memory: never planned above it again
     placement: str = ""  # where the weights sit, when not all on the GPU
     measured: str = ""  # the first batch's measured peak against the prediction, on CUDA
@@ -266,6 +310,8 @@ class Runtime:
         out["attention"] = self.attention or "transformers' default"
         out["budget_bytes"] = self._budget_now or self.budget()
         out["budget_from"] = self.budget_from + (f"; {self.notes[-1]}" if self.notes else "")
+        if self.pass_tokens is not None:
+            out["pass_tokens"], out["pass_from"] = self.pass_tokens, self.pass_from
         out["memory_overhead"] = round(self.memory.overhead, 3)
         for key in ("placement", "measured"):
             if getattr(self, key):
@@ -293,34 +339,50 @@ class Runtime:
         self.measured = f"first batch peaked at {measured / 2**30:.2f} GiB against {predicted / 2**30:.2f} predicted: overhead now {self.memory.overhead:.2f}"
 
 
-def resolve(config: Any, dtype: str, attention: str | None, token_budget: int | None) -> Runtime:
-    """The runtime of a loaded model (`config` its transformers config)."""
+def resolve(config: Any, dtype: str, attention: str | None, token_budget: int | None, pass_tokens: int | None = None) -> Runtime:
+    """The runtime of a loaded model (`config` its transformers config). The CPU's pass width,
+    when neither given nor set, is measured by the backend once its model is loaded (`calibration`)."""
     on_gpu = device().available()
     memory = MemoryModel(Shape.of(config), dtype, attention, overhead=GPU_OVERHEAD if on_gpu else 1.0)
     env = os.environ.get("KALMA_TOKEN_BUDGET")
     tokens, source = (token_budget, "token_budget=") if token_budget else (int(env), "KALMA_TOKEN_BUDGET") if env else (None, "")
-    if tokens is None and not on_gpu:
-        tokens, source = CPU_TOKENS, "the CPU default"
     fixed = memory.tokens(max(PAD_MULTIPLE, tokens)) if tokens is not None else None
-    from_ = f"{source} ({tokens:,} tokens of a padded pass)" if tokens is not None else f"{MEMORY_SHARE:.0%} of the free memory when each call is planned"
-    return Runtime(device().name(), on_gpu, dtype, attention, memory, from_, fixed)
+    where = "free memory" if on_gpu else "host's available memory"
+    from_ = f"{source} ({tokens:,} tokens of a padded pass)" if tokens is not None else f"{MEMORY_SHARE:.0%} of the {where} when each call is planned"
+    rt = Runtime(device().name(), on_gpu, dtype, attention, memory, from_, fixed)
+    width = os.environ.get("KALMA_PASS_TOKENS")
+    if pass_tokens or width:
+        rt.pass_tokens, rt.pass_from = (pass_tokens, "pass_tokens=") if pass_tokens else (int(width or 0), "KALMA_PASS_TOKENS")
+    return rt
 
 
-def plan_batches(sizes: Sequence[tuple[int, ...]], cost: Callable[..., int], budget: int, max_rows: int = 1024) -> list[list[int]]:
+def plan_batches(
+    sizes: Sequence[tuple[int, ...]],
+    cost: Callable[..., int],
+    budget: int,
+    max_rows: int = 1024,
+    pass_tokens: int | None = None,
+    work: Callable[..., int] | None = None,
+) -> list[list[int]]:
     """Indices grouped into batches, shortest first, each as large as `cost(rows, *widest)` allows
     within `budget` bytes, where `sizes[i]` is item i's (padded width, …) and a batch takes the
-    largest of each. A single item over the budget still runs (alone).
+    largest of each; with `pass_tokens`, also while the positions its pass computes (`work`, by
+    default rows x width) stay within it. A single item over either still runs (alone).
 
     >>> plan_batches([(8,), (96,), (8,), (16,), (96,)], lambda rows, width: rows * width, budget=64)
     [[0, 2, 3], [1], [4]]
+    >>> plan_batches([(8,), (96,), (8,), (16,), (96,)], lambda rows, width: 0, budget=64, pass_tokens=32)
+    [[0, 2], [3], [1], [4]]
     """
     order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    positions = work or (lambda rows, width, *_: rows * width)
     batches: list[list[int]] = []
     cur: list[int] = []
     widest: tuple[int, ...] = ()
     for i in order:
         grown = tuple(max(a, b) for a, b in zip(widest, sizes[i])) if cur else sizes[i]
-        if cur and (len(cur) >= max_rows or cost(len(cur) + 1, *grown) > budget):
+        wide = pass_tokens is not None and positions(len(cur) + 1, *grown) > pass_tokens
+        if cur and (len(cur) >= max_rows or wide or cost(len(cur) + 1, *grown) > budget):
             batches.append(cur)
             cur, grown = [], sizes[i]
         cur.append(i)

@@ -78,6 +78,38 @@ class Result:
     generated: list[Step] = field(default_factory=list)  # the greedy continuation, when asked
 
 
+class StepLog:
+    """Per decoding step, on the device: each row's chosen token, its log-prob and the top
+    alternatives; moved to the host once, at the end (a `float()` per row and step would wait for
+    the device each time)."""
+
+    def __init__(self, top: int):
+        self.top, self.tokens, self.chosen, self.values, self.indices = top, [], [], [], []  # type: ignore[var-annotated]
+
+    def add(self, logp: Any, token: Any) -> None:
+        import torch
+
+        self.tokens.append(token)
+        self.chosen.append(logp.gather(1, token[:, None])[:, 0])
+        if self.top:
+            found = torch.topk(logp, self.top)
+            self.values.append(found.values)
+            self.indices.append(found.indices)
+
+    def rows(self) -> list[list[tuple[int, float, dict[int, float]]]]:
+        import torch
+
+        if not self.tokens:
+            return []
+        tokens, chosen = torch.stack(self.tokens, 1).tolist(), torch.stack(self.chosen, 1).tolist()
+        values = torch.stack(self.values, 1).tolist() if self.top else None
+        indices = torch.stack(self.indices, 1).tolist() if self.top else None
+        return [
+            [(t, lp, dict(zip(indices[r][n], values[r][n])) if values is not None and indices is not None else {}) for n, (t, lp) in enumerate(zip(toks, lps))]
+            for r, (toks, lps) in enumerate(zip(tokens, chosen))
+        ]
+
+
 @dataclass
 class _Row:
     """A leaf row waiting for its pass: the request, where its own tokens begin, and the state
@@ -129,6 +161,20 @@ class _Node:
     members: list[int]
     children: list[_Node] = field(default_factory=list)
     leaves: list[int] = field(default_factory=list)  # members whose own tokens, from `end` on, run as rows
+
+
+def _kept(req: Request, end: int) -> int:
+    """Positions of a leaf row (its own tokens after a prefix ending at `end`) whose logits are
+    computed: those whose next token is scored, and its last when it is continued."""
+    own = len(req.ids) - end
+    scored = sum(1 for q in range(own - 1) if end + q + 1 >= req.start)
+    return max(1, scored + (1 if req.top or req.decode else 0))
+
+
+def _node_kept(reqs: Sequence[Request], node: _Node) -> int:
+    """Positions of a node's pass whose logits are computed (`_extend`'s `keep`)."""
+    first = min(reqs[i].start for i in node.members)
+    return 1 + max(0, (node.end - 1) - max(node.begin, first - 1))
 
 
 def _lcp(seqs: Sequence[Ids], start: int) -> int:
@@ -263,11 +309,26 @@ class SharedPrefixRunner:
     """Runs `plan_tree` nodes through a causal LM with a key/value cache. Its batches (leaf rows
     over copied prefix caches, then decoding) are planned by `memory`'s prediction against
     `budget()` bytes, less the prefix states it holds: the owning backend's budget, so that one
-    halved after running out of memory reaches the runner too."""
+    halved after running out of memory reaches the runner too. Leaf passes also stay within
+    `pass_tokens` positions (the pass width); decoding batches every row memory allows, and asks
+    the device whether all have stopped every `sync_every` steps."""
 
-    def __init__(self, model: Any, *, pad_id: int, memory: MemoryModel, budget: Callable[[], int], min_saved: int = 64, remembered: PrefixMemory | None = None):
+    def __init__(
+        self,
+        model: Any,
+        *,
+        pad_id: int,
+        memory: MemoryModel,
+        budget: Callable[[], int],
+        min_saved: int = 64,
+        remembered: PrefixMemory | None = None,
+        pass_tokens: int | None = None,
+        max_rows: int = 1024,
+        sync_every: int = 1,
+    ):
         self.model, self.pad_id, self.cost, self.budget, self.min_saved = model, pad_id, memory, budget, min_saved
         self.memory = remembered if remembered is not None else PrefixMemory()
+        self.pass_tokens, self.max_rows, self.sync_every = pass_tokens, max_rows, sync_every
 
     def run(self, reqs: Sequence[Request]) -> list[Result]:
         import torch
@@ -290,6 +351,8 @@ class SharedPrefixRunner:
     # ------------------------------------------------------------ the tree, depth first
 
     def _node(self, reqs: Sequence[Request], node: _Node, parent: _State | None, found: _Found) -> None:
+        import torch
+
         ids = reqs[node.members[0]].ids
         first_scored = min(reqs[i].start for i in node.members)
         begin, state = node.begin, parent
@@ -304,10 +367,12 @@ class SharedPrefixRunner:
         # An empty root (sequences sharing not even a first token) has no state: the first token
         # of a sequence is never scored, and its children and rows start from nothing.
         if state is not None:
-            for i in node.members:  # the first token after the node, for those that score it or stop there
-                r = reqs[i]
-                if len(r.ids) > node.end and node.end >= r.start:
-                    found.values[i][node.end] = float(state.row[r.ids[node.end]])
+            # the first token after the node, for those that score it: one transfer for all of them
+            after = [i for i in node.members if len(reqs[i].ids) > node.end and node.end >= reqs[i].start]
+            if after:
+                picked = state.row[torch.tensor([reqs[i].ids[node.end] for i in after], device=state.row.device)].tolist()
+                for i, lp in zip(after, picked):
+                    found.values[i][node.end] = lp
             for i in node.leaves:
                 if len(reqs[i].ids) == node.end and reqs[i].top:
                     found.tops[i] = _top(state.row, reqs[i].top)
@@ -336,11 +401,13 @@ class SharedPrefixRunner:
             logits_to_keep=torch.tensor([p - begin for p in keep], device=self.model.device),
         )
         logp = torch.log_softmax(out.logits[0].float(), dim=-1)
-        for k, p in enumerate(keep[:-1]):
-            lp = float(logp[k, ids[p + 1]])
-            for i in members:
-                if p + 1 >= reqs[i].start:
-                    values[i][p + 1] = lp
+        if keep[:-1]:  # the scored tokens inside, in one transfer
+            targets = torch.tensor([ids[p + 1] for p in keep[:-1]], device=logp.device)
+            picked = logp[: len(keep) - 1].gather(1, targets[:, None])[:, 0].tolist()
+            for p, lp in zip(keep, picked):
+                for i in members:
+                    if p + 1 >= reqs[i].start:
+                        values[i][p + 1] = lp
         if parent is not None and begin >= 1:  # the node's first token, from what preceded it
             for i in members:
                 if begin >= reqs[i].start:
@@ -350,10 +417,22 @@ class SharedPrefixRunner:
     def _leaf_batches(self, reqs: Sequence[Request], rows: list[_Row], room: int) -> list[list[_Row]]:
         """Rows of every node, by prefix length then own length, in batches whose predicted peak
         (each row's copy of its prefix cache, the pass over the rows' own tokens and their logits)
-        stays within `room` bytes."""
-        sizes = [(r.end, len(reqs[r.i].ids) - r.end) for r in rows]
-        batches = plan_batches(sizes, lambda n, prefix, width: self.cost.leaves(n, prefix, width, width), room)
+        stays within `room` bytes, and whose pass stays within the pass width."""
+        sizes = [(r.end, len(reqs[r.i].ids) - r.end, _kept(reqs[r.i], r.end)) for r in rows]
+        batches = self._leaf_plan(sizes, room)
         return [[rows[i] for i in b] for b in batches]
+
+    def _leaf_plan(self, sizes: Sequence[tuple[int, int, int]], room: int) -> list[list[int]]:
+        """Leaf batches of rows sized (prefix, own tokens, positions whose logits they need): rows
+        end in one column, so a batch computes logits at its widest row's positions."""
+        return plan_batches(
+            sizes,
+            lambda n, prefix, width, kept: self.cost.leaves(n, prefix, width, kept),
+            room,
+            max_rows=self.max_rows,
+            pass_tokens=self.pass_tokens,
+            work=lambda n, prefix, width, kept: n * width,
+        )
 
     def _room(self, rows: list[_Row]) -> int:
         """The budget less the prefix states this run holds (each node's cache until its rows have run)."""
@@ -376,64 +455,76 @@ class SharedPrefixRunner:
                 walk(child)
 
         walk(tree)
-        states = sum(self.cost.kv(1, n.end) for n in nodes if n.end > n.begin)
-        passes = [self.cost.forward(1, n.end - n.begin, n.end - n.begin, n.begin) for n in nodes if n.end > n.begin]
+        # each node's state: its cache and the log-softmax row of what follows it (fp32)
+        states = sum(self.cost.kv(1, n.end) + self.cost.shape.vocab * 4 for n in nodes if n.end > n.begin)
+        passes = [self.cost.forward(1, n.end - n.begin, _node_kept(live, n), n.begin) for n in nodes if n.end > n.begin]
         leaves = [(n.end, len(live[i].ids) - n.end, i) for n in nodes for i in n.leaves if len(live[i].ids) > n.end]
-        rows = [(prefix, width) for prefix, width, _ in leaves]
+        rows = [(prefix, width, _kept(live[i], prefix)) for prefix, width, i in leaves]
         room = self.budget() - states
         pending = 0  # the caches of prompts to decode, kept from their leaf batch until decoding
-        for batch in plan_batches(rows, lambda k, prefix, width: self.cost.leaves(k, prefix, width, width), room):
-            prefix, width = max(rows[i][0] for i in batch), max(rows[i][1] for i in batch)
-            passes.append(pending + self.cost.leaves(len(batch), prefix, width, width))
+        for batch in self._leaf_plan(rows, room):
+            prefix, width, kept = (max(rows[i][k] for i in batch) for k in range(3))
+            passes.append(pending + self.cost.leaves(len(batch), prefix, width, kept))
             pending += self.cost.kv(sum(1 for i in batch if live[leaves[i][2]].decode), prefix + width)
         decode = [(len(r.ids), r.decode, r.top) for r in live if r.decode]
         top = max((t for _, _, t in decode), default=0)
-        for batch in plan_batches([(w, s) for w, s, _ in decode], lambda k, w, s: self.cost.decoding(k, w, s, top), room - pending):
+        cost = lambda k, w, s: self.cost.decoding(k, w, s, top)  # noqa: E731
+        for batch in plan_batches([(w, s) for w, s, _ in decode], cost, room - pending, max_rows=self.max_rows):
             passes.append(pending + self.cost.decoding(len(batch), max(decode[i][0] for i in batch), max(decode[i][1] for i in batch), top))
         return states + max(passes, default=0)
 
     def _leaves(self, reqs: Sequence[Request], batch: list[_Row], found: _Found) -> None:
-        """Each row's own tokens after its prefix, as one right-padded batch over the rows' prefix
-        caches (copied, padded to the longest and masked)."""
+        """Each row's own tokens after its prefix, as one batch over the rows' prefix caches
+        (copied, padded to the longest and masked). Own tokens are left-padded, so that every row
+        ends in the last column: the positions whose logits are computed are then the widest row's
+        own, not the union of every row's."""
         import torch
 
         device = self.model.device
         suffixes = [reqs[r.i].ids[r.end :] for r in batch]
         width, prefix = max(len(s) for s in suffixes), max(r.end for r in batch)
+        pad = [width - len(s) for s in suffixes]  # columns before a row's own tokens
         needed: set[int] = set()
-        for r, s in zip(batch, suffixes):
-            needed |= {q for q in range(len(s) - 1) if r.end + q + 1 >= reqs[r.i].start}
+        for r, s, p in zip(batch, suffixes, pad):
+            needed |= {p + q for q in range(len(s) - 1) if r.end + q + 1 >= reqs[r.i].start}
             if reqs[r.i].top or reqs[r.i].decode:
-                needed.add(len(s) - 1)
+                needed.add(width - 1)
         keep = sorted(needed)
         if not keep:
             return
         cache = _batch_cache([r.state for r in batch], prefix)
-        mask = torch.tensor([[1] * r.end + [0] * (prefix - r.end) + [1] * len(s) + [0] * (width - len(s)) for r, s in zip(batch, suffixes)], device=device)
+        mask = torch.tensor([[1] * r.end + [0] * (prefix - r.end + p) + [1] * len(s) for r, s, p in zip(batch, suffixes, pad)], device=device)
         out = self.model(
-            input_ids=torch.tensor([list(s) + [self.pad_id] * (width - len(s)) for s in suffixes], device=device),
+            input_ids=torch.tensor([[self.pad_id] * p + list(s) for s, p in zip(suffixes, pad)], device=device),
             attention_mask=mask,
-            position_ids=torch.stack([torch.arange(r.end, r.end + width, device=device) for r in batch]),
+            position_ids=torch.stack([torch.arange(r.end - p, r.end + len(s), device=device).clamp(min=0) for r, s, p in zip(batch, suffixes, pad)]),
             **cache_arg(self.model, cache),
             use_cache=True,
             logits_to_keep=torch.tensor(keep, device=device),
         )
         logp = torch.log_softmax(out.logits.float(), dim=-1)
-        column = {q: k for k, q in enumerate(keep)}
-        for row, (r, s) in enumerate(zip(batch, suffixes)):
-            for q in range(len(s) - 1):
-                if r.end + q + 1 >= reqs[r.i].start:
-                    found.values[r.i][r.end + q + 1] = float(logp[row, column[q], s[q + 1]])
-            if reqs[r.i].top:
-                found.tops[r.i] = _top(logp[row, column[len(s) - 1]], reqs[r.i].top)
+        column = {c: k for k, c in enumerate(keep)}
+        wanted = [(row, q) for row, (r, s) in enumerate(zip(batch, suffixes)) for q in range(len(s) - 1) if r.end + q + 1 >= reqs[r.i].start]
+        if wanted:  # every scored token of the batch in one transfer
+            at = torch.tensor([[row, column[pad[row] + q], suffixes[row][q + 1]] for row, q in wanted], device=device)
+            for (row, q), lp in zip(wanted, logp[at[:, 0], at[:, 1], at[:, 2]].tolist()):
+                found.values[batch[row].i][batch[row].end + q + 1] = lp
+        last = logp[:, column[width - 1]] if width - 1 in column else None
+        topped = [row for row, r in enumerate(batch) if reqs[r.i].top]
+        if topped and last is not None:  # what follows each sequence, for every row that asks: one transfer
+            k = max(reqs[batch[row].i].top for row in topped)
+            found_k = torch.topk(last[torch.tensor(topped, device=device)], k)
+            for row, ids, values in zip(topped, found_k.indices.tolist(), found_k.values.tolist()):
+                found.tops[batch[row].i] = list(zip(ids, values))[: reqs[batch[row].i].top]
         rows = [row for row, r in enumerate(batch) if reqs[r.i].decode]
-        if rows:  # decoded later, with every other prompt's rows: one decoding step serves them all
+        if rows and last is not None:  # decoded later, with every other prompt's rows: one decoding step serves them all
             decoding = cache_of(out)
             picked = torch.tensor(rows, device=device)
             decoding.batch_select_indices(picked)
-            last = torch.stack([logp[row, column[len(suffixes[row]) - 1]] for row in rows])
             position = torch.tensor([batch[row].end + len(suffixes[row]) for row in rows], device=device)
-            found.pending.append(_Pending([batch[row].i for row in rows], decoding, mask[picked], position, last))
+            # every row decoding and one column kept (the usual case): the view, not a copy beside the logits
+            kept_rows = last if len(rows) == len(batch) and len(keep) == 1 else last[picked]
+            found.pending.append(_Pending([batch[row].i for row in rows], decoding, mask[picked], position, kept_rows))
 
     def _decode_all(self, reqs: Sequence[Request], found: _Found, room: int) -> None:
         """Greedy decoding of every pending row, merged into as few batches as `room` allows (each
@@ -445,7 +536,7 @@ class SharedPrefixRunner:
             top = max(reqs[i].top for i in p.which)
             cur = batches[-1] if batches else []
             rows = sum(len(q.which) for q in cur) + len(p.which)
-            if not cur or self.cost.decoding(rows, p.mask.shape[1], steps, top) > room:
+            if not cur or rows > self.max_rows or self.cost.decoding(rows, p.mask.shape[1], steps, top) > room:
                 batches.append([p])
             else:
                 cur.append(p)
@@ -459,22 +550,27 @@ class SharedPrefixRunner:
         which = [i for p in group for i in p.which]
         width = max(p.mask.shape[1] for p in group)
         steps = max(reqs[i].decode for i in which)
-        cache = _static(group[0].cache if len(group) == 1 else _merge([p.cache for p in group], width), self.model, width, steps)
+        cache = _static(group[0].cache if len(group) == 1 else merge_caches([p.cache for p in group], width), self.model, width, steps)
         # every row's next token goes in the same column: its own tokens, padding (masked), then new tokens
         mask = torch.cat([torch.nn.functional.pad(p.mask, (0, width - p.mask.shape[1] + steps)) for p in group])
         position = torch.cat([p.position for p in group])
-        logp = torch.cat([p.logp for p in group])
-        done = [False] * len(which)
+        logp = group[0].logp if len(group) == 1 else torch.cat([p.logp for p in group])
+        for p in group:  # their caches now live in `cache`, their last rows in `logp`
+            p.cache = p.logp = None
+        top = max(reqs[i].top for i in which)
+        limit = torch.tensor([reqs[i].decode for i in which], device=device)
+        stops = [sorted(reqs[i].stop) or [-1] for i in which]
+        stop = torch.tensor([s + [s[0]] * (max(map(len, stops)) - len(s)) for s in stops], device=device)
+        done = torch.zeros(len(which), dtype=torch.bool, device=device)
+        log = StepLog(top)
         for step in range(steps):
             chosen = logp.argmax(-1)
-            for r, i in enumerate(which):
-                if done[r]:
-                    continue
-                t = int(chosen[r])
-                generated[i].append(Step(t, float(logp[r, t]), _top(logp[r], reqs[i].top) if reqs[i].top else []))
-                done[r] = t in reqs[i].stop or len(generated[i]) >= reqs[i].decode
-            if all(done):
-                return
+            log.add(logp, chosen)
+            # a row is done after a stop token or its own limit; its later steps are dropped below
+            done |= (chosen[:, None] == stop).any(-1) | (limit <= step + 1)
+            if step + 1 == steps or ((step + 1) % self.sync_every == 0 and bool(done.all())):
+                break
+            logp = None  # recorded: not held beside the next step's logits
             mask[:, width + step] = 1
             out = self.model(
                 input_ids=chosen[:, None],
@@ -487,6 +583,12 @@ class SharedPrefixRunner:
             )
             cache = cache_of(out)
             logp = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+        for i, row in zip(which, log.rows()):
+            req = reqs[i]
+            for token, lp, alternatives in row[: req.decode]:
+                generated[i].append(Step(token, lp, sorted(alternatives.items(), key=lambda kv: -kv[1])[: req.top]))
+                if token in req.stop:
+                    break
 
 
 def _static(cache: Any, model: Any, width: int, steps: int) -> Any:
@@ -515,10 +617,10 @@ def _batch_cache(states: list[_State | None], width: int) -> Any:
         cache = copy.deepcopy(states[0].cache)  # type: ignore[union-attr]
         cache.batch_repeat_interleave(len(states))
         return cache
-    return _merge([s.cache if s is not None else None for s in states], width)
+    return merge_caches([s.cache if s is not None else None for s in states], width)
 
 
-def _merge(caches: list[Any], width: int) -> Any:
+def merge_caches(caches: list[Any], width: int) -> Any:
     """One key/value cache of the rows of several (None: a row with no prefix), each padded on
     the right to `width`; the attention mask hides the padding, and positions were applied when
     the keys were made."""

@@ -256,7 +256,9 @@ def test_every_report_says_dtype_and_device(tmp_path, dataset):
         "tf32": False,
         "attention": "transformers' default",
         "budget_bytes": None,
-        "budget_from": "the CPU default (1,024 tokens of a padded pass)",
+        "budget_from": "50% of the host's available memory when each call is planned",
+        "pass_tokens": 2048,  # the tests' fixed pass width; a user's run names its calibration
+        "pass_from": "KALMA_PASS_TOKENS",
         "memory_overhead": 1.0,
         "paths": None,
     }

@@ -186,11 +186,11 @@ def test_the_scorer_takes_shared_prefixes_only_where_they_pay(causal):
     """Decided from the call's own plan: a builder round (one context, many candidates) saves
     most of its tokens and runs on the runner; texts under their own contexts save none and run
     as padded rows; both give the same log-probs."""
-    sc = HFCausalScorer(f"{causal}@fp32")
+    sc, looked = HFCausalScorer(f"{causal}@fp32"), HFCausalScorer(f"{causal}@fp32")
     builder = [(" ".join(WORDS[:45]), t) for t in TEXTS]
     unshared = [(" ".join(WORDS[i : i + 30]), t) for i, t in enumerate(TEXTS)]
-    assert sc._prefixes_pay(sc._prepare(builder)) and not sc._prefixes_pay(sc._prepare(unshared))
-    assert HFCausalScorer(f"{causal}@fp32", shared_prefix="always")._prefixes_pay(sc._prepare(unshared))
+    assert looked._prepare(builder)[0].runner and not looked._prepare(unshared)[0].runner
+    assert HFCausalScorer(f"{causal}@fp32", shared_prefix="always")._prefixes_pay(looked._prepare(unshared))
     for items in (builder, unshared):
         got = sc.token_logprobs([t for _, t in items], [c for c, _ in items], cache=Cache(None))
         want = HFCausalScorer(f"{causal}@fp32", shared_prefix="always").token_logprobs([t for _, t in items], [c for c, _ in items], cache=Cache(None))
@@ -209,7 +209,7 @@ def test_static_cache_decoding_equals_the_runner(causal):
     assert [g.text for g in a] == [g.text for g in b]
     for g, h in zip(a, b):
         assert [t.logprob for t in g.logprobs] == pytest.approx([t.logprob for t in h.logprobs], abs=1e-4)
-    assert static.runtime()["paths"] == {"greedy: generate() with a static cache": 2}  # 5 chats as 4 rows and 1: shapes that repeat
+    assert static.runtime()["paths"] == {"greedy: generate() with a static cache": 1}  # 5 chats in one call, padded to 8 rows
     assert runner.runtime()["paths"] == {"greedy: shared-prefix runner": 1}
 
 
@@ -222,13 +222,3 @@ def test_t5_attention_paths_stay_within_1e_2_of_fp32(tmp_path, attention):
     ent = HFSeq2SeqEntailment(f"{path}@bf16", attention=attention)
     assert ent.probs(pairs, cache=Cache(None)) == pytest.approx(reference, abs=1e-2)
     assert ent.model()[1].config._attn_implementation == attention and ent.runs_as() == f"@bf16 on CPU, {attention} attention"
-
-
-def test_the_cpu_budget_and_its_source(causal, monkeypatch):
-    """On the CPU the budget is what a padded pass over 1,024 tokens holds (compute-bound there);
-    KALMA_TOKEN_BUDGET gives it in tokens too, and the runtime says which."""
-    sc = HFCausalScorer(f"{causal}@fp32")
-    assert sc.rt.budget() == sc.rt.memory.tokens(1024) and sc.runtime()["budget_from"] == "the CPU default (1,024 tokens of a padded pass)"
-    monkeypatch.setenv("KALMA_TOKEN_BUDGET", "300")
-    sc = HFCausalScorer(f"{causal}@fp32")
-    assert sc.rt.budget() == sc.rt.memory.tokens(300) and sc.runtime()["budget_from"] == "KALMA_TOKEN_BUDGET (300 tokens of a padded pass)"

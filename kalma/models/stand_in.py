@@ -1,11 +1,15 @@
-"""A stand-in GPU for CI: it answers every question `kalma.models.runtime.Device` asks as an
-80 GB card would, while the tensors stay on the CPU, so that every branch a GPU takes (dtype,
-attention, budgets from free memory, placement checks, static-cache generation, out-of-memory
-recovery, the first batch's measured peak) runs in the tests.
+"""Stand-in devices, so that every branch a device takes runs where that device is not: a GPU
+for CI and for planning release-scale runs without one (`FakeCuda`), and a CPU host of a given
+memory (`FakeHost`).
 
-Its allocator is honest: around each batch it counts the live tensor bytes (`LiveBytes`), which
-is what the batch's peak reads, and with `limit` set it raises CUDA's out-of-memory error when a
-batch would hold more: a fault where a real card would have one.
+`FakeCuda` answers every question `kalma.models.runtime.Device` asks as an 80 GB card would,
+while the tensors stay on the CPU: dtype, attention, budgets from free memory, placement checks,
+static-cache generation, out-of-memory recovery, the first batch's measured peak. It answers
+through the raw readings (`cuda_memory`), so `Device.free()`'s own arithmetic runs. Its allocator
+is honest: it counts the live bytes of every tensor made inside any batch for as long as it lives
+(`LiveBytes`), across batches, so that memory a failed batch still holds shows at the next; a
+batch's peak is what it adds; with `limit` set it raises CUDA's out-of-memory error when the live
+bytes would pass it: a fault where a real card would have one.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class FakeCuda(Device):
         self.loaded: list[int] = []  # weight bytes of each model placed on it
         self.emptied = 0  # calls to empty the allocator's cache
         self.ooms = 0
+        self.counter = Limited(limit)  # one for the card's life: live bytes are counted across batches
+        self.held_at_start: list[int] = []  # live bytes when each batch began (what earlier ones left)
 
     def available(self) -> bool:
         return True
@@ -58,11 +64,14 @@ class FakeCuda(Device):
     def cuda_version(self) -> str | None:
         return "12.8"
 
-    def free(self) -> int:
-        return max(0, self.total_bytes - self.held - sum(self.loaded))
+    def cuda_memory(self) -> tuple[int, int, int, int]:
+        """(free, total, reserved, allocated) as the driver and allocator would say: reserved
+        blocks the allocator keeps cached count as used by the driver, free to torch."""
+        allocated = self.held + sum(self.loaded) + self.counter.live
+        reserved = allocated + self.cached
+        return max(0, self.total_bytes - reserved), self.total_bytes, reserved, allocated
 
-    def total(self) -> int:
-        return self.total_bytes
+    cached = 0  # bytes the allocator would keep in its cache, unused (a test sets it)
 
     def empty_cache(self) -> None:
         self.emptied += 1
@@ -70,14 +79,17 @@ class FakeCuda(Device):
     @contextmanager
     def batch(self) -> Iterator[Peak]:
         found = Peak()
-        counter = Limited(self.limit)
+        counter = self.counter
+        before = counter.live
+        self.held_at_start.append(before)
+        counter.peak = before
         try:
             with counter:
                 yield found
         except Exception as exc:
             self.ooms += self.is_oom(exc)
             raise
-        found.peak = counter.peak
+        found.peak = counter.peak - before
 
     def reset_peak(self) -> None:
         pass
@@ -92,3 +104,16 @@ class FakeCuda(Device):
             self.loaded.append(weights)
             return {"": "cuda:0"}
         return {"model.embed_tokens": "cuda:0", "model.layers": "cpu", "lm_head": "cpu"}
+
+
+class FakeHost(Device):
+    """A CPU host with `available` bytes of memory free: the plans a machine of that size makes."""
+
+    def __init__(self, available: int):
+        self.available_bytes = available
+
+    def available(self) -> bool:
+        return False
+
+    def host_available(self) -> int:
+        return self.available_bytes
