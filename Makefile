@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kalma-installed
 
-.PHONY: demo test test-fast test-llama llama-server label-studio test-label-studio lint install clean-venv docs
+.PHONY: demo test test-fast test-llama llama-server label-studio test-label-studio lint install clean-venv docs mutations
 
 install: $(STAMP)
 
@@ -34,6 +34,10 @@ lint: $(STAMP)
 # The inner loop: everything but the tests that load SmolLM2 or other packaged models.
 test-fast: lint
 	$(PYTEST) -m "not slow"
+
+# Break the planners on purpose and expect a failing test for each (tests/mutations.py): a few minutes.
+mutations: $(STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python -m tests.mutations
 
 # llama.cpp's OpenAI-compatible server, for the tests against a server nobody here wrote (they skip
 # without it). It compiles from source: about 4 minutes on 2 cores the first time, seconds from

@@ -80,6 +80,11 @@ def test_the_demos_six_prompts_are_one_batch_with_memory_to_spare(llama):
         assert sorted(batch) == list(range(6))
         runner = llm.shared_runner()
         assert runner.pass_tokens == 512 and runner.max_rows == 1024
+        # their own tokens after the shared 480, each keeping one position (what follows it): the
+        # leaf rows' logits are a few MiB, so only the pass width cuts them, never memory
+        sizes = [(480, len(s) - 480, 1) for s in seqs]
+        assert runner._leaf_plan(sizes, 128 * MIB) == runner._leaf_plan(sizes, 1 << 62)
+        assert all(len(b) == 1 or sum(sizes[i][1] for i in b) <= 512 * len(b) for b in runner._leaf_plan(sizes, 128 * MIB))
     with using(FakeHost(256 * MIB)):  # a small machine: the prompts' caches do not fit together
         llm = _as_smollm2(HFCausalLM(f"{llm.path}@fp32"))
         batches = llm.prefix_plan(seqs, decode=True)

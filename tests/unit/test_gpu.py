@@ -123,7 +123,8 @@ def test_scoring_recovers_from_running_out_of_memory(llama, path):
         want = _scored(HFCausalScorer(f"{llama}@fp32", shared_prefix=option), items)
     limit = 3 << 20
     with using(FakeCuda(limit=limit)) as card:
-        sc = HFCausalScorer(f"{llama}@fp32", shared_prefix=option, token_budget=20_000)
+        # several batches at the budget given (padded rows): those after the first fault are planned again
+        sc = HFCausalScorer(f"{llama}@fp32", shared_prefix=option, token_budget=20_000 if shared else 2_000)
         first, emptied = sc.rt.budget(), card.emptied
         got = _scored(sc, items)
     for g, w in zip(got, want):
@@ -133,7 +134,7 @@ def test_scoring_recovers_from_running_out_of_memory(llama, path):
     assert card.emptied - emptied == card.ooms  # the allocator's cache freed after each fault
     # each fault halved the budget once and re-planned what was left: never a fault per batch, so
     # the budget ends near what fits, not far below it
-    assert card.ooms <= math.ceil(math.log2(first / limit)) + 2 and sc.rt.cap is not None and limit // 8 <= sc.rt.cap < first // 8
+    assert card.ooms <= math.ceil(math.log2(first / limit)) + 1 and sc.rt.cap is not None and limit // 4 <= sc.rt.cap < first // 4
     if not shared:  # a retry starts with nothing of the failed attempt alive (the runner keeps its remembered prefixes)
         assert set(card.held_at_start) == {0}
 
@@ -223,7 +224,8 @@ def test_static_generation_at_release_scale_is_one_call_a_batch_in_few_shapes(ll
     assert sorted(i for b in batches for i in b) == list(range(1085))
     shapes = {(row_bucket(len(b)), bucket(max(len(prompts[i].ids) for i in b))) for b in batches}
     assert len(shapes) <= 8, shapes
-    assert sum(1 for b in batches if len(b) != row_bucket(len(b))) <= len({bucket(len(p.ids)) for p in prompts})  # padding only at a width's last batch
+    # rows a power of two but in each width's last batch: nothing padded but there
+    assert sum(1 for b in batches if len(b) & (len(b) - 1)) <= len({bucket(len(p.ids)) for p in prompts})
 
 
 def test_the_runner_decodes_without_waiting_on_the_device_each_step(llama, monkeypatch):
