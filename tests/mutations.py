@@ -96,7 +96,7 @@ MUTATIONS = (
         "kalma/models/shared_prefix.py",
         "            lambda n, prefix, width, kept: self.cost.leaves(n, prefix, width, kept),",
         "            lambda n, prefix, width, kept: self.cost.leaves(n, prefix, width, width),",
-        ("tests/unit/test_memory.py",),
+        ("tests/unit/test_cpu_policy.py::test_the_demos_six_prompts_are_one_batch_with_memory_to_spare",),
     ),
     Mutation(
         "a compute figure (the pass width) splitting decoding",

@@ -124,7 +124,7 @@ def test_scoring_recovers_from_running_out_of_memory(llama, path):
     limit = 3 << 20
     with using(FakeCuda(limit=limit)) as card:
         # several batches at the budget given (padded rows): those after the first fault are planned again
-        sc = HFCausalScorer(f"{llama}@fp32", shared_prefix=option, token_budget=20_000 if shared else 2_000)
+        sc = HFCausalScorer(f"{llama}@fp32", shared_prefix=option, token_budget=20_000 if shared else 1_000)
         first, emptied = sc.rt.budget(), card.emptied
         got = _scored(sc, items)
     for g, w in zip(got, want):
