@@ -105,7 +105,7 @@ def _run(make: Callable[..., Any], call: Callable[[Any], Any], n: int) -> list[d
     return rows
 
 
-def measure(quick: bool = False) -> dict[str, Any]:
+def measure(quick: bool = False, only: str = "") -> dict[str, Any]:
     from kalma.cache import Cache
     from kalma.models import GenParams
     from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment
@@ -148,7 +148,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
     peak = matmul_peak(model.config.hidden_size, model.config.intermediate_size)
     out: dict[str, Any] = {"matmul GFLOP/s (SmolLM2's feed-forward, 512 positions)": round(peak / 1e9, 1)}
     for name, (make, call, n) in paths.items():
-        if quick and "sampled" in name:
+        if (quick and "sampled" in name) or only not in name:
             continue
         rows = _run(make, call, n)
         default, fixed = rows[0], rows[1:]
@@ -169,9 +169,10 @@ def measure(quick: bool = False) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer new tokens, no sampling: a smoke run")
+    parser.add_argument("--only", default="", metavar="TEXT", help="only the paths whose name holds TEXT (e.g. sampled)")
     args = parser.parse_args()
-    found = measure(args.quick)
-    report("cpu_policy", found)
+    found = measure(args.quick, args.only)
+    report("cpu_policy" + (f"_{args.only.split()[0]}" if args.only else ""), found)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, tuple[list[str], str]] = {
     "build_scale": ([], "build_scale"),
     "demo_bench": ([], "demo_bench"),
     "parse_bench": ([], "parse_bench"),
+    "cpu_policy": ([], "cpu_policy"),
 }
 
 

@@ -422,8 +422,7 @@ class HFCausalLM(HFBackend, LLM):
                 import torch
 
                 seeds = [item_seed(params.seed, p.chat) if params.seed is not None else int(torch.randint(0, 1 << 31, ()).item()) for p in batch]
-                per_pass = max(1, (self.rt.pass_tokens or width * len(batch)) // width)
-                steps = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id, per_pass)
+                steps = _sample(model, enc, params, seeds, tok.eos_token_id, tok.pad_token_id, self.rt.pass_tokens)
             else:
                 self.rt.took("greedy: generate() with a static cache" if how == "static" else "greedy: generate()")
                 steps = _greedy(model, enc, params, tok.pad_token_id, static=how == "static")
@@ -486,27 +485,48 @@ def _greedy(model: Any, enc: dict[str, Any], params: GenParams, pad: int | None,
     return steps.rows()
 
 
-def _prefill(model: Any, ids: Any, mask: Any, positions: Any, per_pass: int) -> tuple[Any, Any]:
-    """The prompts' pass, `per_pass` rows at a time (the pass width), their caches joined into
-    one for decoding: (the last position's logits of every row, the cache)."""
+def _prefill(model: Any, ids: Any, mask: Any, positions: Any, pass_tokens: int | None) -> tuple[Any, Any]:
+    """The prompts' pass over left-padded rows (shortest first), in parts of at most
+    `pass_tokens` positions, each part only as wide as its own longest row; the parts' caches are
+    left-padded back to the batch's width and joined for decoding. Returns (the last position's
+    logits of every row, the cache)."""
     import torch
 
     from .shared_prefix import cache_arg, cache_of, merge_caches
 
+    lengths = mask.sum(-1).tolist()
+    width = ids.shape[1]
+    parts: list[list[int]] = []
+    for row, n in enumerate(lengths):  # planned batches arrive shortest first
+        if parts and (pass_tokens is None or (len(parts[-1]) + 1) * max(n, *(lengths[r] for r in parts[-1])) <= pass_tokens):
+            parts[-1].append(row)
+        else:
+            parts.append([row])
+    if len(parts) == 1:
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, **cache_arg(model, None), use_cache=True, logits_to_keep=1)
+        return out.logits[:, -1, :], cache_of(out)
     logits, caches = [], []
-    for at in range(0, ids.shape[0], per_pass):
-        part = slice(at, at + per_pass)
-        out = model(input_ids=ids[part], attention_mask=mask[part], position_ids=positions[part], **cache_arg(model, None), use_cache=True, logits_to_keep=1)
+    for part in parts:
+        rows = torch.tensor(part, device=ids.device)
+        start = width - int(max(lengths[r] for r in part))
+        out = model(
+            input_ids=ids[rows, start:],
+            attention_mask=mask[rows, start:],
+            position_ids=positions[rows, start:],
+            **cache_arg(model, None),
+            use_cache=True,
+            logits_to_keep=1,
+        )
         logits.append(out.logits[:, -1, :])
         caches.append(cache_of(out))
-    return torch.cat(logits), caches[0] if len(caches) == 1 else merge_caches(caches, ids.shape[1])
+    return torch.cat(logits), merge_caches(caches, width, left=True)
 
 
 def _sample(
-    model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: int | None, pad: int | None, per_pass: int
+    model: Any, enc: Any, params: GenParams, seeds: Sequence[int], eos: int | None, pad: int | None, pass_tokens: int | None
 ) -> list[list[tuple[int, float, dict[int, float]]]]:
     """Sampled decoding of a left-padded batch, each row drawing from its own seeded generator;
-    the prompts' pass runs `per_pass` rows at a time, decoding all together. Temperature and
+    the prompts' pass runs in parts within `pass_tokens` (`_prefill`), decoding all together. Temperature and
     top-p are applied as transformers' warpers apply them, so the log-probs are the same; they
     stay on the device until the batch is done."""
     import torch
@@ -520,7 +540,7 @@ def _sample(
     finished = torch.zeros(rows, dtype=torch.bool, device=model.device)
     fill = pad if pad is not None else (eos if eos is not None else 0)
     steps = StepLog(params.logprobs)
-    last, past = _prefill(model, enc["input_ids"], mask, positions, per_pass)
+    last, past = _prefill(model, enc["input_ids"], mask, positions, pass_tokens)
     for n in range(params.max_tokens):
         logits = last.float() / params.temperature
         if params.top_p < 1.0:  # keep the smallest set of tokens whose probability reaches top_p

@@ -620,10 +620,10 @@ def _batch_cache(states: list[_State | None], width: int) -> Any:
     return merge_caches([s.cache if s is not None else None for s in states], width)
 
 
-def merge_caches(caches: list[Any], width: int) -> Any:
+def merge_caches(caches: list[Any], width: int, left: bool = False) -> Any:
     """One key/value cache of the rows of several (None: a row with no prefix), each padded on
-    the right to `width`; the attention mask hides the padding, and positions were applied when
-    the keys were made."""
+    the right to `width` (on the left with `left`: rows that end together); the attention mask
+    hides the padding, and positions were applied when the keys were made."""
     import torch
     from transformers import DynamicCache
 
@@ -637,8 +637,9 @@ def merge_caches(caches: list[Any], width: int) -> Any:
                 k = v = model.layers[layer].keys.new_zeros((1, shape[1], 0, shape[3]))
             else:
                 k, v = c.layers[layer].keys, c.layers[layer].values
-            keys.append(torch.nn.functional.pad(k, (0, 0, 0, width - k.shape[-2])))
-            values.append(torch.nn.functional.pad(v, (0, 0, 0, width - v.shape[-2])))
+            pad = (0, 0, width - k.shape[-2], 0) if left else (0, 0, 0, width - k.shape[-2])
+            keys.append(torch.nn.functional.pad(k, pad))
+            values.append(torch.nn.functional.pad(v, pad))
         merged.update(torch.cat(keys), torch.cat(values), layer)
     return merged
 
