@@ -87,18 +87,14 @@ def publish_cmd(built: str, output: str, license_: str, name: str | None, overwr
     """Write BUILT (a dataset from `kalma build`, with its .removed and .trace files beside it) as a
     folder that `datasets.load_dataset(FOLDER)` loads and the Hugging Face Hub shows: Parquet, and
     a dataset card saying how it was built (the KG or dump, seeds, models, removals, statistics)."""
-    import shutil
-    from pathlib import Path
+    from kalma.folders import replacing
 
-    from .publish import publish
+    from .publish import WRITES, check_license, publish
 
-    new_output(output, overwrite)
-    if overwrite and Path(output).is_dir():
-        shutil.rmtree(output)
-    done = publish(built, output, license_, name)
-    click.echo(
-        f"wrote {done['folder']}: {done['entries']:,} entries, {done['removed']:,} removed records, {done['failed']:,} entries not written; card in README.md"
-    )
+    check_license(license_)
+    with replacing(output, overwrite, WRITES, "kalma dataset publish") as tmp:
+        done = publish(built, tmp, license_, name)
+    click.echo(f"wrote {output}: {done['entries']:,} entries, {done['removed']:,} removed records, {done['failed']:,} entries not written; card in README.md")
 
 
 @click.command("build")

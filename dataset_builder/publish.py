@@ -20,6 +20,7 @@ text. Everything else keeps its shape. Entries are written in row groups of 1,00
 from __future__ import annotations
 
 import json
+import re
 import types
 import typing
 from collections import Counter
@@ -29,6 +30,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel
 
+from kalma.errors import ConfigError
 from kalma.jsonl import read_header, read_jsonl
 from kalma.schema import BuildTrace, DatasetEntry, RemovedRecord
 
@@ -37,6 +39,18 @@ from .stats import dataset_stats, stats_table
 
 ROW_GROUP = 1_000
 TASKS = ["question-answering", "text-generation"]
+WRITES = ("README.md", "data", "removed")  # all a published folder holds: --overwrite replaces nothing else
+# The Hub's license field takes an identifier (apache-2.0, cc-by-sa-4.0, cc0-1.0, other): lower
+# case, no spaces. A license without one is `other`, described in the card.
+LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
+
+
+def check_license(license: str) -> None:
+    if not LICENSE_ID.match(license):
+        raise ConfigError(
+            f"--license {license!r}: the Hub takes a license identifier (e.g. cc-by-sa-4.0, cc0-1.0, apache-2.0; lower case, no spaces), "
+            "or 'other' for a license it does not list"
+        )
 
 
 # ---------------------------------------------------------------- pydantic -> Arrow
@@ -145,15 +159,15 @@ def card(
         tags=["knowledge-graph", "wikidata", "attribution", "citation", "kalma"],
         configs=[
             {"config_name": "default", "default": True, "data_files": [{"split": "test", "path": "data/test-*.parquet"}]},
-            {"config_name": "removed", "data_files": [{"split": "records", "path": "removed/records-*.parquet"}]},
+            *([{"config_name": "removed", "data_files": [{"split": "records", "path": "removed/records-*.parquet"}]}] if "removed" in sizes else []),
         ],
         dataset_info=[
             {"config_name": c, "splits": [{"name": split, "num_bytes": b, "num_examples": n}], "download_size": b, "dataset_size": b}
-            for c, split, (n, b) in (("default", "test", sizes["test"]), ("removed", "records", sizes["removed"]))
+            for c, split, (n, b) in (("default", "test", sizes["test"]), *([("removed", "records", sizes["removed"])] if "removed" in sizes else []))
         ],
     )
     evolve = cfg.get("evolve", {})
-    built = [
+    built: list[tuple[str, str]] = [
         ("built by", f"kalma {prov.get('kalma_version', '?')}" + (f" (commit `{prov['git_commit']}`)" if prov.get("git_commit") else "")),
         ("built on", str(prov.get("created", "?"))),
         *_kg_facts(prov),
@@ -164,6 +178,8 @@ def card(
         ("records read", f"{records.get('read', '?'):,}" if isinstance(records.get("read"), int) else "?"),
         ("records built from", f"{records.get('built from', '?'):,}" if isinstance(records.get("built from"), int) else "?"),
     ]
+    if not cfg:  # not made by `kalma build`: say so, not a table of question marks and a query date
+        built = [("provenance", "not recorded: this file was not made by `kalma build` (its header holds no build configuration)")]
     lines = [
         f"# {name}",
         "",
@@ -174,7 +190,7 @@ def card(
         "```python",
         "from datasets import load_dataset",
         'entries = load_dataset("PATH_OR_HUB_ID", split="test")',
-        'removed = load_dataset("PATH_OR_HUB_ID", "removed", split="records")',
+        *(['removed = load_dataset("PATH_OR_HUB_ID", "removed", split="records")'] if "removed" in sizes else []),
         "```",
         "",
         "## How it was built",
@@ -183,7 +199,8 @@ def card(
         "|---|---|",
         *(f"| {k} | {v.replace('|', chr(92) + '|')} |" for k, v in built),  # a | in a spec would end the cell
         "",
-        f"{entries:,} entries were written. Records not built from ({sum(removed.values()):,}, in the `removed` config with their lines):",
+        f"{entries:,} entries were written. Records not built from ({sum(removed.values()):,}"
+        + (", in the `removed` config with their lines):" if "removed" in sizes else "):"),
         "",
         *([f"- {reason}: {n:,}" for reason, n in removed.most_common()] or ["- none"]),
         "",
@@ -232,10 +249,9 @@ def publish(built: str | Path, out: str | Path, license: str, name: str | None =
     removed_file, trace_file = beside(built, "removed"), beside(built, "trace")
     removed = list(read_jsonl(removed_file, RemovedRecord, kind="removed_records", allow_empty=True)) if removed_file.is_file() else []
     traces = list(read_jsonl(trace_file, BuildTrace, kind="build_trace", allow_empty=True)) if trace_file.is_file() else []
-    sizes = {
-        "test": _write(out / "data" / "test-00000-of-00001.parquet", DatasetEntry, iter(entries)),
-        "removed": _write(out / "removed" / "records-00000-of-00001.parquet", RemovedRecord, iter(removed)),
-    }
+    sizes = {"test": _write(out / "data" / "test-00000-of-00001.parquet", DatasetEntry, iter(entries))}
+    if removed:  # no records removed: no `removed` config (an empty Parquet file is no split `datasets` loads)
+        sizes["removed"] = _write(out / "removed" / "records-00000-of-00001.parquet", RemovedRecord, iter(removed))
     stats = dataset_stats(entries)
     failed = Counter(reason for t in traces if t.status == "failed" for reason in t.failures)
     text = card(name or built.stem, license, header, len(entries), Counter(r.reason for r in removed), failed, stats, sizes)

@@ -159,8 +159,9 @@ def _answer(row: AnswerScores, question: str) -> str:
 
 
 def tally(rows: Sequence[AnswerScores]) -> Counter[str]:
-    """How many citations and [NA] marks got each verdict, over every answer."""
-    return Counter(k for r in rows for s in r.verdicts for k in _sentence_keys(s) if k != "uncited")
+    """How many citations and [NA] marks got each verdict, over every answer; `uncited`: how many
+    sentences had neither."""
+    return Counter(k for r in rows for s in r.verdicts for k in _sentence_keys(s))
 
 
 def render_page(summary: Summary, rows: Sequence[AnswerScores], questions: Mapping[str, str] | None = None, title: str = "") -> str:
@@ -207,7 +208,7 @@ mark.v-unaligned{{background:#fde3b0}} mark.v-malformed{{background:#ddd;text-de
 {counts["extra"]} of them outside the minimum set, {extra_correct} of those correct:
 precision counts only citations that are correct and in the minimum set. [NA] marks: {counts["na-entails"]} entail absent knowledge,
 {counts["na-irrelevant"]} off the question, {counts["na-wrong"]} wrong, {counts["na-unscored"]} unscored; [NA] precision counts each
-marked sentence once ({na_sentences} sentences).</p>
+marked sentence once ({na_sentences} sentences). Sentences with neither a citation nor [NA]: {counts["uncited"]}.</p>
 <details><summary>Models behind these verdicts</summary><ul>{models}</ul></details>
 <div id="bar"><label>Show <select id="filter">{options}</select></label> <span id="shown"></span></div>
 {articles}

@@ -175,10 +175,11 @@ def read_alce(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection
         return None
     if first[:1] == b"{":
         try:
-            json.loads(first)
-            return None  # a whole object on the first line: JSON Lines
+            one = json.loads(first)
         except ValueError:
-            pass
+            one = None
+        if one is not None and not (isinstance(one, dict) and isinstance(one.get("data"), list)):
+            return None  # a whole object on the first line, and not ALCE's {args, data} saved on one line: JSON Lines
     try:
         doc = json.loads(path.read_bytes().removeprefix(codecs.BOM_UTF8))
     except (ValueError, RecursionError):

@@ -184,7 +184,11 @@ def check(path: str, kind: str, lenient: bool) -> None:
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--kind", type=click.Choice(sorted(RECORD_KINDS)), help="The records' kind (default: the one the header names).")
 @click.option("--verdicts", is_flag=True, help="A scores file's verdicts instead: one row per citation or [NA] mark (default: PATH with .verdicts.jsonl).")
-@click.option("-o", "--output", help="Plain JSON Lines (default: PATH with .plain.jsonl); the header goes to OUTPUT.header.json.")
+@click.option(
+    "-o",
+    "--output",
+    help="Plain JSON Lines (default: PATH with .plain.jsonl); verdict rows also as .csv, .tsv or .parquet. The header goes to OUTPUT.header.json.",
+)
 @OVERWRITE
 def export_cmd(path: str, kind: str | None, verdicts: bool, output: str | None, overwrite: bool) -> None:
     """Write a record file's records as plain JSON Lines, for pandas.read_json(lines=True) and

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .errors import ConfigError
 from .jsonl import HEADER_KEY, read_header, read_jsonl
 from .schema import RECORD_KINDS, AnswerScores, NAVerdict, Record
 
@@ -127,18 +128,45 @@ def read_verdicts(path: str | Path) -> Any:
     return frame
 
 
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")  # flat tables: verdict rows only
+
+
 def export(path: str | Path, out: str | Path, kind: str | None = None, verdicts: bool = False) -> int:
     """Write the records as plain JSON Lines to `out` (with `verdicts`, a scores file's verdict
-    rows instead), and the header to `<out>.header.json`."""
+    rows instead: as CSV, TSV or Parquet when `out` is named so), and the header to
+    `<out>.header.json`. Records are nested: a table's name for them is refused."""
+    out = Path(out)
+    table = out.suffix.lower() in TABLE_SUFFIXES
+    if table and not verdicts:
+        raise ConfigError(f"{out}: records are nested, and a {out.suffix} file holds flat rows; name it .jsonl (or export --verdicts, whose rows are flat)")
+    out.parent.mkdir(parents=True, exist_ok=True)
     if verdicts:
         rows, header = _flat(path)
         lines = [json.dumps(r, ensure_ascii=False) for r in rows]
     else:
         records, header = _records(path, kind)
         lines = [r.model_dump_json() for r in records]
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as fh:
-        fh.writelines(line + "\n" for line in lines)
+    if table:
+        _write_table(rows, out)
+    else:
+        with out.open("w", encoding="utf-8") as fh:
+            fh.writelines(line + "\n" for line in lines)
     Path(f"{out}.header.json").write_text(json.dumps({**header, "exported_from": str(path)}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return len(lines)
+
+
+def _write_table(rows: list[dict[str, Any]], out: Path) -> None:
+    """Verdict rows (`VERDICT_COLUMNS`, in that order) as CSV, TSV or Parquet, by `out`'s suffix."""
+    columns = list(VERDICT_COLUMNS)
+    if out.suffix.lower() == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows, schema=None) if rows else pa.table({c: [] for c in columns}), out)
+        return
+    import csv
+
+    with out.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, columns, delimiter="\t" if out.suffix.lower() == ".tsv" else ",")
+        writer.writeheader()
+        writer.writerows(rows)

@@ -62,8 +62,23 @@ def path_digest(path: str | Path) -> str:
         return _memo_digest(path)
     h = hashlib.sha256()
     for f in sorted(p for p in path.rglob("*") if p.is_file()):
-        h.update(f"{f.relative_to(path).as_posix()}\0{_memo_digest(f)}\n".encode())
+        digest = _store_meta_digest(f) if f == path / "meta.json" else None
+        h.update(f"{f.relative_to(path).as_posix()}\0{digest or _memo_digest(f)}\n".encode())
     return "sha256:" + h.hexdigest()
+
+
+def _store_meta_digest(meta: Path) -> str | None:
+    """A local Wikidata store's identity in its `meta.json`: the dump it came from, the options and
+    the rows, not when or how fast it was made (a re-import of the same dump is the same store).
+    None for any other meta.json."""
+    try:
+        found = json.loads(meta.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or "kalma_store" not in found:
+        return None
+    dump = {k: v for k, v in found.get("dump", {}).items() if k in ("path", "size", "mtime_ns", "date", "compression")}
+    return value_digest({"store": found["kalma_store"], "dump": dump, "options": found.get("options"), "rows": found.get("rows")})
 
 
 def spec_paths(spec: str | None) -> list[Path]:

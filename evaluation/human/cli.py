@@ -52,7 +52,7 @@ def sample_cmd(dataset: str, answers: tuple[str, ...], task: str | None, n: int 
     s = sample_alignment(dataset, named, n or 100, seed, verbalized) if task == "alignment" else sample_dataset(dataset, n or 50, seed)
     _atomic(output, lambda tmp: s.write(tmp, provenance(config={"task": task, "n": n, "seed": seed})))
     if task == "alignment":
-        per = ", ".join(f"{m}: {v['sampled']} of {v['pairs']} pairs" for m, v in s.info["models"].items())
+        per = ", ".join(f"{m}: {v['sampled']} of {v['pairs']} pairs" + (f" ({v['why']})" if v.get("why") else "") for m, v in s.info["models"].items())
         click.echo(f"wrote {len(s.units)} alignment units to {output} (sample {s.digest}; {per})")
     else:
         click.echo(f"wrote {len(s.units)} questions of {s.info['n']} entries to {output} (sample {s.digest})")
@@ -64,19 +64,14 @@ def sample_cmd(dataset: str, answers: tuple[str, ...], task: str | None, n: int 
 @OVERWRITE
 def export_cmd(sample: str, output: str, overwrite: bool) -> None:
     """Files for annotators, blinded: no model, no automatic judgement."""
-    from .export import export
+    from kalma.folders import replacing
+
+    from .export import WRITES, export
     from .units import Sample
 
     s = Sample.read(sample)
-    new_output(output, overwrite)
-    tmp = Path(tempfile.mkdtemp(prefix=".human-export-", dir=Path(output).parent if Path(output).parent.exists() else None))
-    try:
+    with replacing(output, overwrite, WRITES, "kalma human export") as tmp:
         export(s, tmp)
-        if os.path.lexists(output):
-            _remove(Path(output))
-        os.replace(tmp, output)
-    finally:
-        _remove(tmp)
     click.echo(f"wrote {output}/annotate.csv, label-studio-tasks.json, label-studio-config.xml, instructions.md ({len(s.units)} units, sample {s.digest})")
 
 
@@ -166,12 +161,3 @@ def _atomic(output: str, write: Callable[[str], object]) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-
-
-def _remove(path: Path) -> None:
-    import shutil
-
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    elif os.path.lexists(path):
-        path.unlink()

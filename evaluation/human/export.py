@@ -19,6 +19,7 @@ from kalma.frames import csv_safe
 from .units import LABELS, Sample
 
 CSV_NAME, TASKS_NAME, CONFIG_NAME, GUIDE_NAME = "annotate.csv", "label-studio-tasks.json", "label-studio-config.xml", "instructions.md"
+WRITES = (CSV_NAME, TASKS_NAME, CONFIG_NAME, GUIDE_NAME)  # all an export folder holds: --overwrite replaces nothing else
 NONE_CHOICE = "none of these lines is necessary"
 
 INSTRUCTIONS = {

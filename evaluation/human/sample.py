@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kalma.answers_file import load_answers
 from kalma.jsonl import read_jsonl
@@ -81,6 +82,7 @@ def sample_alignment(
     entries = load_entries(dataset)
     pools: dict[str, list[Pair]] = {}
     sources = []
+    uncited: list[str] = []  # files (by model) whose answers cite nothing: said, never dropped unseen
     for given in answers:
         model, path = given if isinstance(given, tuple) else (None, given)
         found = list(alignment_pairs(path, entries, verbalized, model))
@@ -88,10 +90,12 @@ def sample_alignment(
         sources.append({"path": _absolute(path), "digest": file_digest(path), "pairs": len(found), "models": sorted({p.model for p in found}), **named})
         for p in found:
             pools.setdefault(p.model, []).append(p)
+        if not found:
+            uncited.append(model or Path(path).name)
     if not pools:
         raise HumanError(f"{', '.join(map(str, answers))}: no answer cites anything: there is no (sentence, citation) pair to sample")
     units: list[Unit] = []
-    per_model = {}
+    per_model: dict[str, dict[str, Any]] = {}
     for model in sorted(pools):
         # in answer order, not file order: `kalma answer` writes answers as they arrive, and the
         # same answers must give the same sample
@@ -111,6 +115,8 @@ def sample_alignment(
             )
             for p in drawn
         ]
+    for model in uncited:
+        per_model.setdefault(model, {"pairs": 0, "sampled": 0, "why": "no citations"})
     units = _dedupe(units)
     rng(seed, "human-order").shuffle(units)
     info = {

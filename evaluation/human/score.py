@@ -151,7 +151,8 @@ def _all_pairs_alignment(sample: Sample, nli: str, threshold: float) -> dict[str
 
 def majority_table(sample: Sample, labels: Sequence[Label]) -> list[dict[str, Any]]:
     """The human judgements as `table:` entailment rows, one per distinct (premise, hypothesis):
-    the annotators' majority label; a tie is probability 0.5 (supported at the default threshold)."""
+    the annotators' majority label. A tie has no majority and no row: one rule with the report's
+    human majority, which leaves ties out (and `table:…,unjudged=skip` counts them unjudged)."""
     votes = _by_unit(labels, "supported")
     pooled: dict[tuple[str, str], list[int]] = defaultdict(list)
     for u in sample.units:
@@ -161,8 +162,8 @@ def majority_table(sample: Sample, labels: Sequence[Label]) -> list[dict[str, An
         if not v:
             continue
         m = _majority(v)
-        judged: dict[str, Any] = {"label": "entailment" if m else "not_entailment"} if m is not None else {"probability": 0.5}
-        rows.append({"premise": premise, "hypothesis": hyp, **judged, "annotators": len(v), "supported": sum(v)})
+        if m is not None:
+            rows.append({"premise": premise, "hypothesis": hyp, "label": "entailment" if m else "not_entailment", "annotators": len(v), "supported": sum(v)})
     return rows
 
 

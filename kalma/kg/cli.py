@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -11,7 +12,8 @@ from ..cli import OVERWRITE, new_output
 
 @click.group("kg")
 def kg() -> None:
-    """Knowledge-graph sources: look-ups, snapshots, and the authors' release importer.
+    """Knowledge-graph sources: look-ups, snapshots, a local Wikidata imported from its dumps, a
+    snapshot served over SPARQL, and the authors' release importer.
 
     SOURCE is a .ttl/.nt path, rdflib:PATH, oxigraph:PATH, sparql:URL, wikidata, wikidata-local:STORE or demo."""
 
@@ -21,25 +23,34 @@ def kg() -> None:
 @click.option("--class", "classes", multiple=True, help="Restrict to instances (P31) of this QID, e.g. Q5.")
 @click.argument("names", nargs=-1, required=True)
 def lookup(source: str, classes: tuple[str, ...], names: tuple[str, ...]) -> None:
-    """Entities whose English label or alias equals NAME."""
-    from . import open_source
+    """Entities whose English label or alias equals NAME (a name found nowhere is said on stderr)."""
+    from . import open_source, sparql
 
-    click.echo(json.dumps(open_source(source).lookup(names, classes), indent=2, ensure_ascii=False))
+    for c in classes:
+        sparql.entity(c)  # `--class human` is no class id: one line, as import says it
+    found = open_source(source).lookup(names, classes)
+    click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+    missing = [n for n in names if not found.get(n)]
+    if missing:
+        click.echo(f"not found in {source}: {', '.join(missing)}" + (f" (among instances of {', '.join(classes)})" if classes else ""), err=True)
 
 
 @kg.command("show")
-@click.option("--kg", "source", default="demo", show_default=True)
+@click.option("--kg", "source", default="demo", show_default=True, help="Knowledge source spec.")
 @click.argument("qids", nargs=-1, required=True)
 def show(source: str, qids: tuple[str, ...]) -> None:
-    """Print the one-hop subgraphs of QIDS as JSON."""
+    """Print the one-hop subgraphs of QIDS as JSON; a QID the source does not hold fails (exit 1)."""
     from . import open_source
 
     graphs = open_source(source).subgraphs(qids)
     click.echo(json.dumps({q: g.model_dump(mode="json") for q, g in graphs.items()}, indent=2, ensure_ascii=False))
+    missing = [q for q in qids if q not in graphs or not (graphs[q].triples or graphs[q].label)]
+    if missing:
+        raise click.ClickException(f"not in {source}: {', '.join(missing)}")
 
 
 @kg.command("snapshot")
-@click.option("--endpoint", required=True, help="Source spec or SPARQL endpoint URL (e.g. wikidata).")
+@click.option("--kg", "--endpoint", "endpoint", required=True, help="Source spec or SPARQL endpoint URL (e.g. wikidata); --endpoint is its older name.")
 @click.option("--qids", default="", help="Comma-separated QIDs.")
 @click.option("--names", default="", help="Comma-separated names, resolved among humans (Q5).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
@@ -60,6 +71,9 @@ def snapshot(endpoint: str, qids: str, names: str, output: str, overwrite: bool)
     if not wanted:
         raise click.UsageError("give --qids or --names that resolve to at least one entity")
     n = write_snapshot(src, wanted, output)
+    if not n:
+        Path(output).unlink(missing_ok=True)
+        raise click.ClickException(f"{endpoint} holds nothing about {', '.join(dict.fromkeys(wanted))}: nothing was written")
     click.echo(f"wrote {n} triples for {len(set(wanted))} entities to {output}")
 
 
@@ -85,28 +99,40 @@ def import_cmd(
 ) -> None:
     """Import a Wikidata dump (latest-truthy.nt or latest-all.json, plain, .gz, .bz2 or .zst) into a
     local store, then query it as --kg wikidata-local:STORE. A killed import resumes where it stopped."""
-    import shutil
+    import os
     from pathlib import Path
 
+    from ..folders import check_replaceable, staging, swap_in
+    from ..locks import OutputLock
     from . import sparql
     from .dumps import Filter
+    from .store import WRITES, import_dump, import_warnings
 
     wanted = [c.strip() for c in classes.split(",") if c.strip()]
     qids = [line.strip() for line in Path(qids_file).read_text(encoding="utf-8").splitlines() if line.strip()] if qids_file else []
+    if qids_file and not qids:
+        raise click.BadParameter(f"{qids_file} lists no QID (one a line): an empty filter would keep everything", param_hint="--qids")
     for q in [*wanted, *qids]:
         sparql.entity(q)  # a malformed id: one line, before any work
-    if overwrite and Path(store).exists():
-        shutil.rmtree(store)
     keep = Filter(frozenset(wanted), frozenset(qids))
-    if master:
-        from .spark_import import spark_import
+    target = Path(store)
+    if overwrite and os.path.lexists(store):
+        # the new store is imported beside the old (resumable there), and replaces it only when complete
+        check_replaceable(Path(store), True, WRITES, "kalma kg import")
+        target = staging(Path(store))
+    with OutputLock(store):
+        if master:
+            from .spark_import import spark_import
 
-        meta = spark_import(dump, store, master, languages, keep)
-    else:
-        from .store import import_dump
-
-        meta = import_dump(dump, store, languages, keep, threads)
+            meta = spark_import(dump, str(target), master, languages, keep)
+        else:
+            meta = import_dump(dump, target, languages, keep, threads)
+        if target != Path(store):
+            swap_in(target, Path(store))
     rows, read = meta["rows"], meta["read"]
+    if meta.get("already"):
+        click.echo(f"{store} already holds this import (the same dump and options): nothing to do ({rows['claims']:,} claims, {rows['labels']:,} labels)")
+        return
     rate = f" ({read['decompressed_bytes'] / max(read['seconds'], 1e-9) / 1e6:,.0f} MB/s decompressed)" if read["decompressed_bytes"] else ""
     click.echo(
         f"wrote {store}: {rows['labels']:,} labels, {rows['claims']:,} claims, {rows['properties']:,} properties "
@@ -114,6 +140,8 @@ def import_cmd(
     )
     for line in meta["malformed"]["first"]:
         click.echo(f"  malformed: {line}", err=True)
+    for warning in import_warnings(store, meta, wanted, languages):
+        click.echo(f"warning: {warning}", err=True)
 
 
 @kg.command("serve")
@@ -122,7 +150,8 @@ def import_cmd(
 @click.option("--port", type=click.IntRange(1, 65535), default=7878, show_default=True)
 def serve(snapshot: str, host: str, port: int) -> None:
     """Serve SNAPSHOT (a .ttl or .nt file, or `demo`) as a read-only SPARQL endpoint with the Oxigraph
-    server, until Ctrl-C: what `--kg sparql:URL` (and any SPARQL client) can then query."""
+    server, until Ctrl-C or SIGTERM: what `--kg sparql:URL` (and any SPARQL client) can then query."""
+    import signal
     import tempfile
     import time
     from pathlib import Path
@@ -133,6 +162,11 @@ def serve(snapshot: str, host: str, port: int) -> None:
     data = demo_snapshot_path() if snapshot == "demo" else Path(snapshot)
     if not data.is_file():
         raise click.BadParameter(f"no such snapshot file: {snapshot!r} (a .ttl or .nt file, or demo)", param_hint="SNAPSHOT")
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM cleans up as Ctrl-C does: the server stopped, its folder removed
+
+    signal.signal(signal.SIGTERM, stop)
     with tempfile.TemporaryDirectory(prefix="kalma-serve-") as work, serve_snapshot(data, Path(work), host=host, port=port) as url:
         click.echo(f"serving {data} at {url}: query it with --kg sparql:{url} (Ctrl-C stops it)", err=True)
         click.echo(url)  # alone on stdout, for scripts

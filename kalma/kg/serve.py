@@ -23,6 +23,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something already listens on `host`:`port` (a query there would reach it, not us)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 def _oxigraph_bin() -> str:
     exe = Path(sys.executable).with_name("oxigraph")  # the venv's own copy first
     return str(exe) if exe.exists() else (shutil.which("oxigraph") or "oxigraph")
@@ -42,6 +52,8 @@ def serve_snapshot(data: Path | None, workdir: Path, start_timeout: float = 30.0
         raise BackendError("the oxigraph server is not installed (pip install oxigraph)") from None
     except subprocess.CalledProcessError as exc:
         raise BackendError(f"{data}: oxigraph could not load it: {exc.stderr.decode(errors='replace').strip()[:300]}") from None
+    if port and port_in_use(host, port):
+        raise BackendError(f"port {port} is in use on {host}: give another with --port")
     port = port or free_port()
     proc = subprocess.Popen(
         [_oxigraph_bin(), "serve-read-only", "--location", str(store), "--bind", f"{host}:{port}"],
@@ -54,7 +66,9 @@ def serve_snapshot(data: Path | None, workdir: Path, start_timeout: float = 30.0
         while True:
             try:
                 urllib.request.urlopen(f"{url}?query=ASK%7B%7D", timeout=2).read()
-                break
+                if proc.poll() is None:  # it answered, and it is ours that is alive
+                    break
+                raise OSError("the server exited")
             except OSError:
                 if time.time() > deadline or proc.poll() is not None:
                     said = proc.stderr.read().decode(errors="replace").strip().splitlines()[-1:] if proc.poll() is not None and proc.stderr else []

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -47,6 +48,7 @@ from .dumps import Filter as Filter
 
 STORE_VERSION = 1
 TABLES = ("labels", "claims", "properties")
+WRITES = ("meta.json", "parts", ".duckdb-spill", *TABLES)  # all a store holds: --overwrite replaces nothing else
 COLUMNS = {
     "labels": (("id", "string"), ("kind", "string"), ("lang", "string"), ("text", "string")),
     "claims": (
@@ -136,8 +138,15 @@ def import_dump(
         raise ConfigError(f"{dump}: no such dump file")
     fmt, compression = dump_format(dump)
     options = {"languages": list(languages), "classes": sorted(keep.classes), "qids": len(keep.qids), "format": fmt}
+    finished = _finished(store, _dump_identity(dump), options)
+    if finished is not None:
+        return {**finished, "already": True}
     state = _resume(store, _dump_identity(dump), options)
+    if state.parts and progress:
+        print(f"resuming the import into {store} after {state.lines:,} lines ({state.offset / 1e6:,.0f} MB decompressed, part {state.parts})", file=sys.stderr)
     (store / "parts").mkdir(parents=True, exist_ok=True)
+    if not (store / "parts" / "checkpoint.json").is_file():  # at once: a kill from here on leaves an import the same command resumes
+        _save(store, state)
     setup = (fmt, tuple(languages), keep, str(dump))
     cut = NTriples.cut if fmt == "nt" else JsonEntities.cut
     bad = Malformed(state.malformed, list(state.examples))
@@ -182,7 +191,23 @@ _PARSER: Any = None  # each worker's parser, made once (`_start`)
 
 def _start(fmt: str, languages: tuple[str, ...], keep: Filter, name: str) -> None:
     global _PARSER
+    _die_with_parent()
     _PARSER = (NTriples(languages, keep) if fmt == "nt" else JsonEntities(languages, keep)), name
+
+
+def _die_with_parent() -> None:
+    """A parser process ends when the import does, even killed (SIGKILL runs no cleanup): Linux's
+    parent-death signal. Elsewhere the pool's own shutdown is all there is."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the signal was set
+        os._exit(1)
 
 
 def _parse_one(job: tuple[int, bytes, int]) -> tuple[dict[str, Any], Malformed, int, int]:
@@ -238,6 +263,22 @@ def _rate(state: Progress, began: float) -> str:
     return f"{triples / seconds:,.0f} rows/s, {state.offset / seconds / 1e6:,.0f} MB/s decompressed"
 
 
+def _finished(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> dict[str, Any] | None:
+    """The meta of a finished import of the same dump with the same options into `store`, if
+    that is what it holds (a rerun is then done, not refused)."""
+    meta = store / "meta.json"
+    if not meta.is_file():
+        return None
+    try:
+        found = json.loads(meta.read_text())
+    except ValueError as exc:
+        raise ConfigError(f"{meta}: not readable JSON ({exc}); the store is damaged: import again with --overwrite") from None
+    same = {k: found.get("dump", {}).get(k) for k in dump} == dump and found.get("options") == options
+    if not same:
+        raise ConfigError(f"{store} holds a finished import of another dump or other options; give another folder (or --overwrite to replace it)")
+    return dict(found)
+
+
 def _resume(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> Progress:
     """The checkpoint of an import of the same dump with the same options, parts after it
     removed; else a fresh start (an import of anything else into the folder is refused)."""
@@ -245,16 +286,16 @@ def _resume(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> Progr
     if check.is_file():
         state = Progress(**json.loads(check.read_text()))
         if state.dump != dump or state.options != options:
-            raise ConfigError(f"{store} holds an import of another dump or other options ({state.dump['path']}); give another folder or remove it")
+            raise ConfigError(f"{store} holds an import of another dump or other options ({state.dump['path']}); give another folder (or --overwrite)")
         for stale in (store / "parts").glob("*-*.parquet"):
             if int(stale.stem.rsplit("-", 1)[1]) >= state.parts:
                 stale.unlink()
         for tmp in (store / "parts").glob("*.tmp"):
             tmp.unlink()
         return state
-    if store.exists() and any(store.iterdir()):
+    if store.exists() and any(p.name != "parts" or any((store / "parts").iterdir()) for p in store.iterdir()):
         raise ConfigError(f"{store} exists and is not an import under way; give a new folder (or --overwrite)")
-    return Progress(dump, options)
+    return Progress(dump, options)  # nothing, or the empty `parts/` of an import killed before its first checkpoint
 
 
 def _checkpoint(store: Path, state: Progress, pending: dict[str, list[Any]], bad: Malformed, began: float) -> None:
@@ -269,6 +310,11 @@ def _checkpoint(store: Path, state: Progress, pending: dict[str, list[Any]], bad
     state.parts += 1
     state.malformed, state.examples = bad.count, list(bad.examples)
     state.seconds = time.monotonic() - began
+    _save(store, state)
+
+
+def _save(store: Path, state: Progress) -> None:
+    """The checkpoint, written whole or not at all."""
     check = store / "parts" / "checkpoint.json"
     tmp = check.with_suffix(".tmp")
     tmp.write_text(json.dumps(asdict(state), indent=1))
@@ -337,6 +383,28 @@ def finalize(store: str | Path, keep: Filter | None = None, threads: int | None 
     (store / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     shutil.rmtree(parts)  # the tables hold it all now: the parts would double the store's size
     return meta
+
+
+def import_warnings(store: str | Path, meta: dict[str, Any], classes: Sequence[str], languages: Sequence[str]) -> list[str]:
+    """What a finished import found that a user would not expect, in words: no item of the classes
+    asked for, no label in a language asked for, claims with no property known to be direct."""
+    rows, said = meta["rows"], []
+    con = connect()
+    claims = f"read_parquet('{_sql_path(Path(store) / 'claims' / '*.parquet')}')"
+    labels = f"read_parquet('{_sql_path(Path(store) / 'labels' / '*.parquet')}')"
+    if classes:
+        items = con.execute(f"SELECT count(DISTINCT subject) FROM {claims} WHERE subject LIKE 'Q%'").fetchone()[0]
+        if not items:
+            said.append(f"no item in the dump is an instance (P31) of {', '.join(classes)}: the store holds {rows['claims']:,} claims, none about an item")
+    found = {lang for (lang,) in con.execute(f"SELECT DISTINCT lang FROM {labels}").fetchall()}
+    for lang in languages:
+        if lang not in found:
+            said.append(f"no label, alias or description in language {lang!r} (--lang): entities will be shown by their ids")
+    props = f"read_parquet('{_sql_path(Path(store) / 'properties' / '*.parquet')}')"
+    if rows["claims"] and not con.execute(f"SELECT count(*) FROM {props} WHERE direct").fetchone()[0]:
+        said.append("the dump has no wikibase:directClaim lines: no property is known, so `kg show` and snapshots show none of its claims")
+    con.close()
+    return said
 
 
 def dump_date(path: str) -> str:
