@@ -154,7 +154,8 @@ class Alce:
 
     def said(self) -> str:
         how = ", ".join(f"{n} by {k}" for k, n in self.by.items())
-        missed = f"; {len(self.unmatched)} matched none and were skipped" if self.unmatched else ""
+        n = len(self.unmatched)
+        missed = f"; {n} matched no entry and {'was' if n == 1 else 'were'} skipped" if n else ""
         return f"ALCE result file: {sum(self.by.values())} of {self.items} items matched to entries ({how}){missed}"
 
 

@@ -158,7 +158,13 @@ def main() -> None:
 @main.command("check")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--kind", type=click.Choice(sorted(RECORD_KINDS)), required=True)
-@click.option("--lenient", is_flag=True, help="Report every bad line instead of stopping at the first (the file is never changed).")
+@click.option(
+    "--all-errors",
+    "--lenient",
+    "lenient",
+    is_flag=True,
+    help="Report every bad line instead of stopping at the first (the file is never changed); --lenient is its older name.",
+)
 def check(path: str, kind: str, lenient: bool) -> None:
     """Validate a record file and report its bad lines; exits 1 when it has any."""
     from .answers_file import read_alce

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class KalmaError(Exception):
@@ -29,6 +31,17 @@ class OutputLocked(KalmaError):
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C, with what the run keeps and how to go on; the command line prints it and exits 130."""
+
+
+@contextmanager
+def interrupted_hint(hint: str) -> Iterator[None]:
+    """Ctrl-C inside the block becomes `Interrupted` saying `hint` (what is kept, how to go on)."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted: {hint}") from None
 
 
 class BackendError(KalmaError):

@@ -89,7 +89,7 @@ def snapshot(endpoint: str, qids: str, names: str, output: str, overwrite: bool)
 @click.option(
     "--qids", "qids_file", type=click.Path(exists=True, dir_okay=False), help="Keep only the claims of the QIDs in this file (one per line), beside --classes."
 )
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="Decoder and DuckDB threads (default: every core).")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Parser processes, and the decoder's and DuckDB's threads (default: one per core).")
 @click.option(
     "--spark", "master", default=None, metavar="MASTER", help="Run the import as a Spark job instead (local[*], spark://host:7077, yarn): the same store."
 )
@@ -102,6 +102,7 @@ def import_cmd(
     import os
     from pathlib import Path
 
+    from ..errors import interrupted_hint
     from ..folders import check_replaceable, staging, swap_in
     from ..locks import OutputLock
     from . import sparql
@@ -120,7 +121,7 @@ def import_cmd(
         # the new store is imported beside the old (resumable there), and replaces it only when complete
         check_replaceable(Path(store), True, WRITES, "kalma kg import")
         target = staging(Path(store))
-    with OutputLock(store):
+    with OutputLock(store), interrupted_hint(f"the import into {target} is kept: run the same command again to resume it"):
         if master:
             from .spark_import import spark_import
 
@@ -129,14 +130,14 @@ def import_cmd(
             meta = import_dump(dump, target, languages, keep, threads)
         if target != Path(store):
             swap_in(target, Path(store))
-    rows, read = meta["rows"], meta["read"]
+    rows, read, bad = meta["rows"], meta["read"], meta["malformed"]["lines"]
     if meta.get("already"):
         click.echo(f"{store} already holds this import (the same dump and options): nothing to do ({rows['claims']:,} claims, {rows['labels']:,} labels)")
         return
     rate = f" ({read['decompressed_bytes'] / max(read['seconds'], 1e-9) / 1e6:,.0f} MB/s decompressed)" if read["decompressed_bytes"] else ""
     click.echo(
         f"wrote {store}: {rows['labels']:,} labels, {rows['claims']:,} claims, {rows['properties']:,} properties "
-        f"from {read['lines']:,} lines in {read['seconds']:.1f} s{rate}; {meta['malformed']['lines']:,} malformed lines"
+        f"from {read['lines']:,} lines in {read['seconds']:.1f} s{rate}; {bad:,} malformed line{'' if bad == 1 else 's'}"
     )
     for line in meta["malformed"]["first"]:
         click.echo(f"  malformed: {line}", err=True)

@@ -65,6 +65,7 @@ COLUMNS = {
 }
 SORT = {"labels": "id, kind, lang, text", "claims": "subject, pid, value, value_type, datatype, lang", "properties": "pid"}
 PART_ROWS = 2_000_000  # rows buffered before a part (and a checkpoint) is written
+LOG_EVERY = 30.0  # seconds between progress lines when stderr is not a terminal
 DUCKDB_MEMORY = "4GB"  # the final step's limit (KALMA_DUCKDB_MEMORY overrides)
 
 
@@ -154,6 +155,8 @@ def import_dump(
     began = time.monotonic() - state.seconds
     bar = _bar(progress, state.offset, decoder_name(compression))
     workers = threads or os.cpu_count() or 1
+    # with stderr not a terminal the bar is off: a line every LOG_EVERY seconds says the import lives
+    logged = time.monotonic() if progress and not sys.stderr.isatty() else None
     try:
         with open_dump(dump, compression, threads) as stream:
             for tables, found, end, lines in _parsed(blocks(stream, state.offset, cut, block_size), setup, state.lines, workers):
@@ -164,6 +167,9 @@ def import_dump(
                 bad.examples += found.examples[: max(0, 5 - len(bad.examples))]
                 bar.update(end - state.offset)
                 state.offset, state.lines = end, state.lines + lines
+                if logged is not None and time.monotonic() - logged >= LOG_EVERY:
+                    logged = time.monotonic()
+                    print(f"import: {state.lines:,} lines, {state.offset / 1e6:,.0f} MB decompressed, {_rate(state, began)}", file=sys.stderr, flush=True)
                 if sum(t.num_rows for ts in pending.values() for t in ts) >= part_rows:
                     _checkpoint(store, state, pending, bad, began)
                     bar.set_postfix_str(_rate(state, began))
@@ -347,28 +353,14 @@ def finalize(store: str | Path, keep: Filter | None = None, threads: int | None 
     reading = json.loads((parts / "reading.json").read_text()) if (parts / "reading.json").is_file() else {}
     # DuckDB spills past its limit: a fixed default keeps the import's memory flat in the dump's size
     con = connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", DUCKDB_MEMORY), store / ".duckdb-spill")
-    for table in TABLES:
-        found = sorted(parts.glob(f"{table}-*.parquet"))
-        if not found:  # an empty table still has its columns
-            found = [write_part(parts, table, arrow_table(table, []), state.parts)]
-        con.execute(f"CREATE VIEW raw_{table} AS SELECT * FROM read_parquet({[str(p) for p in found]})")
-    named = "SELECT subject FROM raw_claims UNION SELECT value FROM raw_claims WHERE value_type IN ('item', 'uri') UNION SELECT pid FROM raw_claims"
-    subset = "" if keep.everything else f" WHERE id IN ({named} UNION SELECT pid FROM raw_properties)"
-    queries = {
-        "labels": f"SELECT DISTINCT * FROM raw_labels{subset}",
-        "claims": "SELECT subject, pid, value, value_type, datatype, lang, max(precision) AS precision, max(calendar) AS calendar FROM raw_claims "
-        "GROUP BY subject, pid, value, value_type, datatype, lang",
-        "properties": "SELECT pid, max(type) AS type, bool_or(direct) AS direct FROM raw_properties GROUP BY pid",
-    }
-    counts = {}
-    for table in TABLES:
-        target = store / table
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir()
-        out = target / "part-00000.parquet"
-        con.execute(f"COPY (SELECT * FROM ({queries[table]}) ORDER BY {SORT[table]}) TO '{_sql_path(out)}' (FORMAT parquet, ROW_GROUP_SIZE 100000)")
-        counts[table] = con.execute(f"SELECT count(*) FROM read_parquet('{_sql_path(out)}')").fetchone()[0]
+    try:
+        counts = _write_tables(store, con, _views(con, parts, state, keep))
+    except Exception as exc:  # duckdb.Error: a part on disk that is not whole Parquet
+        if "duckdb" not in type(exc).__module__:
+            raise
+        from ..errors import one_line
+
+        raise ConfigError(f"{parts}: a part is damaged ({one_line(exc)[:300]}); import again with --overwrite") from None
     con.close()
     shutil.rmtree(store / ".duckdb-spill", ignore_errors=True)
     meta = {
@@ -407,6 +399,38 @@ def import_warnings(store: str | Path, meta: dict[str, Any], classes: Sequence[s
     return said
 
 
+def _views(con: Any, parts: Path, state: Progress, keep: Filter) -> dict[str, str]:
+    """The parts as DuckDB views, and each table's query over them."""
+    for table in TABLES:
+        found = sorted(parts.glob(f"{table}-*.parquet"))
+        if not found:  # an empty table still has its columns
+            found = [write_part(parts, table, arrow_table(table, []), state.parts)]
+        con.execute(f"CREATE VIEW raw_{table} AS SELECT * FROM read_parquet({[str(p) for p in found]})")
+    named = "SELECT subject FROM raw_claims UNION SELECT value FROM raw_claims WHERE value_type IN ('item', 'uri') UNION SELECT pid FROM raw_claims"
+    subset = "" if keep.everything else f" WHERE id IN ({named} UNION SELECT pid FROM raw_properties)"
+    queries = {
+        "labels": f"SELECT DISTINCT * FROM raw_labels{subset}",
+        "claims": "SELECT subject, pid, value, value_type, datatype, lang, max(precision) AS precision, max(calendar) AS calendar FROM raw_claims "
+        "GROUP BY subject, pid, value, value_type, datatype, lang",
+        "properties": "SELECT pid, max(type) AS type, bool_or(direct) AS direct FROM raw_properties GROUP BY pid",
+    }
+    return queries
+
+
+def _write_tables(store: Path, con: Any, queries: dict[str, str]) -> dict[str, int]:
+    """Each table from its query, sorted, as one Parquet file; their row counts."""
+    counts = {}
+    for table in TABLES:
+        target = store / table
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir()
+        out = target / "part-00000.parquet"
+        con.execute(f"COPY (SELECT * FROM ({queries[table]}) ORDER BY {SORT[table]}) TO '{_sql_path(out)}' (FORMAT parquet, ROW_GROUP_SIZE 100000)")
+        counts[table] = con.execute(f"SELECT count(*) FROM read_parquet('{_sql_path(out)}')").fetchone()[0]
+    return counts
+
+
 def dump_date(path: str) -> str:
     """The date in a dump's file name (`wikidata-20261118-truthy-BETA.nt.gz`), when it has one."""
     import re
@@ -428,7 +452,10 @@ class LocalWikidata:
         meta = self.path / "meta.json"
         if not meta.is_file():
             raise ConfigError(f"{self.path}: not a local Wikidata store (no meta.json): build one with `kalma kg import DUMP -o {self.path}`")
-        self.meta = json.loads(meta.read_text())
+        try:
+            self.meta = json.loads(meta.read_text())
+        except ValueError as exc:
+            raise ConfigError(f"{meta}: not readable JSON ({exc}); the store is damaged: import it again with --overwrite") from None
         if self.meta.get("kalma_store") != STORE_VERSION:
             raise ConfigError(f"{self.path}: a store of version {self.meta.get('kalma_store')!r}; this kalma reads {STORE_VERSION}: import it again")
         self.lang = lang

@@ -302,3 +302,46 @@ def test_a_model_whose_answers_cite_nothing_is_said(scored, tmp_path):
         + ["-o", str(tmp_path / "s.jsonl")]
     )
     assert "model-b: 0 of 0 pairs (no citations)" in out
+
+
+# ---------------------------------------------------------------- 12, 13, 14: reruns, names, messages
+
+
+def test_damaged_stores_are_one_line_naming_the_file(dump, store, tmp_path):
+    import shutil
+
+    from kalma.kg.store import import_dump
+
+    copy = tmp_path / "copy"
+    shutil.copytree(store, copy)
+    (copy / "meta.json").write_text('{"kalma_store": 1,\n')
+    _fails(["kg", "show", "--kg", f"wikidata-local:{copy}", "Q1"], f"{copy / 'meta.json'}: not readable JSON", "--overwrite")
+    partial = tmp_path / "partial"
+    import_dump(dump, partial, progress=False, part_rows=50, stop_after=2, threads=1, block_size=1024)
+    sorted((partial / "parts").glob("*-00000.parquet"))[0].write_bytes(b"PAR1 torn")
+    _fails(["kg", "import", str(dump), "-o", str(partial), "--threads", "1"], "a part is damaged", "--overwrite")
+
+
+def test_one_malformed_line_is_one_line_and_check_names_its_flag(dump, tmp_path):
+    text = gzip.decompress(dump.read_bytes()).decode()
+    torn = "<http://www.wikidata.org/entity/Q9> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5>"  # no final dot
+    (tmp_path / "one.nt").write_text(text + torn + "\n")
+    out = _ok(["kg", "import", str(tmp_path / "one.nt"), "-o", str(tmp_path / "s"), "--threads", "1"])
+    assert "; 1 malformed line\n" in out
+    (tmp_path / "bad.jsonl").write_text('{"entry_id": "x"}\nnot json\n')
+    code, out, err = _run(["check", str(tmp_path / "bad.jsonl"), "--kind", "answers", "--all-errors"])
+    assert code == 1 and f"{tmp_path / 'bad.jsonl'}:2: invalid JSON" in out + err
+
+
+def test_ctrl_c_on_an_import_says_how_to_go_on(tmp_path):
+    big = tmp_path / "big.nt"
+    write_dump(big, 3000, "nt", seed=4, with_release=False)
+    command = [sys.executable, "-m", "kalma.cli", "kg", "import", str(big), "-o", str(tmp_path / "s"), "--threads", "2"]
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(_children(proc.pid)) < 2 and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume it" in err and "Traceback" not in err
