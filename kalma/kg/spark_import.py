@@ -18,6 +18,7 @@ two partitions; deduplication and sorting are Spark's. `meta.json` says `"engine
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -77,6 +78,10 @@ def spark_import(
     keep = keep or Filter()
     began = time.monotonic()
     fmt, compression = dump_format(dump)
+    # Spark starts its Python workers with `python3` from PATH unless told: with the suite installed
+    # in a virtual environment nobody activated, that interpreter has no `kalma`. Use this one
+    # (a cluster's own PYSPARK_PYTHON, where set, stands).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = SparkSession.builder.master(master).appName("kalma kg import").config("spark.ui.enabled", "false").getOrCreate()
     try:
         tagged = spark.sparkContext.textFile(str(dump)).mapPartitions(_parse(fmt, tuple(languages), keep)).cache()

@@ -3,6 +3,7 @@ formats and with a subset. Skips without PySpark or Java."""
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -17,8 +18,18 @@ if shutil.which("java") is None:
     pytest.skip("Spark needs Java (apt-get install default-jre-headless)", allow_module_level=True)
 
 
-def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path):
+def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path, monkeypatch):
+    """The same store as the one-machine import; and Spark's workers run this interpreter even
+    when the `python3` on PATH is another (here one that cannot run anything), as for a user
+    whose virtual environment is not activated."""
     from kalma.kg.spark_import import spark_import
+
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "python3").write_text("#!/bin/sh\necho 'not the interpreter kalma runs in' >&2\nexit 1\n")
+    (shim / "python3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
 
     cols = {"labels": "*", "properties": "*", "claims": "*"}
     for fmt, write, keep in (("json", write_json_dump, Filter()), ("nt", write_nt_dump, Filter(classes=frozenset({"Q571"})))):
