@@ -104,8 +104,9 @@ def load_answers(path: str | Path, entries: Mapping[str, DatasetEntry] | Collect
     `unknown`, counted in `unnamed` so that reports say so. ALCE's result files (`{"args": …,
     "data": [{"question", "output", …}]}`, or a bare array of such items) are read too: each item
     is matched to its entry by its id, else by its question (general or specific, when `entries`
-    are given with their questions)."""
-    alce = read_alce(path, entries)
+    are given with their questions); and lm-evaluation-harness's samples files of the KaLMA tasks
+    (`--log_samples`), each generation by its document's entry id (`read_harness`)."""
+    alce = read_alce(path, entries) or read_harness(path)
     res = alce.result if alce else read_jsonl(path, Answer, kind="answers", strict=False)
     out = AnswersFile(answers=[], header=res.header, problems=[Problem("corrupt_item" if e.item else "corrupt_line", str(e)) for e in res.errors])
     if alce:
@@ -145,18 +146,89 @@ def load_answers(path: str | Path, entries: Mapping[str, DatasetEntry] | Collect
 
 @dataclass
 class Alce:
-    """An ALCE result file read as answers: the records, and what could not be matched."""
+    """Another system's output file read as answers (ALCE's result file, the harness's samples):
+    the records, and what could not be matched."""
 
     result: ReadResult[Answer]
     unmatched: list[Problem]
     by: Counter[str]  # how each item found its entry: "id", "specific question", "general question"
     items: int
+    kind: str = "ALCE result file"
 
     def said(self) -> str:
         how = ", ".join(f"{n} by {k}" for k, n in self.by.items())
         n = len(self.unmatched)
         missed = f"; {n} matched no entry and {'was' if n == 1 else 'were'} skipped" if n else ""
-        return f"ALCE result file: {sum(self.by.values())} of {self.items} items matched to entries ({how}){missed}"
+        return f"{self.kind}: {sum(self.by.values())} of {self.items} items matched to entries ({how}){missed}"
+
+
+def read_harness(path: str | Path) -> Alce | None:
+    """lm-evaluation-harness's samples file of a KaLMA task (`samples_kalma_…_DATE.jsonl`, written
+    with `--log_samples`), or None when `path` is not one: each line a document (its entry id
+    and setting) with the model's generation. The model and the generation settings come from the
+    run's results file beside it (`results_DATE.json`), and every answer records them."""
+    path = Path(path)
+    with path.open("rb") as fh:
+        first = fh.readline(1 << 24).removeprefix(codecs.BOM_UTF8).strip()
+    try:
+        one = json.loads(first)
+    except ValueError:
+        return None
+    if not (isinstance(one, dict) and "doc_id" in one and isinstance(one.get("doc"), dict) and ("filtered_resps" in one or "resps" in one)):
+        return None
+    task, run = _harness_run(path)
+    res: ReadResult[Answer] = ReadResult(records=[], header={"provenance": {"config": {"llm": run["model"], "lm_eval": run}}} if run else {})
+    unmatched, by, items = [], Counter[str](), 0
+    for n, raw in enumerate(path.read_bytes().removeprefix(codecs.BOM_UTF8).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        items += 1
+        try:
+            item = json.loads(raw)
+            doc, said = item["doc"], item.get("filtered_resps", item.get("resps"))
+            text = said[0] if isinstance(said[0], str) else said[0][0]
+        except (ValueError, KeyError, IndexError, TypeError):
+            res.errors.append(RecordError(path, n, "filtered_resps", "expected a harness sample: its document and the model's generation"))
+            continue
+        if not isinstance(doc.get("id"), str):
+            unmatched.append(Problem("unmatched_question", f"{path}:{n}: field 'doc': no KaLMA entry id (is this a KaLMA task's samples file?); skipped"))
+            continue
+        setting: Setting = "general" if doc.get("setting") == "general" else "specific"
+        meta = {"lm_eval": {"task": task, "doc_id": item.get("doc_id"), "doc_hash": item.get("doc_hash"), "prompt_hash": item.get("prompt_hash")}}
+        settings = run.get("generation", {}) if run else {}
+        res.records.append(Answer(entry_id=doc["id"], text=text, setting=setting, model=run.get("model", "") if run else "", settings=settings, meta=meta))
+        res.lines.append(n)
+        by["id"] += 1
+    return Alce(res, unmatched, by, items, kind=f"lm-evaluation-harness samples file ({task})")
+
+
+def _harness_run(samples: Path) -> tuple[str, dict[str, Any]]:
+    """The task a samples file belongs to, and what its results file says of the run: the model
+    (`lm-eval:hf:PRETRAINED`, as the harness names it), its arguments, dtype and device, the
+    generation settings and the harness's version; {} without a results file beside it."""
+    stem = samples.stem.removeprefix("samples_")
+    task, _, stamp = stem.rpartition("_")
+    results = samples.with_name(f"results_{stamp}.json")
+    try:
+        found = json.loads(results.read_text())
+    except (OSError, ValueError):
+        return task or stem, {}
+    config = found.get("config", {})
+    args = config.get("model_args") or {}
+    if isinstance(args, str):  # older versions: "pretrained=…,dtype=…"
+        args = dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv)
+    name = args.get("pretrained") or args.get("model") or found.get("model_name") or "?"
+    generation = {**found.get("configs", {}).get(task, {}).get("generation_kwargs", {}), **(config.get("gen_kwargs") or {})}
+    return task, {
+        "model": f"lm-eval:{config.get('model', '?')}:{name}",
+        "model_args": args,
+        "dtype": config.get("model_dtype"),
+        "device": config.get("device"),
+        "generation": generation,
+        "chat_template": bool(found.get("chat_template")),
+        "lm_eval_version": found.get("lm_eval_version"),
+        "results_file": str(results),
+    }
 
 
 def _question_key(text: str) -> str:
