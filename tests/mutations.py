@@ -36,6 +36,13 @@ MUTATIONS = (
         ("tests/unit/test_memory.py",),
     ),
     Mutation(
+        "DeBERTa's disentangled attention left out of the memory model",
+        "kalma/models/memory.py",
+        "        if s.span:  # DeBERTa",
+        "        if False:  # DeBERTa",
+        ("tests/unit/test_memory.py::test_deberta_nli_with_its_disentangled_attention",),
+    ),
+    Mutation(
         "an out-of-memory retry inside the except block (the failed attempt's tensors alive)",
         "kalma/models/hf.py",
         "            out = None\n        if out is None:",

@@ -141,6 +141,36 @@ def build_bert_classifier(folder: Path, labels: dict[int, str]) -> Path:
     return folder
 
 
+def build_deberta_nli(folder: Path, *, hidden: int = 64, layers: int = 2, heads: int = 4, intermediate: int = 256) -> Path:
+    """A random DeBERTa-v2 NLI classifier with DeBERTa-v3's attention (disentangled, relative
+    positions in 256 log buckets, shared keys): the shape `hf-nli:` models usually have."""
+    import torch
+    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+
+    torch.manual_seed(0)
+    tok = _tokenizer({"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"})
+    cfg = DebertaV2Config(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=intermediate,
+        max_position_embeddings=512,
+        relative_attention=True,
+        position_buckets=256,
+        norm_rel_ebd="layer_norm",
+        share_att_key=True,
+        pos_att_type=["p2c", "c2p"],
+        type_vocab_size=0,
+        **_common(num_labels=len(NLI_LABELS)),
+        id2label=NLI_LABELS,
+        label2id={v: k for k, v in NLI_LABELS.items()},
+    )
+    DebertaV2ForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
 def build_llama(folder: Path, *, hidden: int, layers: int, heads: int, intermediate: int, vocab: int, positions: int = 4096) -> Path:
     """A random Llama of the given shape (a Llama-7B shape: hidden 4096, 32 layers, 32 heads,
     intermediate 11008, vocabulary 32000)."""

@@ -13,6 +13,9 @@ prediction covers everything alive at the batch's peak beyond the weights, for e
 - **the shared-prefix runner** (`leaves`): each row's copy of its prefix's cache, and the pass
   over its own tokens on top of it.
 - **seq2seq entailment** (`seq2seq`): the encoder pass, then one decoder step with its logits.
+- **DeBERTa** (`hf-nli:`'s usual models): its disentangled attention holds the content scores,
+  both position scores (and, before gathering, their scores against every relative position),
+  their sum and softmax: about five attention squares, always materialised.
 - **generation** (`generation`): the static cache for prompt and new tokens, the prompt's pass
   (logits of its last position only) or a step's logits copied and log-softmaxed, and the
   log-probs kept (chosen token and the top alternatives; never the whole vocabulary's scores).
@@ -53,6 +56,7 @@ class Shape:
     gated: bool  # a gated feed-forward (Llama's SwiGLU, T5 v1.1's gated GELU) keeps three activations
     rotary: bool  # rotary position tables (Llama) beside the hidden states
     decoder_layers: int = 0  # seq2seq: the decoder's layers (its own key/value cache is one step)
+    span: int = 0  # DeBERTa's disentangled attention: relative positions each side (its position buckets); 0 elsewhere
 
     @classmethod
     def of(cls, config: Any) -> Shape:
@@ -75,6 +79,9 @@ class Shape:
             gated=act.startswith("gated") or model_type in {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "phi3", "olmo2"},
             rotary=model_type not in {"gpt2", "t5", "mt5", "umt5", "bert", "roberta", "deberta", "deberta-v2"},
             decoder_layers=get("num_decoder_layers", default=0) or (get("num_layers") if model_type in {"t5", "mt5", "umt5"} else 0),
+            span=get("position_buckets", "max_relative_positions", "max_position_embeddings", default=512)
+            if model_type in {"deberta", "deberta-v2"} and getattr(config, "relative_attention", False)
+            else 0,
         )
 
 
@@ -112,6 +119,8 @@ class MemoryModel:
         mlp = (3 if s.gated else 2) * t * s.ff * e
         qkv = (2 * s.heads + 4 * s.kv_heads) * t * s.head_dim * e  # q, k, v, rotated q and k, the output
         scores = 2 * rows * s.heads * width * attended * 4 if self.eager else 0  # fp32 scores and softmax
+        if s.span:  # DeBERTa: content and both position scores, their sum and softmax; the positions' scores before gathering
+            scores = 5 * rows * s.heads * width * attended * e + rows * s.heads * width * 2 * s.span * e
         # the logits of the scored positions once the layers are done: in fp32 (a copy of them when
         # the model computes in 16 bits, freed as it is made) and their log-softmax
         logits = rows * kept * s.vocab * max(e + 4, 8)

@@ -109,3 +109,26 @@ def test_generation_with_its_cache(llama, llama_real_vocab, vocab, decode, rows,
     with LiveBytes() as lb:
         llm.chat_many(chats, GenParams(max_tokens=new, logprobs=2), cache=Cache(None))
     _close(predicted, lb.peak)
+
+
+@pytest.fixture(scope="module")
+def deberta(tmp_path_factory):
+    from bench.perf.random_models import build_deberta_nli
+
+    return str(build_deberta_nli(tmp_path_factory.mktemp("deberta")))
+
+
+@pytest.mark.parametrize("rows,premise", [(8, 100), (32, 200), (4, 300)])
+def test_deberta_nli_with_its_disentangled_attention(deberta, rows, premise):
+    """`hf-nli:` models are mostly DeBERTa-v3: content-to-position and position-to-content scores
+    beside the content scores, the widest tensors of its pass."""
+    from kalma.models.hf import HFNLIEntailment
+
+    rng = random.Random(rows)
+    ent = HFNLIEntailment(f"{deberta}@fp32", token_budget=1 << 16, pass_tokens=1 << 20)
+    pairs = [(random_text(rng, premise), random_text(rng, 8)) for _ in range(rows)]
+    assert len(ent._plan(pairs)) == 1 and ent.rt.memory.shape.span == 256
+    width = max(w for (w,) in ent._widths(pairs))
+    with LiveBytes() as lb:
+        ent.probs(pairs, cache=Cache(None))
+    _close(ent.rt.memory.forward(rows, width, 1), lb.peak)
