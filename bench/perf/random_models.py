@@ -157,15 +157,14 @@ def build_deberta_nli(folder: Path, *, hidden: int = 64, layers: int = 2, heads:
         intermediate_size=intermediate,
         max_position_embeddings=512,
         relative_attention=True,
-        position_buckets=256,
-        norm_rel_ebd="layer_norm",
-        share_att_key=True,
         pos_att_type=["p2c", "c2p"],
         type_vocab_size=0,
         **_common(num_labels=len(NLI_LABELS)),
         id2label=NLI_LABELS,
         label2id={v: k for k, v in NLI_LABELS.items()},
     )
+    # DeBERTa-v3's attention, read by the model from its config (not in the config's signature)
+    cfg.position_buckets, cfg.norm_rel_ebd, cfg.share_att_key = 256, "layer_norm", True
     DebertaV2ForSequenceClassification(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
