@@ -47,8 +47,8 @@ SCORERS.add("hf", "kalma.models.hf:HFCausalScorer")
 SCORERS.add("smollm2", "kalma.models.smollm2:scorer", argument="none")
 
 MATCHERS: Registry[Matcher] = Registry("text scorer", "kalma.matchers")
-MATCHERS.add("cross-encoder", "kalma.models.matcher:CrossEncoderMatcher")
-MATCHERS.add("minilm", "kalma.models.matcher:MiniLMMatcher", argument="none")
+MATCHERS.add("cross-encoder", "kalma.models.hf:HFCrossEncoder")
+MATCHERS.add("minilm", "kalma.models.matcher:minilm", argument="none")
 MATCHERS.add("hf-cls", "kalma.models.hf:HFTextClassifier")
 
 _instances: dict[tuple[Any, ...], object] = {}

@@ -793,13 +793,17 @@ def nli_label_indices(id2label: dict[int, str]) -> dict[str, int]:
     return found
 
 
-class HFNLIEntailment(_Classified, Entailment):
-    """`hf-nli:<id>[@dtype]`: MNLI-style sequence classifiers over (premise, hypothesis)."""
-
-    kind, prefix = "classifier", "hf-nli"
+class _Paired(_Classified):
+    """Classifiers that read two texts as one sequence pair (premise and hypothesis, query and passage)."""
 
     def _encode(self, tok: Any, texts: Sequence[Any], **kwargs: Any) -> Any:
         return tok([p for p, _ in texts], [h for _, h in texts], truncation=True, **kwargs)
+
+
+class HFNLIEntailment(_Paired, Entailment):
+    """`hf-nli:<id>[@dtype]`: MNLI-style sequence classifiers over (premise, hypothesis)."""
+
+    kind, prefix = "classifier", "hf-nli"
 
     def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
         return self._batch_plan(pairs)
@@ -854,3 +858,64 @@ class HFTextClassifier(_Classified, Matcher):
         pos = next((i for i, n in labels.items() if n in {"coherent", "positive"}), max(labels))
         enc = self._encode(tok, pairs, return_tensors="pt", padding=True, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
         return list(torch.softmax(model(**enc).logits.float(), -1)[:, pos].tolist())
+
+
+class HFCrossEncoder(_Paired, Matcher):
+    """`cross-encoder:<hub id or path>[@dtype]`: a (query, passage) re-ranker for CONNER's
+    relevance (CONNER used Nogueira et al.'s BERT re-ranker): the sigmoid of its one logit, or,
+    with two classes, the probability of the relevant one (the label named "relevant" or
+    "positive", else the last). sentence-transformers' `CrossEncoder.predict` gives the same
+    numbers (tested)."""
+
+    kind, prefix = "classifier", "cross-encoder"
+
+    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
+        return self._batch_plan(pairs)
+
+    def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return self._run(pairs, self._match_batch)
+
+    def _match_batch(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        import torch
+
+        tok, model = self.model()
+        enc = self._encode(tok, pairs, return_tensors="pt", padding=True, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
+        logits = model(**enc).logits.float()
+        if logits.shape[-1] == 1:
+            return list(torch.sigmoid(logits[:, 0]).tolist())
+        labels = {int(i): n.lower() for i, n in model.config.id2label.items()}
+        pos = next((i for i, n in labels.items() if n in {"relevant", "positive"}), max(labels))
+        return list(torch.softmax(logits, -1)[:, pos].tolist())
+
+
+class HFMeanPooled(_Classified, Matcher):
+    """Sentence embeddings, mean-pooled over each text's tokens and normalised (as
+    sentence-transformers' Transformer, Pooling and Normalize modules compute them), scored by
+    cosine similarity clipped to [0, 1]: `minilm` (`kalma.models.matcher`)."""
+
+    kind = "encoder"
+    max_length = 256  # all-MiniLM-L6-v2's sentence_bert_config: longer texts are cut, as there
+
+    def _encode(self, tok: Any, texts: Sequence[Any], **kwargs: Any) -> Any:
+        return tok(list(texts), truncation=True, max_length=self.max_length, **kwargs)
+
+    def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        texts = list(dict.fromkeys(t for p in pairs for t in p))  # each distinct text embedded once
+        vectors = dict(zip(texts, self._run_planned(texts)))
+        return [max(0.0, sum(x * y for x, y in zip(vectors[a], vectors[b]))) for a, b in pairs]
+
+    def _run_planned(self, texts: list[str]) -> list[list[float]]:
+        out: dict[int, list[float]] = {}
+        for batch in self._batch_plan(texts):
+            out.update(zip(batch, self._run([texts[i] for i in batch], self._embed_batch)))
+        return [out[i] for i in range(len(texts))]
+
+    def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        import torch
+
+        tok, model = self.model()
+        enc = self._encode(tok, texts, return_tensors="pt", padding=True, pad_to_multiple_of=PAD_MULTIPLE).to(model.device)
+        hidden = model(**enc).last_hidden_state.float()
+        mask = enc["attention_mask"].unsqueeze(-1).float()
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return list(torch.nn.functional.normalize(pooled, dim=-1).tolist())

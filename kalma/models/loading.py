@@ -101,7 +101,7 @@ def model_type(path: str) -> str:
 @functools.lru_cache(maxsize=4)
 def load(kind: str, path: str, dtype: str, identity: str | None = None, attention: str | None = None, offload: bool = False) -> tuple[Any, Any, str]:
     """(tokenizer, model, where the weights sit when not all on the GPU) of `kind` (causal,
-    seq2seq, classifier), loaded once per process and `identity` (a local folder's content):
+    seq2seq, classifier, encoder), loaded once per process and `identity` (a local folder's content):
     weights written over the folder load again."""
     import torch
     import transformers
@@ -110,6 +110,7 @@ def load(kind: str, path: str, dtype: str, identity: str | None = None, attentio
         "causal": transformers.AutoModelForCausalLM,
         "seq2seq": transformers.AutoModelForSeq2SeqLM,
         "classifier": transformers.AutoModelForSequenceClassification,
+        "encoder": transformers.AutoModel,  # sentence embeddings: the last hidden states, pooled by the backend
     }[kind]
     kwargs: dict[str, Any] = {"dtype": {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]}
     kwargs |= device().load_kwargs()

@@ -292,3 +292,25 @@ def test_a_checkpoint_written_over_its_folder_is_never_answered_from_the_cache(t
     model.save_pretrained(folder)
     second = HFCausalScorer(f"{folder}@fp32").token_logprobs(["she was born in rome"], cache=cache)
     assert second != first and cache.stats()["entries"]["lm"] == 2
+
+
+def test_the_matchers_give_sentence_transformers_numbers_on_the_runtime(tmp_path):
+    """`cross-encoder:` and `minilm` are transformers backends now (dtype, budget, pass width, out
+    of memory, runs_as), and give the numbers sentence-transformers gives: a cross-encoder's
+    probability once (`CrossEncoder.predict` is already a sigmoid: the old matcher took a second
+    one), MiniLM's normalised mean-pooled embeddings."""
+    from sentence_transformers import CrossEncoder, SentenceTransformer
+
+    from bench.perf.random_models import build_bert_classifier
+    from kalma.models.hf import HFCrossEncoder
+    from kalma.models.matcher import minilm
+
+    pairs = [("who painted judith", "Artemisia Gentileschi painted Judith Slaying Holofernes."), ("where was she born", "Rome"), ("", "a text alone")]
+    ranker = str(build_bert_classifier(tmp_path / "ce", {0: "score"}))
+    ours = HFCrossEncoder(ranker).scores(pairs)
+    assert ours == pytest.approx(list(CrossEncoder(ranker, device="cpu").predict(pairs)), abs=1e-5)
+    m = minilm()
+    st = SentenceTransformer(m.path, device="cpu")
+    q, t = st.encode([a for a, _ in pairs], normalize_embeddings=True), st.encode([b for _, b in pairs], normalize_embeddings=True)
+    assert m.scores(pairs) == pytest.approx([max(0.0, float((x * y).sum())) for x, y in zip(q, t)], abs=1e-5)
+    assert m.runs_as() == "@fp32 on CPU" and m.rt.pass_tokens is not None and HFCrossEncoder(ranker).spec == f"cross-encoder:{ranker}"
