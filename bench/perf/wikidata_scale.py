@@ -7,6 +7,7 @@ and CPU time are its own. Dumps come from `bench.perf.dumpgen` (the release's pe
 ../shared is present, then invented ones) and are kept under `--work` (default runs/scale,
 which git ignores), so a second run skips making them.
 
+    python -m bench.perf.wikidata_scale --steps parsers        # CPU-s per GB: decoding, the pattern parser, the columnar one
     python -m bench.perf.wikidata_scale --steps decode         # small dump, four compressions
     python -m bench.perf.wikidata_scale --steps import,build   # the 100 M line dump; 10k and 100k records
 
@@ -171,6 +172,45 @@ def step_decode(work: Path, people: int) -> dict[str, Any]:
     return out
 
 
+def step_parsers(work: Path, people: int, rounds: int = 3) -> dict[str, Any]:
+    """CPU-seconds per GB of decompressed input: igzip alone, then the whole import with the
+    pattern parser (worker processes) and with the columnar one (threads), on one .gz dump,
+    alternating, each in a fresh process; the streaming pass and the final step apart."""
+    import statistics
+
+    dump = work / f"parsers-{people}.nt.gz"
+    make_dump(dump, people)
+    load = os.getloadavg()[0]  # of the minute before: the machine's own load, not this step's
+    runs: dict[str, list[dict[str, float]]] = {"decode": [], "pattern": [], "columnar": []}
+    for _ in range(rounds):
+        alone = _run("decode", str(dump))
+        gb = alone["decompressed_bytes"] / 1e9
+        runs["decode"].append({"cpu_s_per_gb": alone["cpu_s_main"] / gb, "mb_s": gb * 1e3 / alone["seconds"]})
+        for name, flag in (("pattern", "0"), ("columnar", "1")):
+            done = _run("import", str(dump), str(work / "parsers-store"), "", env={"KALMA_COLUMNAR": flag})
+            read = done["meta"]["read"]
+            total = done["cpu_s_main"] + done["cpu_s_workers"]
+            streaming = read.get("cpu_s_main", 0.0) + read.get("cpu_s_workers", 0.0)
+            runs[name].append(
+                {
+                    "cpu_s_per_gb": total / gb,
+                    "cpu_s_per_gb_streaming": streaming / gb,
+                    "cpu_s_per_gb_final_step": (total - streaming) / gb,
+                    "mb_s": gb * 1e3 / done["seconds"],
+                    "mb_s_streaming": gb * 1e3 / read["seconds"],
+                }
+            )
+    out: dict[str, Any] = {"dump": dump.name, "decompressed_gb": round(gb, 3), "rounds": rounds, "load_average_at_start": load}
+    for name, rows in runs.items():
+        for key in rows[0]:
+            values = [r[key] for r in rows]
+            out[f"{name}: {key}"] = f"{statistics.median(values):.2f} ({min(values):.2f} to {max(values):.2f})"
+    ratio = [p["cpu_s_per_gb_streaming"] / c["cpu_s_per_gb_streaming"] for p, c in zip(runs["pattern"], runs["columnar"])]
+    out["streaming pass: pattern / columnar CPU"] = f"{statistics.median(ratio):.2f} ({min(ratio):.2f} to {max(ratio):.2f})"
+    out["load_average_at_end"] = os.getloadavg()[0]
+    return out
+
+
 def step_import(work: Path, lines: int) -> dict[str, Any]:
     people = int(lines / LINES_PER_PERSON)
     dump = work / f"truthy-{people}.nt.gz"
@@ -271,6 +311,8 @@ def main() -> None:
     for step in args.steps.split(","):
         if step == "decode":
             results["decode"] = {**machine, **step_decode(work, args.decode_people)}
+        elif step == "parsers":
+            results["parsers"] = {**machine, **step_parsers(work, args.decode_people)}
         elif step == "import":
             results["import"] = {**machine, **step_import(work, args.lines)}
         elif step == "build":

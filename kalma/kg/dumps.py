@@ -301,8 +301,9 @@ class NTriples:
             if pid:
                 found += 1
                 claim = _claim(sid, pid.decode(), obj)
-                if claim is None:
-                    bad.add(f"{name}: block from line {first_line}", subject + b" " + pid + b" " + obj, "an object that is no IRI, literal or blank node")
+                if claim is None:  # (rare: find its line only now)
+                    line = first_line + block.count(b"\n", 0, max(block.find(b"/prop/direct/" + pid + b"> " + obj), 0))
+                    bad.add(f"{name}:{line}", subject + b" " + pid + b" " + obj, "an object that is no IRI, literal or blank node")
                     continue
                 if keep.everything:
                     rows.claims.append(claim)

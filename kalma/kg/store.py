@@ -28,6 +28,7 @@ endpoint do on the same triples (the contract tests hold it to that).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -65,6 +66,8 @@ COLUMNS = {
 }
 SORT = {"labels": "id, kind, lang, text", "claims": "subject, pid, value, value_type, datatype, lang", "properties": "pid"}
 PART_ROWS = 2_000_000  # rows buffered before a part (and a checkpoint) is written
+# N-Triples column by column where polars is installed; KALMA_COLUMNAR=0 takes the pattern parser
+COLUMNAR = os.environ.get("KALMA_COLUMNAR", "1") != "0" and importlib.util.find_spec("polars") is not None
 LOG_EVERY = 30.0  # seconds between progress lines when stderr is not a terminal
 DUCKDB_MEMORY = "4GB"  # the final step's limit (KALMA_DUCKDB_MEMORY overrides)
 
@@ -228,9 +231,21 @@ def _parse_one(job: tuple[int, bytes, int]) -> tuple[dict[str, Any], Malformed, 
     return {t: arrow_table(t, r) for t, r in tables.items()}, bad, offset + len(block), block.count(b"\n")
 
 
+def _columnar_one(job: tuple[int, bytes, int], setup: tuple[Any, ...]) -> tuple[dict[str, Any], Malformed, int, int]:
+    """`_parse_one` for N-Triples, column by column (`kalma.kg.columnar`): safe in threads."""
+    from .columnar import parse_block
+
+    offset, block, first_line = job
+    _, languages, keep, name = setup
+    tables, found, lines = parse_block(block, first_line, languages, keep, name)
+    return tables, found, offset + len(block), lines
+
+
 def _parsed(source: Iterable[tuple[int, bytes]], setup: tuple[Any, ...], first_line: int, workers: int) -> Iterable[tuple[dict[str, Any], Malformed, int, int]]:
-    """`_parse_one` of every block, in order: in this process for one worker, else in a pool of
-    `workers` processes with at most two blocks each in flight (memory stays flat)."""
+    """Every block's rows, in order, with at most two blocks a worker in flight (memory stays
+    flat): N-Triples column by column in `workers` threads where polars is installed (it releases
+    the GIL, and no row is pickled; a forked process would inherit its thread pool locked), else
+    `_parse_one` in this process for one worker or in a pool of `workers` processes."""
 
     def jobs() -> Iterable[tuple[int, bytes, int]]:
         line = first_line
@@ -238,6 +253,19 @@ def _parsed(source: Iterable[tuple[int, bytes]], setup: tuple[Any, ...], first_l
             yield offset, block, line + 1
             line += block.count(b"\n")
 
+    if setup[0] == "nt" and COLUMNAR:
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as threads:
+            pending: deque[Any] = deque()
+            for job in jobs():
+                pending.append(threads.submit(_columnar_one, job, setup))
+                if len(pending) >= 2 * workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        return
     if workers <= 1:
         _start(*setup)
         yield from map(_parse_one, jobs())

@@ -150,3 +150,49 @@ def test_a_subset_by_class_keeps_its_claims_and_what_they_name(tmp_path):
         subjects = {c[0] for c in table(tmp_path / fmt, "claims")}
         assert subjects == {"Q4132785", "Q22002395", "P3035"}, fmt
         assert {r[0] for r in table(tmp_path / fmt, "labels")} == {"Q4132785"}  # the only labelled entity named
+
+
+HOSTILE = [
+    '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "Caf\\u00e9 \\"Le Q\\"" @en .',
+    '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "Caf\\u00e9 \\"Le Q\\""@en .',
+    '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "He said "hi""@en .',  # unescaped quotes: no label
+    '<http://www.wikidata.org/entity/Q7> <http://schema.org/description> "a café, twice."@en .\r',
+    '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2004/02/skos/core#altLabel> "Kaffee"@de .',
+    "<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5>  .",
+    '<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P1476> "Le \\"Q\\""@fr .',
+    '<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P1082> "+42"^^<http://www.w3.org/2001/XMLSchema#decimal> .',
+    '<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P1448> "plain"^^<http://www.w3.org/2001/XMLSchema#string> .',
+    "<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P570> _:b0 .",
+    "<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P856> <https://example.org/a b> .",
+    "<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P18> <http://x/a>b> .",  # malformed
+    '<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P19> "torn',  # malformed
+    "<http://www.wikidata.org/entity/Q8> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5> . ",
+    "<http://www.wikidata.org/entity/L5> <http://www.wikidata.org/prop/direct/P5185> <http://www.wikidata.org/entity/Q1084> .",
+    "<http://www.wikidata.org/entity/P31> <http://wikiba.se/ontology#directClaim> <http://www.wikidata.org/prop/direct/P31> .",
+    "<http://www.wikidata.org/entity/P31> <http://wikiba.se/ontology#propertyType> <http://wikiba.se/ontology#WikibaseItem> .",
+]
+
+
+@pytest.mark.parametrize("keep", [Filter(), Filter(classes=frozenset({"Q5"})), Filter(qids=frozenset({"Q8"}))])
+def test_the_columnar_parser_reads_what_the_pattern_parser_reads(tmp_path, keep):
+    """Column by column (polars) or by the compiled pattern: the same rows and the same malformed
+    lines, on real entities and on lines of every shape the dumps can hold."""
+    pytest.importorskip("polars")
+    import pyarrow as pa
+
+    from kalma.kg.columnar import parse_block
+    from kalma.kg.dumps import Malformed, NTriples, Rows
+    from kalma.kg.store import arrow_table
+
+    real = write_nt_dump(tmp_path / "real.nt", entities(), languages=("en", "de")).read_text()
+    block = (real + "\n".join(HOSTILE) + "\n").encode()
+    for languages in (("en",), ("en", "de")):
+        parser, rows, bad = NTriples(languages, keep), Rows(), Malformed()
+        parser.parse(block, rows, bad, "d.nt", 1)
+        parser.finish(rows)
+        tables, found, lines = parse_block(block, 1, languages, keep, "d.nt")
+        want = {"labels": rows.labels, "claims": rows.claims, "properties": rows.props}
+        for name, got in tables.items():
+            key = lambda r: tuple((v is None, v) for v in r.values())  # noqa: E731
+            assert sorted(got.to_pylist(), key=key) == sorted(pa.Table.to_pylist(arrow_table(name, want[name])), key=key), (name, languages)
+        assert (found.count, sorted(found.examples)) == (bad.count, sorted(bad.examples)) and found.count >= 2 and lines == block.count(b"\n")
