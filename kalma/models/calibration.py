@@ -99,6 +99,12 @@ def pass_tokens(kind: str, shape: Shape, dtype: str, probe: Callable[[int, int],
 
     path = calibration_path()
     key = machine_key(kind, shape, dtype)
+    try:
+        seen = (str(path), path.stat().st_mtime_ns, key)
+    except OSError:
+        seen = None
+    if seen in _READ:  # a backend made again in this process: no locked read of the file
+        return _READ[seen]
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock"):
         known = _read(path)
@@ -109,7 +115,12 @@ def pass_tokens(kind: str, shape: Shape, dtype: str, probe: Callable[[int, int],
             tmp.replace(path)
     measured = {int(k): float(v) for k, v in known[key].items()}
     width = knee(measured)
-    return width, f"the knee of this CPU's measured throughput ({measured[width]:,.0f} of at best {max(measured.values()):,.0f} positions/s; {path})"
+    found = width, f"the knee of this CPU's measured throughput ({measured[width]:,.0f} of at best {max(measured.values()):,.0f} positions/s; {path})"
+    _READ[(str(path), path.stat().st_mtime_ns, key)] = found
+    return found
+
+
+_READ: dict[tuple[str, int, str] | None, tuple[int, str]] = {}  # by the file's path, modification and the key
 
 
 def _read(path: Path) -> dict[str, Any]:
