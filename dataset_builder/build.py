@@ -32,7 +32,7 @@ from kalma.schema import BuildTrace, DatasetEntry, RemovedRecord
 from kalma.seeds import derive_seed
 
 from .disambiguate import disambiguate, load_relation_table
-from .evolve import EvolveConfig, evolve
+from .evolve import EvolveConfig, evolution, interleave
 from .pool import inverse_table, make_pool
 from .records import read_records
 from .selection import relation_counts
@@ -55,8 +55,20 @@ def beside(out: str | Path, name: str) -> Path:
     return out.with_name(f"{out.stem if out.suffix == '.jsonl' else out.name}.{name}.jsonl")
 
 
+# Entries evolved at once, their rounds scored together (`evolve.interleave`); the default is
+# measured in bench/perf/builder_window. It does not change what is built (the resume test
+# builds in two windows), so the resume fingerprint leaves it out.
+WINDOW = 128
+
+
 def build(
-    records: str | Path, out: str | Path, cfg: BuildConfig, progress: bool = True, stop_after: int | None = None, overwrite: bool = False
+    records: str | Path,
+    out: str | Path,
+    cfg: BuildConfig,
+    progress: bool = True,
+    stop_after: int | None = None,
+    overwrite: bool = False,
+    window: int = WINDOW,
 ) -> dict[str, object]:
     table = load_relation_table(cfg.relation_table)
     selection = read_records(records, cfg.columns, set(table))
@@ -107,7 +119,7 @@ def build(
     )
     stem = Path(records).stem
     dump = getattr(source, "meta", {}).get("dump")  # a local Wikidata: the dump it was imported from
-    header = provenance(config=config, records=accounted, trace_file=trace_file.name, **({"kg_dump": dump} if dump else {}))
+    header = provenance(config=config, window=window, records=accounted, trace_file=trace_file.name, **({"kg_dump": dump} if dump else {}))
     with (
         ResumableOutput(trace_file, "build_trace", BuildTrace, lambda t: t.entry_id, run, header, overwrite=overwrite) as traces,
         ResumableOutput(out, "dataset", DatasetEntry, lambda e: e.id, run, header, overwrite=overwrite) as output,
@@ -118,9 +130,13 @@ def build(
         if stop_after is not None:
             todo = todo[:stop_after]
         written, began = 0, time.perf_counter()
-        for r, pool in tqdm(todo, desc=f"build ({cfg.llm})", unit="entry", disable=not progress):
-            eid = f"{stem}-{r.record.source_line}"
-            outcome = evolve(eid, r.record, (r.qid_a, r.qid_b), pool, llm, scorer, counts, n, cfg.evolve, derive_seed(cfg.seed, "build", eid), inverses)  # type: ignore[arg-type]
+        entries = (
+            evolution(eid, r.record, (r.qid_a, r.qid_b), pool, llm, counts, n, cfg.evolve, derive_seed(cfg.seed, "build", eid), inverses, scorer.spec)  # type: ignore[arg-type]
+            for r, pool in todo
+            for eid in [f"{stem}-{r.record.source_line}"]
+        )
+        for outcome in tqdm(interleave(entries, scorer, window), total=len(todo), desc=f"build ({cfg.llm})", unit="entry", disable=not progress):
+            eid = outcome.trace.entry_id
             if eid not in traces.done:  # a kill between the two writes redoes the entry, not its trace row
                 traces.write(outcome.trace)
                 traced[eid] = outcome.trace

@@ -106,6 +106,12 @@ def publish_cmd(built: str, output: str, license_: str, name: str | None, overwr
 @click.option("--alpha", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0), help="Weight of specificity against coherence.")
 @click.option("--attempts", default=2, show_default=True, type=click.IntRange(min=1), help="Tries per round before it is skipped.")
 @click.option("--seed", default=0, show_default=True)
+@click.option(
+    "--window",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Entries evolved at once, their candidates scored in one call (default 128; 1 evolves one at a time).",
+)
 @click.option("--relations", "relation_table", type=click.Path(exists=True, dir_okay=False), help="JSON {relation: PID} added to the default table.")
 @click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
 @NO_CACHE
@@ -120,6 +126,7 @@ def build_cmd(
     alpha: float,
     attempts: int,
     seed: int,
+    window: int | None,
     relation_table: str | None,
     columns: str,
     overwrite: bool,
@@ -128,7 +135,7 @@ def build_cmd(
     """Build a BioKaLMA-style dataset from relation records (paper §2.2)."""
     import json
 
-    from .build import BuildConfig, build
+    from .build import WINDOW, BuildConfig, build
     from .evolve import EvolveConfig
     from .records import DEFAULT_COLUMNS
 
@@ -141,5 +148,5 @@ def build_cmd(
     cfg = BuildConfig(
         kg=kg, llm=llm, lm=lm, seed=seed, relation_table=relation_table, columns=cols, evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts)
     )
-    report = build(records, output, cfg, overwrite=overwrite)
+    report = build(records, output, cfg, overwrite=overwrite, window=window or WINDOW)
     click.echo(json.dumps(report, indent=2, ensure_ascii=False))

@@ -132,6 +132,48 @@ def test_resume_equals_uninterrupted(tmp_path, tiny_lm):
     assert _records(tmp_path / "part.trace.jsonl") == _records(tmp_path / "full.trace.jsonl")
 
 
+def test_interleaved_entries_build_what_one_at_a_time_builds(tmp_path, tiny_lm, monkeypatch):
+    from kalma.cache import Cache, set_cache
+    from kalma.models.base import LMScorer
+
+    set_cache(Cache(None))  # every score computed anew, in each build's own batches
+    calls: list[int] = []
+    perplexity = LMScorer.perplexity
+
+    def counted(self, texts, contexts=None):
+        calls.append(len(texts))
+        return perplexity(self, texts, contexts)
+
+    monkeypatch.setattr(LMScorer, "perplexity", counted)
+    cfg = BuildConfig(llm="template", lm=tiny_lm, seed=3)
+    build(RECORDS, tmp_path / "one.jsonl", cfg, progress=False, window=1)
+    alone = list(calls)
+    calls.clear()
+    build(RECORDS, tmp_path / "many.jsonl", cfg, progress=False, window=3)
+    assert sum(calls) == sum(alone) and len(calls) < len(alone)  # the same candidates, in fewer calls
+    assert max(calls) > max(alone)  # a call held several entries' rounds
+    # Other batches round the scores otherwise in the last digits (about 1e-8 here); every choice,
+    # paragraph, question and minimum set is the same.
+    for name in ("many.jsonl", "many.trace.jsonl"):
+        _same(_records(tmp_path / name), _records(tmp_path / name.replace("many", "one")), name)
+
+
+def _same(a: object, b: object, where: str) -> None:
+    """Equal, but floats within 1e-6 relative."""
+    if isinstance(a, float) and isinstance(b, float):
+        assert math.isclose(a, b, rel_tol=1e-6), (where, a, b)
+    elif isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            _same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, (where, a, b)
+
+
 @pytest.mark.shared
 def test_disambiguation_at_scale(biokalma_dir, tmp_path):
     from kalma.kg.local import OxigraphSource

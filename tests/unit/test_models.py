@@ -55,6 +55,25 @@ def test_hf_scorer_batched_equals_single(causal_dir):
         assert b == pytest.approx(s, abs=1e-4)
 
 
+def test_one_tokenizer_call_gives_what_a_call_per_text_gives(causal_dir):
+    from kalma.models.hf import _encode
+
+    tok, _ = HFCausalScorer(f"{causal_dir}@fp32").model()
+    texts = ["she was born in rome .", "", " leading space", "ünïcode → 東京 naïve", "a\nb\tc", "painter " * 60]
+
+    def one_by_one() -> list:
+        found = [tok(t, add_special_tokens=False, return_offsets_mapping=True) for t in texts]
+        return [(list(f["input_ids"]), [tuple(o) for o in f["offset_mapping"]]) for f in found]
+
+    def batched() -> list:
+        return [(list(ids), [tuple(o) for o in offsets]) for ids, offsets in _encode(tok, texts)]
+
+    assert batched() == one_by_one()
+    tok(["a b", "c"], padding=True, truncation=True, max_length=8)  # leaves its settings on the shared Rust tokenizer
+    assert tok.backend_tokenizer.padding is not None
+    assert batched() == one_by_one()
+
+
 def test_seq2seq_entailment(tmp_path):
     ent = HFSeq2SeqEntailment(f"{build_t5(tmp_path)}@fp32", batch_size=3)
     probs = ent.probs(PAIRS, cache=Cache(None))
