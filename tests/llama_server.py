@@ -58,6 +58,21 @@ def perturbed_copy(src: Path, dst: Path) -> Path:
     return dst
 
 
+def bos_copy(src: Path, dst: Path) -> Path:
+    """The same GGUF with `tokenizer.ggml.add_bos_token` set, so that the server starts every
+    prompt with the BOS token (id 1), as the local scorer does. llama-cpp-python 0.3.36 pairs
+    each echoed prompt token with the logits of its own position when a model adds no BOS
+    (SmolLM2's GGUF does not): the log-probability of a token after itself, not before."""
+    import gguf
+
+    shutil.copyfile(src, dst)
+    reader = gguf.GGUFReader(str(dst), "r+")
+    field = reader.fields["tokenizer.ggml.add_bos_token"]
+    field.parts[field.data[0]][0] = True  # a memory map of the file: written in place
+    del reader
+    return dst
+
+
 @contextmanager
 def llama_server(model: Path, alias: str = "smollm2", port: int | None = None, log: Path | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
     """`python -m llama_cpp.server` on 127.0.0.1; yields (base URL …/v1, process). Stopped on exit."""

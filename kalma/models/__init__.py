@@ -3,7 +3,7 @@
 | spec | LLM | entailment | LM scorer |
 |---|---|---|---|
 | `openai:<model>` | ✓ | | |
-| `openai-compatible:<base_url>:<model>` | ✓ | | |
+| `openai-compatible:<base_url>:<model>` | ✓ | | ✓ served: /completions with `echo` and `logprobs` |
 | `hf:<hub id or path>` | ✓ | | ✓ |
 | `smollm2` | ✓ | | ✓ |
 | `template` | ✓ (offline patterns) | | |
@@ -45,6 +45,7 @@ ENTAILMENT.add("table", "kalma.models.table:TableEntailment")
 SCORERS: Registry[LMScorer] = Registry("LM scorer", "kalma.scorers")
 SCORERS.add("hf", "kalma.models.hf:HFCausalScorer")
 SCORERS.add("smollm2", "kalma.models.smollm2:scorer", argument="none")
+SCORERS.add("openai-compatible", "kalma.models.openai_backend:compatible_scorer")
 
 MATCHERS: Registry[Matcher] = Registry("text scorer", "kalma.matchers")
 MATCHERS.add("cross-encoder", "kalma.models.hf:HFCrossEncoder")

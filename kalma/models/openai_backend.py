@@ -1,4 +1,5 @@
-"""`openai:<model>` and `openai-compatible:<base_url>:<model>` (vLLM, llama.cpp server, TGI…).
+"""`openai:<model>` and `openai-compatible:<base_url>:<model>` (vLLM, llama.cpp server, TGI…):
+an LLM over /chat/completions, and an LM scorer over /completions (`compatible_scorer`).
 
 Keys come from the environment only and are never cached, logged or written:
 - `openai:` sends OPENAI_API_KEY, and only to OpenAI's own API (the base URL is pinned, so an
@@ -28,11 +29,12 @@ import re
 import socket
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from itertools import accumulate
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, mask_secrets
-from .base import LLM, Generation, GenParams, Message, TokenLogprob
+from .base import LLM, Generation, GenParams, LMScorer, Message, TokenLogprob
 
 OPENAI_API = "https://api.openai.com/v1"
 _COMPAT_RE = re.compile(r"^(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(.+)$")
@@ -55,6 +57,14 @@ def compatible(argument: str, *, concurrency: int | None = None, max_retries: in
     the user vouches the server runs (cached answers are keyed by it, over what /models says)."""
     base, model = parse_compatible(argument)
     return OpenAIChat(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout, identity=identity)
+
+
+def compatible_scorer(
+    argument: str, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0, identity: str | None = None
+) -> CompletionsScorer:
+    """`openai-compatible:<base_url>:<model>` as an LM scorer (`CompletionsScorer`)."""
+    base, model = parse_compatible(argument)
+    return CompletionsScorer(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout, identity=identity)
 
 
 def reachable(base_url: str, spec: str) -> None:
@@ -80,7 +90,12 @@ def prices() -> dict[str, tuple[float, float]]:
     return {k: (float(v[0]), float(v[1])) for k, v in json.loads(raw).items()} if raw else {}
 
 
-class OpenAIChat(LLM):
+class Endpoint:
+    """What every backend over the OpenAI API shares: the key rules, one client, the cache
+    identity, and requests fanned out `concurrency` at a time."""
+
+    spec: str
+
     def __init__(
         self,
         model: str,
@@ -161,9 +176,44 @@ class OpenAIChat(LLM):
         ident = json.dumps(chosen, sort_keys=True, default=str)
         return f"{self.spec}|{ident}", f"cached by /models: {ident[:300]}"
 
+    def _request(self, create: Any, **kwargs: Any) -> Any:
+        """One API call; any failure re-raised as a BackendError with an echoed key masked, and a
+        server that went away mid-run said plainly."""
+        try:
+            return create(model=self.model, **kwargs, extra_headers=self._headers)
+        except Exception as exc:  # noqa: BLE001 - re-raised with any echoed key masked
+            if type(exc).__name__ == "APIConnectionError":
+                reachable(self.base_url or OPENAI_API, self.spec)
+            raise BackendError(f"{self.spec}: {type(exc).__name__}: {mask_secrets(str(exc))}") from None
+
+    def _fan_out(self, items: Sequence[Any], one: Any) -> Iterator[tuple[int, Any]]:
+        """`one(item)` for every item, up to `concurrency` requests in flight; each answer handed
+        on as it arrives. The first failure is raised once the requests in flight have ended,
+        their answers handed on first."""
+        error: BaseException | None = None
+        self.client()  # one client (and connection pool) for all the threads
+        reachable(self.base_url or OPENAI_API, self.spec)  # a server that is not there: one line now, not after rounds of retries
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = {pool.submit(one, item): i for i, item in enumerate(items)}
+            for fut in as_completed(futures):
+                try:
+                    found = fut.result()
+                except Exception as exc:  # noqa: BLE001 - raised below, after the others are handed on
+                    if error is None:
+                        error = exc
+                        for other in futures:  # nothing new is sent once one has failed
+                            other.cancel()
+                    continue
+                yield futures[fut], found
+        if error is not None:
+            raise error
+
+
+class OpenAIChat(Endpoint, LLM):
+    """An LLM over /chat/completions."""
+
     def _one(self, messages: list[Message], params: GenParams) -> Generation:
         kwargs: dict[str, Any] = {
-            "model": self.model,
             "messages": messages,
             "temperature": params.temperature,
             "top_p": params.top_p,
@@ -173,13 +223,7 @@ class OpenAIChat(LLM):
             kwargs["seed"] = params.seed
         if params.logprobs:
             kwargs.update(logprobs=True, top_logprobs=params.logprobs)
-        client = self.client()
-        try:
-            resp = client.chat.completions.create(**kwargs, extra_headers=self._headers)
-        except Exception as exc:  # noqa: BLE001 - re-raised with any echoed key masked
-            if type(exc).__name__ == "APIConnectionError":  # the server went away mid-run: say so plainly
-                reachable(self.base_url or OPENAI_API, self.spec)
-            raise BackendError(f"{self.spec}: {type(exc).__name__}: {mask_secrets(str(exc))}") from None
+        resp = self._request(self.client().chat.completions.create, **kwargs)
         choice = resp.choices[0]
         lps = None
         if params.logprobs and choice.logprobs and choice.logprobs.content:
@@ -207,22 +251,61 @@ class OpenAIChat(LLM):
         return [found[i] for i in range(len(batch))]
 
     def _generate_stream(self, batch: Sequence[list[Message]], params: GenParams) -> Iterator[tuple[int, Generation]]:
-        """Up to `concurrency` requests in flight; each answer handed on as it arrives. The first
-        failure is raised once the requests in flight have ended, their answers handed on first."""
-        error: BaseException | None = None
-        self.client()  # one client (and connection pool) for all the threads
-        reachable(self.base_url or OPENAI_API, self.spec)  # a server that is not there: one line now, not after rounds of retries
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = {pool.submit(self._one, m, params): i for i, m in enumerate(batch)}
-            for fut in as_completed(futures):
-                try:
-                    gen = fut.result()
-                except Exception as exc:  # noqa: BLE001 - raised below, after the others are handed on
-                    if error is None:
-                        error = exc
-                        for other in futures:  # nothing new is sent once one has failed
-                            other.cancel()
-                    continue
-                yield futures[fut], gen
-        if error is not None:
-            raise error
+        return self._fan_out(batch, lambda messages: self._one(messages, params))
+
+
+class CompletionsScorer(Endpoint, LMScorer):
+    """A served model as the LM scorer: the log-probability of each token of a text after its
+    context, read from /completions with `echo` and `logprobs` (vLLM, llama.cpp's Python server
+    and TGI's OpenAI layer give them for the prompt), so a GPU server, or a cluster behind one
+    URL, scores for a build that runs anywhere.
+
+    The prompt is the context, a space, and the text. The server tokenizes it as it tokenizes its
+    own requests, with its own start token: a text scored with no context loses its first token
+    (the API gives the first prompt token no log-probability), where a local backend scores it
+    after its BOS. Which tokens are the text's is read from the end of the prompt, so a start
+    token the server lists first (vLLM lists `<|begin_of_text|>` and counts its characters in
+    the offsets) moves nothing."""
+
+    def _score(self, batch: Sequence[Any]) -> list[list[tuple[float, int, int]]]:
+        found = dict(self._fan_out(batch, self._one))
+        return [found[i] for i in range(len(batch))]
+
+    def _one(self, item: tuple[str, str]) -> list[tuple[float, int, int]]:
+        context, text = item
+        sep = " " if context and text and not context.endswith((" ", "\n")) else ""
+        prompt = context + sep + text
+        resp = self._request(self.client().completions.create, prompt=prompt, echo=True, logprobs=1, max_tokens=1, temperature=0.0)
+        return text_tokens(resp, prompt, len(context), len(sep), self.spec)
+
+
+def text_tokens(resp: Any, prompt: str, start: int, sep: int, spec: str) -> list[tuple[float, int, int]]:
+    """(log-prob, start, end) of the prompt's tokens from character `start` on, from an echoed
+    /completions response; start and end are offsets into the text, which follows `sep`
+    separating characters at `start`.
+
+    The generated tokens (`usage.completion_tokens`, one when the server does not say) are cut
+    off the end. Where the prompt's token strings join to the prompt, after whatever start token
+    the server put first, offsets are counted along them; otherwise the server's `text_offset`
+    is taken as OpenAI defines it, from the prompt's first character."""
+    lp = resp.choices[0].logprobs if resp.choices else None
+    if lp is None or not lp.token_logprobs or not lp.tokens or lp.text_offset is None:
+        raise BackendError(f"{spec}: /completions gave no prompt log-probabilities (echo with logprobs); this server cannot score")
+    usage = getattr(resp, "usage", None)
+    generated = usage.completion_tokens if usage is not None and usage.completion_tokens is not None else 1
+    n = len(lp.tokens) - generated
+    tokens, values = lp.tokens[:n], lp.token_logprobs[:n]
+    joined = "".join(tokens)
+    if joined.endswith(prompt):
+        lead = len(joined) - len(prompt)  # a start token's characters
+        offsets = [at - lead for at in accumulate((len(t) for t in tokens), initial=0)]
+    else:
+        offsets = list(lp.text_offset[:n])
+    out = []
+    for token, offset, value in zip(tokens, offsets, values):
+        # A token that starts at the separator belongs to the text (` word` is one token).
+        if offset < start or value is None:
+            continue
+        a = max(0, offset - start - sep)
+        out.append((float(value), a, max(a, offset + len(token) - start - sep)))
+    return out

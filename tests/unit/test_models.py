@@ -163,6 +163,53 @@ def test_openai_compatible_against_local_server(monkeypatch, tmp_path):
     assert b"sk-test-secret-123" not in raw
 
 
+def _echoed(tokens: list[str], offsets: list[int], values: list[float | None], generated: int) -> bytes:
+    """A /completions body with the prompt echoed, as vLLM sends it (its v0.16 reply to `echo`
+    with `logprobs`: the first prompt token null, the generated token last)."""
+    top = [None if v is None else {t: v} for t, v in zip(tokens, values)]
+    logprobs = {"text_offset": offsets, "token_logprobs": values, "tokens": tokens, "top_logprobs": top}
+    choice = {"index": 0, "text": "".join(tokens), "logprobs": logprobs, "finish_reason": "length"}
+    usage = {"prompt_tokens": len(tokens) - generated, "completion_tokens": generated, "total_tokens": len(tokens)}
+    return json.dumps({"id": "c", "object": "text_completion", "created": 0, "model": "m", "choices": [choice], "usage": usage}).encode()
+
+
+BYTE_BPE = ["Rome", " is", " old", ".", " Paris", " is", " big", "."]  # the context's tokens, then the text's
+LOGPROBS = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0]
+SCORED = [(-5.0, 0, 5), (-6.0, 5, 8), (-7.0, 8, 12), (-8.0, 12, 13)]  # spans as the local scorer gives them
+
+
+@pytest.mark.parametrize(
+    "tokens,offsets,values,generated",
+    [
+        # no start token (Qwen, SmolLM2), one generated token after the prompt
+        (BYTE_BPE + [" It"], [0, 4, 7, 11, 12, 18, 21, 25, 26], [None, *LOGPROBS[1:], -0.5], 1),
+        # a start token listed first, its characters counted in the offsets (vLLM with Llama 3)
+        (["<|begin_of_text|>", *BYTE_BPE, " It"], [0, 17, 21, 24, 28, 29, 35, 38, 42, 43], [None, *LOGPROBS, -0.5], 1),
+        # the model stopped at once: nothing generated to cut off
+        (BYTE_BPE, [0, 4, 7, 11, 12, 18, 21, 25], [None, *LOGPROBS[1:]], 0),
+        # token strings that do not join to the prompt (SentencePiece pieces): the offsets as OpenAI defines them
+        (["▁Rome", "▁is", "▁old", ".", "▁Paris", "▁is", "▁big", ".", "▁It"], [0, 4, 7, 11, 12, 18, 21, 25, 26], [None, *LOGPROBS[1:], -0.5], 1),
+    ],
+)
+def test_a_served_scorer_reads_the_text_tokens_of_an_echoed_prompt(tokens, offsets, values, generated):
+    with scripted_server([reply(200, _echoed(tokens, offsets, values, generated), {"Content-Type": "application/json"})]) as (url, log):
+        scorer = get_scorer(f"openai-compatible:{url}/v1:m")
+        spans = scorer.token_spans(["Paris is big."], ["Rome is old."], cache=Cache(None))
+        body = json.loads(log[0]["body"])
+    assert body["prompt"] == "Rome is old. Paris is big." and body["echo"] is True and body["logprobs"] >= 0
+    assert spans == [SCORED]
+    assert ["Paris is big."[a:b] for _, a, b in spans[0]] == ["Paris", " is", " big", "."]
+
+
+def test_a_server_that_does_not_echo_log_probabilities_is_said_in_one_line():
+    choice = {"index": 0, "text": "x", "logprobs": None, "finish_reason": "length"}
+    plain = json.dumps({"id": "c", "object": "text_completion", "created": 0, "model": "m", "choices": [choice]})
+    with scripted_server([reply(200, plain.encode(), {"Content-Type": "application/json"})]) as (url, _):
+        with pytest.raises(Exception, match="gave no prompt log-probabilities") as err:
+            get_scorer(f"openai-compatible:{url}/v1:m").perplexity(["Paris is big."], ["Rome is old."])
+    assert "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize(
     "text,answer,thoughts",
     [
