@@ -37,6 +37,11 @@ class TemplateLLM(LLM):
     label_note = "offline template backend: fixed patterns filled from the given knowledge, not a language model"
     batch_size = 64
 
+    def cache_identity(self) -> str | None:
+        """Never cached: a reply is a pattern filled in microseconds, less than a cache round trip
+        (7 a builder entry), and the same on every run."""
+        return None
+
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
         return [Generation(text=self.respond(m[-1]["content"]), model=self.spec) for m in batch]
 
