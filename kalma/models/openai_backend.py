@@ -294,6 +294,8 @@ def text_tokens(resp: Any, prompt: str, start: int, sep: int, spec: str) -> list
     usage = getattr(resp, "usage", None)
     generated = usage.completion_tokens if usage is not None and usage.completion_tokens is not None else 1
     n = len(lp.tokens) - generated
+    if n <= 0:  # the generated tokens' values only: llama.cpp's C++ server, which ignores `echo`
+        raise BackendError(f"{spec}: /completions gave log-probabilities for the generated tokens only, not the prompt's (echo); this server cannot score")
     tokens, values = lp.tokens[:n], lp.token_logprobs[:n]
     joined = "".join(tokens)
     if joined.endswith(prompt):

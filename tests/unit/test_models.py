@@ -15,6 +15,7 @@ import pytest
 
 from bench.perf.random_models import NLI_LABELS, build_bert_nli, build_causal, build_t5
 from kalma.cache import Cache, get_cache
+from kalma.errors import BackendError
 from kalma.models import GenParams, get_entailment, get_llm, get_scorer
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
 from tests.servers import completion, reply, scripted_server
@@ -201,11 +202,19 @@ def test_a_served_scorer_reads_the_text_tokens_of_an_echoed_prompt(tokens, offse
     assert ["Paris is big."[a:b] for _, a, b in spans[0]] == ["Paris", " is", " big", "."]
 
 
-def test_a_server_that_does_not_echo_log_probabilities_is_said_in_one_line():
-    choice = {"index": 0, "text": "x", "logprobs": None, "finish_reason": "length"}
-    plain = json.dumps({"id": "c", "object": "text_completion", "created": 0, "model": "m", "choices": [choice]})
-    with scripted_server([reply(200, plain.encode(), {"Content-Type": "application/json"})]) as (url, _):
-        with pytest.raises(Exception, match="gave no prompt log-probabilities") as err:
+@pytest.mark.parametrize(
+    "body,said",
+    [
+        (
+            json.dumps({"id": "c", "object": "text_completion", "created": 0, "model": "m", "choices": [{"index": 0, "text": "x", "logprobs": None}]}).encode(),
+            "no prompt",
+        ),
+        (_echoed([" It"], [26], [-0.5], 1), "the generated tokens only"),  # `echo` ignored
+    ],
+)
+def test_a_server_that_does_not_echo_log_probabilities_is_said_in_one_line(body, said):
+    with scripted_server([reply(200, body, {"Content-Type": "application/json"})]) as (url, _):
+        with pytest.raises(BackendError, match=said) as err:
             get_scorer(f"openai-compatible:{url}/v1:m").perplexity(["Paris is big."], ["Rome is old."])
     assert "\n" not in str(err.value)
 
