@@ -120,23 +120,6 @@ class Perplexities:
 Evolution = Generator[Perplexities, list[float], Outcome]
 
 
-def evolve(
-    entry_id: str,
-    record: SeedRecord,
-    people: tuple[str, str],
-    pool: KnowledgeGraph,
-    llm: LLM,
-    scorer: LMScorer,
-    counts: Counter[str],
-    n: int,
-    cfg: EvolveConfig,
-    seed: int,
-    inverses: Mapping[str, frozenset[str]],
-) -> Outcome:
-    """One entry on its own."""
-    return next(interleave([evolution(entry_id, record, people, pool, llm, counts, n, cfg, seed, inverses, scorer.spec)], scorer, 1))
-
-
 def interleave(entries: Iterable[Evolution], scorer: LMScorer, window: int) -> Iterator[Outcome]:
     """Evolve up to `window` entries at once, every request they wait on in one scorer call, and
     yield their outcomes in the order the entries came (an entry done early waits for those before

@@ -8,6 +8,7 @@ and CPU time are its own. Dumps come from `bench.perf.dumpgen` (the release's pe
 which git ignores), so a second run skips making them.
 
     python -m bench.perf.wikidata_scale --steps parsers        # CPU-s per GB: decoding, the pattern parser, the columnar one
+    python -m bench.perf.wikidata_scale --steps stages --commits 07ee337 .   # CPU-s per GB of each stage, at each commit
     python -m bench.perf.wikidata_scale --steps decode         # small dump, four compressions
     python -m bench.perf.wikidata_scale --steps import,build   # the 100 M line dump; 10k and 100k records
 
@@ -211,6 +212,100 @@ def step_parsers(work: Path, people: int, rounds: int = 3) -> dict[str, Any]:
     return out
 
 
+# A stage of the N-Triples import alone, in a fresh process, with the code of a commit's worktree
+# (the editable install's finder taken out of the import path). The stages run cumulatively, so
+# each one's cost is the difference from the one before: decoding and cutting into blocks;
+# splitting a block's lines into a polars column; parsing the block (one thread); the streaming
+# pass as the import runs it (parser threads, Arrow parts written); the whole import.
+STAGE = """
+import json, os, resource, sys, time
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__ and "editable" not in repr(f)]
+sys.path.insert(0, {root!r})
+stage, dump, store = {stage!r}, {dump!r}, {store!r}
+from kalma.kg.dumps import Filter, blocks, open_dump
+def cpu():
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+t0, size, out = time.perf_counter(), 0, {{}}
+if stage == "import":
+    import shutil
+    from kalma.kg.store import import_dump
+    shutil.rmtree(store, ignore_errors=True)
+    meta = import_dump(dump, store, progress=False)
+    size, reading = meta["read"]["decompressed_bytes"], json.loads(json.dumps(meta["read"]))
+    out = {{"streaming_cpu": reading.get("cpu_s_main", 0) + reading.get("cpu_s_workers", 0), "streaming_wall": reading["seconds"]}}
+else:
+    import polars as pl
+    from kalma.kg.columnar import parse_block
+    with open_dump(dump) as stream:
+        for _, block in blocks(stream):
+            size += len(block)
+            if stage == "split":
+                pl.Series("line", [block.decode("utf-8", "replace")]).str.split("\\n").explode()
+            elif stage == "parse":
+                parse_block(block, 1, ("en",), Filter(), dump)
+print(json.dumps({{"cpu": cpu(), "wall": time.perf_counter() - t0, "bytes": size, **out}}))
+"""
+
+
+def step_stages(work: Path, people: int, commits: list[str], rounds: int = 3) -> dict[str, Any]:
+    """CPU-seconds per GB of decompressed input, stage by stage, at each commit, on one .gz dump;
+    rounds alternate commits and stages, each a fresh process; the load average before each."""
+    import statistics
+    import tempfile
+
+    from .demo_commits import checkout
+
+    dump = work / f"parsers-{people}.nt.gz"
+    make_dump(dump, people)
+    stages = ("decode", "split", "parse", "import")
+    runs: dict[str, dict[str, list[dict[str, float]]]] = {c: {s: [] for s in stages} for c in commits}
+    loads: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="kalma-stages-") as tmp:
+        roots = {c: checkout(c, Path(tmp)) for c in commits}
+        try:
+            for _ in range(rounds):
+                for c in commits:
+                    for stage in stages:
+                        loads.append(os.getloadavg()[0])
+                        code = STAGE.format(root=str(roots[c]), stage=stage, dump=str(dump), store=str(work / "stages-store"))
+                        env = {**os.environ, **({"POLARS_MAX_THREADS": "1"} if stage != "import" else {})}
+                        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=roots[c])
+                        if done.returncode:
+                            raise SystemExit(f"stage {stage} at {c} failed:\n{done.stderr[-3000:]}")
+                        runs[c][stage].append(json.loads(done.stdout.strip().splitlines()[-1]))
+        finally:
+            for root in roots.values():
+                if root != ROOT:
+                    subprocess.run(["git", "worktree", "remove", "--force", str(root)], cwd=ROOT, check=False)
+    gb = runs[commits[0]]["decode"][0]["bytes"] / 1e9
+    out: dict[str, Any] = {"dump": dump.name, "decompressed_gb": round(gb, 3), "rounds": rounds}
+    out["load average before each run (min, max)"] = [min(loads), max(loads)]
+
+    def cell(values: list[float]) -> str:
+        return f"{statistics.median(values):.2f} ({min(values):.2f} to {max(values):.2f})"
+
+    for c in commits:
+        r = runs[c]
+        per = {s: [x["cpu"] / gb for x in r[s]] for s in stages}
+        streaming = [x["streaming_cpu"] / gb for x in r["import"]]
+        rows = {
+            "decode and cut": per["decode"],
+            "split lines (polars)": [b - a for a, b in zip(per["decode"], per["split"])],
+            "parse a block, one thread (after splitting)": [b - a for a, b in zip(per["split"], per["parse"])],
+            "threads, main process, Arrow parts (streaming less parse)": [b - a for a, b in zip(per["parse"], streaming)],
+            "streaming pass": streaming,
+            "final step (DuckDB)": [t - s for t, s in zip(per["import"], streaming)],
+            "whole import": per["import"],
+        }
+        for name, values in rows.items():
+            out[f"{c}: {name}, CPU-s/GB"] = cell(values)
+        out[f"{c}: decode alone, MB/s"] = cell([gb * 1e3 / x["wall"] for x in r["decode"]])
+        out[f"{c}: streaming pass, MB/s"] = cell([gb * 1e3 / x["streaming_wall"] for x in r["import"]])
+        out[f"{c}: whole import, MB/s"] = cell([gb * 1e3 / x["wall"] for x in r["import"]])
+    return out
+
+
 def step_import(work: Path, lines: int) -> dict[str, Any]:
     people = int(lines / LINES_PER_PERSON)
     dump = work / f"truthy-{people}.nt.gz"
@@ -296,6 +391,7 @@ def main() -> None:
     ap.add_argument("--evolve-up-to", type=int, default=10_000, help="build whole up to this many records; past it, the KG part and a sample")
     ap.add_argument("--sample", type=int, default=1_000, help="entries evolved past --evolve-up-to")
     ap.add_argument("--resume", action="store_true", help="keep the builds an earlier run of the build step finished")
+    ap.add_argument("--commits", nargs="+", default=["."], help="the stages step: commits to compare ('.' is the working tree)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -313,6 +409,8 @@ def main() -> None:
             results["decode"] = {**machine, **step_decode(work, args.decode_people)}
         elif step == "parsers":
             results["parsers"] = {**machine, **step_parsers(work, args.decode_people)}
+        elif step == "stages":
+            results["stages"] = {**machine, **step_stages(work, args.decode_people, args.commits)}
         elif step == "import":
             results["import"] = {**machine, **step_import(work, args.lines)}
         elif step == "build":
