@@ -114,7 +114,8 @@ def main() -> None:
                 for name, (commit, window) in zip(names, variants):
                     runs[name].append(run(roots[commit], window, records, store, lm, Path(tmp)))
                     last = runs[name][-1]
-                    print(f"round {r + 1}, {name}: {last['entries_per_min']:.0f} entries/min, {last['seconds']:.1f} s, load {last['load_before']:.2f}", flush=True)
+                    rate, took, load = last["entries_per_min"], last["seconds"], last["load_before"]
+                    print(f"round {r + 1}, {name}: {rate:.0f} entries/min, {took:.1f} s, load {load:.2f}", flush=True)
         finally:
             for root in roots.values():
                 if root != ROOT:

@@ -40,21 +40,24 @@ def parse_block(block: bytes, first_line: int, languages: tuple[str, ...], keep:
     import polars as pl
 
     lines = pl.Series("line", [block.decode("utf-8", "replace")]).str.split("\n").explode()
-    n_lines = block.count(b"\n")
+    n_lines = len(lines) - 1  # a split on "\n" gives one piece more than it has newlines
     frame = pl.DataFrame({"line": lines, "n": pl.int_range(first_line, first_line + len(lines), eager=True)})
-    # the lines the store reads, as the pattern parser chooses them; the rest are never looked at
     text = pl.col("line")
+    # One pass over every line for any of the substrings a read line holds (a superset of them:
+    # sitelinks, other languages' labels, most of the rest never go further), then the exact test
+    # on those: the lines the store reads, as the pattern parser chooses them.
+    frame = frame.filter(text.str.contains_any([CLAIM, PROPERTY_TYPE, DIRECT, *(f'"@{lang}' for lang in languages)]))
     is_claim = text.str.contains(CLAIM, literal=True) & ~text.str.contains(DIRECT_CLAIM, literal=True)
     tagged = pl.any_horizontal([text.str.contains(f'"@{lang}', literal=True) for lang in languages])
     is_label = pl.any_horizontal([text.str.contains(f"{p} ", literal=True) for p in LABELS]) & tagged
-    wanted = frame.filter(is_claim | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True))
-    wanted = wanted.with_columns(is_claim.alias("claim"))
+    frame = frame.with_columns(is_claim.alias("claim"))
+    wanted = frame.filter(pl.col("claim") | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True))
     parts = wanted.with_columns(text.str.splitn(" ", 3).alias("t")).unnest("t").rename({"field_0": "s", "field_1": "p", "field_2": "o"})
     common = (
         ~text.str.contains("\\", literal=True)
         & pl.col("s").str.starts_with("<")
         & pl.col("s").str.ends_with(">")
-        & ~pl.col("s").str.slice(1, pl.col("s").str.len_chars() - 2).str.contains(">", literal=True)
+        & (pl.col("s").str.count_matches(">", literal=True) == 1)  # no `>` inside the IRI
         & pl.col("o").str.ends_with(" .")
     )
     parts = parts.with_columns(common.fill_null(False).alias("common"), pl.col("o").str.strip_suffix(" .").alias("o"))
@@ -109,9 +112,10 @@ def _claims(df: Any) -> Any:
     bnode = pl.col("o").str.starts_with("_:")
     literal = pl.col("o").str.starts_with('"')
     inner = pl.col("o").str.slice(1, pl.col("o").str.len_chars() - 2)
-    lit = pl.col("o").str.splitn('"', 3).struct.field("field_1")
-    suffix = pl.col("o").str.splitn('"', 3).struct.field("field_2")
+    lit, suffix = pl.col("lit"), pl.col("suffix")
     datatype = suffix.str.strip_prefix("^^<").str.strip_suffix(">")
+    quoted = pl.col("o").str.splitn('"', 3)
+    df = df.lazy().with_columns(quoted.struct.field("field_1").alias("lit"), quoted.struct.field("field_2").alias("suffix"))
     out = df.with_columns(
         _short(pl.col("s").str.slice(1, pl.col("s").str.len_chars() - 2)).alias("subject"),
         pl.col("p").str.strip_prefix(PROP_DIRECT).str.strip_suffix(">").alias("pid"),
@@ -141,7 +145,7 @@ def _claims(df: Any) -> Any:
             )
         )
     )
-    return out.with_columns(valid.fill_null(False).alias("valid")).select("subject", "pid", "value", "value_type", "datatype", "lang", "n", "valid")
+    return out.with_columns(valid.fill_null(False).alias("valid")).select("subject", "pid", "value", "value_type", "datatype", "lang", "n", "valid").collect()
 
 
 def _kept(claims: Any, keep: Filter) -> Any:
