@@ -193,14 +193,18 @@ def _props(df: Any) -> Any:
 
 def _tables(claims: Any, labels: Any, props: Any, fallback: Rows) -> dict[str, Any]:
     """The store's three tables (its Arrow schema), the fallback lines' rows after the others."""
+    import polars as pl
     import pyarrow as pa
 
     from .store import arrow_schema, arrow_table
 
-    claims = claims.drop("n").to_arrow()
+    # Arrow's classic strings, not polars' string views: the cast to the store's schema is then a
+    # narrowing of offsets, not a gather of every string (0.21 against 0.26 CPU-s per GB of input)
+    oldest = pl.CompatLevel.oldest()
+    claims = claims.drop("n").to_arrow(compat_level=oldest)
     n = claims.num_rows
     claims = claims.append_column("precision", pa.nulls(n, pa.int64())).append_column("calendar", pa.nulls(n, pa.string()))
-    found = {"claims": claims, "labels": labels.to_arrow(), "properties": props.to_arrow()}
+    found = {"claims": claims, "labels": labels.to_arrow(compat_level=oldest), "properties": props.to_arrow(compat_level=oldest)}
     more: dict[str, list[Any]] = {"claims": fallback.claims, "labels": fallback.labels, "properties": fallback.props}
     out = {}
     for table, data in found.items():
