@@ -9,6 +9,7 @@ which git ignores), so a second run skips making them.
 
     python -m bench.perf.wikidata_scale --steps parsers        # CPU-s per GB: decoding, the pattern parser, the columnar one
     python -m bench.perf.wikidata_scale --steps stages --commits 07ee337 .   # CPU-s per GB of each stage, at each commit
+    python -m bench.perf.wikidata_scale --steps json           # the JSON dump: orjson per line against columnar JSON readers
     python -m bench.perf.wikidata_scale --steps decode         # small dump, four compressions
     python -m bench.perf.wikidata_scale --steps import,build   # the 100 M line dump; 10k and 100k records
 
@@ -306,6 +307,52 @@ def step_stages(work: Path, people: int, commits: list[str], rounds: int = 3) ->
     return out
 
 
+def step_json(work: Path, people: int = 10_000) -> dict[str, Any]:
+    """CPU-seconds per GB of a JSON dump's blocks (one thread, best of three): orjson per line,
+    the import's parser (orjson and the rows), and columnar JSON readers on the same entities as
+    JSON Lines. A columnar reader infers one schema for every entity, whose claims and labels are
+    maps keyed by property and language: a struct of every key seen."""
+    import io
+
+    os.environ["POLARS_MAX_THREADS"] = "1"
+    import orjson
+    import polars as pl
+    import pyarrow.json as pj
+
+    from kalma.kg.dumps import JsonEntities, Malformed, Rows, blocks, open_dump
+
+    from .dumpgen import write_dump
+
+    dump = work / f"json-{people}.json.gz"
+    if not dump.exists():
+        write_dump(dump, people, "json")
+    with open_dump(str(dump)) as stream:
+        raw = [block for _, block in blocks(stream, cut=JsonEntities.cut)]
+    gb = sum(map(len, raw)) / 1e9
+    lines = [b"\n".join(x.rstrip(b",") for x in b.split(b"\n") if x.strip() not in (b"[", b"]", b"")) for b in raw]
+
+    def orjson_lines(block: bytes) -> None:
+        for line in block.split(b"\n"):
+            if line:
+                orjson.loads(line)
+
+    def best(fn: Any, data: list[bytes]) -> str:
+        spent = []
+        for _ in range(3):
+            start = time.process_time()
+            for block in data:
+                fn(block)
+            spent.append((time.process_time() - start) / gb)
+        return f"{min(spent):.2f}"
+
+    out: dict[str, Any] = {"dump": dump.name, "decompressed_mb": round(gb * 1e3), "load_average_at_start": os.getloadavg()[0]}
+    out["orjson per line, parse only"] = best(orjson_lines, lines)
+    out["the import's parser (orjson, then the rows)"] = best(lambda b: JsonEntities().parse(b, Rows(), Malformed(), dump.name), raw)
+    out["pyarrow.json.read_json, parse only"] = best(lambda b: pj.read_json(io.BytesIO(b)), lines)
+    out["polars.read_ndjson, parse only"] = best(lambda b: pl.read_ndjson(io.BytesIO(b), infer_schema_length=None), lines)
+    return out
+
+
 def step_import(work: Path, lines: int) -> dict[str, Any]:
     people = int(lines / LINES_PER_PERSON)
     dump = work / f"truthy-{people}.nt.gz"
@@ -409,6 +456,8 @@ def main() -> None:
             results["decode"] = {**machine, **step_decode(work, args.decode_people)}
         elif step == "parsers":
             results["parsers"] = {**machine, **step_parsers(work, args.decode_people)}
+        elif step == "json":
+            results["json"] = {**machine, **step_json(work)}
         elif step == "stages":
             results["stages"] = {**machine, **step_stages(work, args.decode_people, args.commits)}
         elif step == "import":
