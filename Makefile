@@ -22,8 +22,10 @@ $(STAMP): pyproject.toml
 # measured twice as slow as one process (oversubscription).
 PYTEST := OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n auto --dist worksteal
 
+# The tests against llama.cpp's server are left out: they need its 4-minute build, CI has none,
+# and with it installed they would add a minute and a half; `make test-llama` runs them.
 test: lint
-	$(PYTEST)
+	$(PYTEST) -m "not llama"
 
 # Part of `make test`: lint, formatting and types (settings in pyproject.toml).
 lint: $(STAMP)
@@ -33,7 +35,7 @@ lint: $(STAMP)
 
 # The inner loop: everything but the tests that load SmolLM2 or other packaged models.
 test-fast: lint
-	$(PYTEST) -m "not slow"
+	$(PYTEST) -m "not slow and not llama"
 
 # Break the planners on purpose and expect a failing test for each (tests/mutations.py): a few minutes.
 mutations: $(STAMP)
@@ -47,7 +49,7 @@ llama-server: $(STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/pip install --quiet 'llama-cpp-python[server]==0.3.36'
 
 test-llama: llama-server
-	$(BIN)/python -m pytest tests/e2e/test_llama_server.py
+	$(PYTEST) -m llama tests/e2e/test_llama_server.py tests/e2e/test_served_scorer.py
 
 # A real Label Studio for `tests/e2e/test_label_studio.py` (which skips without it) and for
 # `python -m tests.label_studio`, which captures its exports into tests/fixtures/label_studio.

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -121,11 +122,28 @@ def completion(text: str, logprobs: bool = False, *, reasoning_content: str | No
     ).encode()
 
 
+def echoed_prompt(prompt: str) -> bytes:
+    """A /completions reply to `echo` with `logprobs`, shaped as vLLM sends it for a model with a
+    start token: `<s>` listed first with a null log-probability and its characters counted in the
+    offsets, then the prompt's words (each with the spaces before it) at -0.1 a character, then
+    one generated token."""
+    tokens = ["<s>", *re.findall(r"\s*\S+", prompt), " Then"]
+    values = [None, *(-0.1 * len(t) for t in tokens[1:-1]), -0.5]
+    offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
+    top = [None if v is None else {t: v} for t, v in zip(tokens, values)]
+    logprobs = {"text_offset": offsets, "token_logprobs": values, "tokens": tokens, "top_logprobs": top}
+    choice = {"index": 0, "text": prompt + " Then", "logprobs": logprobs, "finish_reason": "length"}
+    usage = {"prompt_tokens": len(tokens) - 1, "completion_tokens": 1, "total_tokens": len(tokens)}
+    return json.dumps({"id": "c", "object": "text_completion", "created": 0, "model": "m", "choices": [choice], "usage": usage}).encode()
+
+
 def answering(respond: Callable[[str], str]) -> Handler:
-    """An OpenAI-compatible chat endpoint that answers each request with `respond(last message)`."""
+    """An OpenAI-compatible server: a chat request is answered with `respond(last message)`, a
+    completions request with its prompt echoed and scored (`echoed_prompt`)."""
 
     def handler(h: BaseHTTPRequestHandler, body: bytes) -> None:
-        payload = completion(respond(json.loads(body)["messages"][-1]["content"]))
+        request = json.loads(body)
+        payload = echoed_prompt(request["prompt"]) if "prompt" in request else completion(respond(request["messages"][-1]["content"]))
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(payload)))

@@ -41,6 +41,7 @@ ENTAILMENT_CASES: dict[str, Callable[[Env], str]] = {
 SCORER_CASES: dict[str, Callable[[Env], str]] = {
     "hf": lambda env: f"hf:{env[0].causal}",
     "smollm2": lambda env: "smollm2",
+    "openai-compatible": lambda env: f"openai-compatible:{env[1]}:served-model",
 }
 MATCHER_CASES: dict[str, Callable[[Env], str]] = {
     "minilm": lambda env: "minilm",

@@ -22,7 +22,7 @@ from kalma.schema import Answer
 from tests.llama_server import llama_server, needs_llama, perturbed_copy, smollm2_gguf
 from tests.servers import free_port
 
-pytestmark = [needs_llama, pytest.mark.slow]
+pytestmark = [needs_llama, pytest.mark.slow, pytest.mark.llama]
 
 
 def _kalma(args: list[str]) -> dict:

@@ -30,7 +30,7 @@ from kalma.models import get_scorer
 from kalma.schema import DatasetEntry
 from tests.llama_server import bos_copy, llama_server, needs_llama, smollm2_gguf
 
-pytestmark = [needs_llama, pytest.mark.slow]
+pytestmark = [needs_llama, pytest.mark.slow, pytest.mark.llama]
 
 RECORDS = "dataset_builder/data/demo_records.jsonl"
 

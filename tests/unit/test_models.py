@@ -266,12 +266,12 @@ def test_reasoning_models_behind_an_openai_compatible_server(tmp_path):
     assert second.text == "He painted [NA]." and second.meta["reasoning"] == "Check the list first." and second.meta["finish_reason"] == "length"
 
 
-def test_sampling_without_seed_is_not_cached():
-    llm = get_llm("template")
+def test_sampling_without_seed_is_not_cached(causal_dir):
+    llm = HFCausalLM(f"{causal_dir}@fp32")
     cache = get_cache()
-    llm.chat_many([[{"role": "user", "content": "Question: x"}]], GenParams(temperature=0.7))
+    llm.chat_many([[{"role": "user", "content": "Question: x"}]], GenParams(temperature=0.7, max_tokens=4))
     assert cache.stats()["entries"].get("llm", 0) == 0
-    llm.chat_many([[{"role": "user", "content": "Question: x"}]], GenParams(temperature=0.7, seed=3))
+    llm.chat_many([[{"role": "user", "content": "Question: x"}]], GenParams(temperature=0.7, max_tokens=4, seed=3))
     assert cache.stats()["entries"]["llm"] == 1
 
 
