@@ -243,6 +243,12 @@ def _columnar_one(job: tuple[int, bytes, int], setup: tuple[Any, ...]) -> tuple[
     return tables, found, offset + len(block), lines
 
 
+def _shifted(example: str, name: str, lines: int) -> str:
+    """A malformed line's example (`NAME:N: why: text`) with its line number moved on by `lines`."""
+    number, _, rest = example[len(name) + 1 :].partition(":")
+    return f"{name}:{int(number) + lines}:{rest}"
+
+
 def _parsed(source: Iterable[tuple[int, bytes]], setup: tuple[Any, ...], first_line: int, workers: int) -> Iterable[tuple[dict[str, Any], Malformed, int, int]]:
     """Every block's rows, in order, with at most two blocks a worker in flight (memory stays
     flat): N-Triples column by column in `workers` threads where polars is installed (it releases
@@ -259,14 +265,26 @@ def _parsed(source: Iterable[tuple[int, bytes]], setup: tuple[Any, ...], first_l
         from collections import deque
         from concurrent.futures import ThreadPoolExecutor
 
+        # Each block's lines are numbered from 1 in its thread and what it found malformed is
+        # renumbered here, in order: this thread, which holds the GIL between the column
+        # operations, no longer scans every block for its newlines (0.3 CPU-s per GB).
+        before = first_line
+
+        def renumbered(result: tuple[dict[str, Any], Malformed, int, int]) -> tuple[dict[str, Any], Malformed, int, int]:
+            nonlocal before
+            tables, found, end, lines = result
+            found.examples = [_shifted(x, setup[3], before) for x in found.examples]
+            before += lines
+            return tables, found, end, lines
+
         with ThreadPoolExecutor(workers) as threads:
             pending: deque[Any] = deque()
-            for job in jobs():
-                pending.append(threads.submit(_columnar_one, job, setup))
+            for offset, block in source:
+                pending.append(threads.submit(_columnar_one, (offset, block, 1), setup))
                 if len(pending) >= 2 * workers:
-                    yield pending.popleft().result()
+                    yield renumbered(pending.popleft().result())
             while pending:
-                yield pending.popleft().result()
+                yield renumbered(pending.popleft().result())
         return
     if workers <= 1:
         _start(*setup)

@@ -115,6 +115,14 @@ def test_malformed_lines_are_counted_named_and_passed_over(tmp_path):
     meta = import_dump(tmp_path / "bad.nt", tmp_path / "store", progress=False)
     assert meta["malformed"]["lines"] == 1 and "bad.nt:4:" in meta["malformed"]["first"][0] and "entity/Q9" in meta["malformed"]["first"][0]
     assert meta["rows"]["claims"] == len(table(tmp_path / "store", "claims")) > 0  # the rest imported
+    # in later blocks too, each named by its line in the file, not in its block
+    bad = "<http://www.wikidata.org/entity/Q9> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5>"
+    many = lines[:3] + [bad] + lines[3:] + [bad] + lines + [bad]
+    (tmp_path / "blocks.nt").write_text("\n".join(many) + "\n")
+    meta = import_dump(tmp_path / "blocks.nt", tmp_path / "store-blocks", progress=False, block_size=1024)
+    at = [i + 1 for i, line in enumerate(many) if line == bad]
+    assert at[-1] > 40 and meta["malformed"]["lines"] == 3
+    assert [x.split(": ")[0] for x in meta["malformed"]["first"]] == [f"{tmp_path / 'blocks.nt'}:{n}" for n in at]
     items = entities()
     (tmp_path / "bad.json").write_text("[\n" + json.dumps(items[0]) + ',\n{"id": "Q2", "claims": {\n' + json.dumps(items[1]) + "\n]\n")
     meta = import_dump(tmp_path / "bad.json", tmp_path / "store2", progress=False)
