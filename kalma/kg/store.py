@@ -35,6 +35,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -162,6 +163,7 @@ def import_dump(
     workers = threads or os.cpu_count() or 1
     # with stderr not a terminal the bar is off: a line every LOG_EVERY seconds says the import lives
     logged = time.monotonic() if progress and not sys.stderr.isatty() else None
+    writer = _Writer(store)
     try:
         with open_dump(dump, compression, threads) as stream:
             for tables, found, end, lines in _parsed(blocks(stream, state.offset, cut, block_size), setup, state.lines, workers):
@@ -176,15 +178,18 @@ def import_dump(
                     logged = time.monotonic()
                     print(f"import: {state.lines:,} lines, {state.offset / 1e6:,.0f} MB decompressed, {_rate(state, began)}", file=sys.stderr, flush=True)
                 if sum(t.num_rows for ts in pending.values() for t in ts) >= part_rows:
-                    _checkpoint(store, state, pending, bad, began)
+                    writer.submit(_checkpoint(state, pending, bad, began))
                     bar.set_postfix_str(_rate(state, began))
                     if stop_after is not None and state.parts >= stop_after:
+                        writer.close()
                         return asdict(state)
         state.done = True
-        _checkpoint(store, state, pending, bad, began)
+        writer.submit(_checkpoint(state, pending, bad, began))
+        writer.close()
         if not any(state.rows.values()) and not bad.count:
             raise DumpError(f"{dump}: no Wikidata statement, label or property in its {state.lines:,} lines: is it a Wikidata dump?")
     finally:
+        writer.close(wait=False)
         bar.close()
     import resource
 
@@ -352,19 +357,48 @@ def _resume(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> Progr
     return Progress(dump, options)  # nothing, or the empty `parts/` of an import killed before its first checkpoint
 
 
-def _checkpoint(store: Path, state: Progress, pending: dict[str, list[Any]], bad: Malformed, began: float) -> None:
-    """Write the rows as one part per table, then the checkpoint that counts them (atomically):
-    a kill between the two leaves parts the next run removes and redoes."""
+def _checkpoint(state: Progress, pending: dict[str, list[Any]], bad: Malformed, began: float) -> tuple[int, dict[str, list[Any]], Progress]:
+    """Count the pending rows into `state` as its next part, and empty `pending`; what the writer
+    then puts on disk: (part number, the rows by table, the checkpoint that counts them)."""
+    index, rows = state.parts, {}
     for table, found in pending.items():
-        n = sum(t.num_rows for t in found)
-        if n:
-            write_part(store / "parts", table, found, state.parts)
+        if n := sum(t.num_rows for t in found):
+            rows[table] = list(found)
             state.rows[table] += n
         found.clear()
     state.parts += 1
     state.malformed, state.examples = bad.count, list(bad.examples)
     state.seconds = time.monotonic() - began
-    _save(store, state)
+    return index, rows, Progress(**json.loads(json.dumps(asdict(state))))
+
+
+class _Writer:
+    """Writes parts, then the checkpoint that counts them, in a thread of its own and in order,
+    one part in flight at most: the main thread, which decodes and cuts the dump and hands out
+    the blocks, does not wait on Parquet (pyarrow writes it without the GIL). A kill between a
+    part and its checkpoint leaves parts the next run removes and redoes."""
+
+    def __init__(self, store: Path):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.store, self.pool = store, ThreadPoolExecutor(1, thread_name_prefix="kalma-parts")
+        self.last: Future[None] | None = None
+
+    def submit(self, part: tuple[int, dict[str, list[Any]], Progress]) -> None:
+        if self.last is not None:
+            self.last.result()  # the one before is on disk, or its error is raised here
+        self.last = self.pool.submit(self._write, *part)
+
+    def _write(self, index: int, rows: dict[str, list[Any]], state: Progress) -> None:
+        for table, found in rows.items():
+            write_part(self.store / "parts", table, found, index)
+        _save(self.store, state)
+
+    def close(self, wait: bool = True) -> None:
+        """Wait for the last part (raising its error) and stop; `wait=False` after a failure elsewhere."""
+        if wait and self.last is not None:
+            self.last.result()
+        self.pool.shutdown(wait=wait)
 
 
 def _save(store: Path, state: Progress) -> None:

@@ -196,6 +196,48 @@ def test_no_parser_outlives_a_killed_import(tmp_path):
     _ok(["kg", "import", str(big), "-o", str(tmp_path / "s"), "--threads", "2"])  # and the same command resumes it
 
 
+KILLED_IMPORT = """
+import sys
+from kalma.kg.store import import_dump
+import_dump(sys.argv[1], sys.argv[2], progress=False, part_rows=2000, block_size=64 * 1024)
+"""
+
+
+def test_an_import_killed_again_and_again_while_parts_are_written_ends_as_one_never_killed(tmp_path):
+    """SIGKILL at several moments of an N-Triples import (parts are written in a thread of their
+    own, the checkpoint after them), each time resumed by the same call: the store equals, table
+    for table, one imported in a single run."""
+    import duckdb
+
+    big = tmp_path / "big.nt"
+    write_dump(big, 1500, "nt", seed=5, with_release=False)
+    store, parts = tmp_path / "killed", tmp_path / "killed" / "parts"
+    seen: set[str] = set()
+    for _ in range(4):
+        proc = subprocess.Popen([sys.executable, "-c", KILLED_IMPORT, str(big), str(store)])
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline and proc.poll() is None:
+                now = {p.name for p in parts.glob("*.parquet")} if parts.is_dir() else set()
+                if now - seen:  # a part more since the last kill: kill now, mid-stream
+                    seen |= now
+                    break
+                time.sleep(0.005)
+        finally:
+            proc.kill()
+            proc.wait()
+    assert seen, "the import ended before a part was seen"
+    from kalma.kg.store import import_dump
+
+    killed = import_dump(big, store, progress=False, part_rows=2000, block_size=64 * 1024)
+    once = import_dump(big, tmp_path / "once", progress=False, part_rows=2000, block_size=64 * 1024)
+    assert killed["rows"] == once["rows"] and killed["read"]["rows_before_dedup"] == once["read"]["rows_before_dedup"]
+    con = duckdb.connect()
+    for name in ("labels", "claims", "properties"):
+        rows = [con.execute(f"SELECT * FROM read_parquet('{folder / name}/*.parquet') ORDER BY ALL").fetchall() for folder in (store, tmp_path / "once")]
+        assert rows[0] == rows[1], name
+
+
 # ---------------------------------------------------------------- 4, 5, 10: publish, identity
 
 
