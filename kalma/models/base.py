@@ -296,6 +296,12 @@ class Matcher(Component):
         return [float(x) for x in found]
 
 
+def separator(context: str, text: str) -> str:
+    """What joins a scored text to its context: a space, unless either is empty or the context
+    ends in whitespace. Every scorer joins them so, local or served, so their tokens agree."""
+    return " " if context and text and not context.endswith((" ", "\n")) else ""
+
+
 class LMScorer(Component):
     """Token log-probabilities of texts given optional contexts. A backend turns the
     (context, text) items into its own work items once (`_prepare`, e.g. token ids), groups

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from ..errors import BackendError
 from ..seeds import item_seed
-from .base import LLM, Entailment, Generation, GenParams, LMScorer, Matcher, Message, TokenLogprob
+from .base import LLM, Entailment, Generation, GenParams, LMScorer, Matcher, Message, TokenLogprob, separator
 from .loading import hub_ready, load, model_ref, model_type, split_dtype
 from .runtime import PAD_MULTIPLE, Runtime, device, padded, plan_batches, resolve, resolve_attention, resolve_dtype
 
@@ -573,7 +573,7 @@ class Encoded:
     runner: bool = False  # the call it belongs to runs on the shared-prefix runner (decided once, over all its items)
 
 
-def _encode(tok: Any, texts: list[str]) -> list[tuple[list[int], list[tuple[int, int]]]]:
+def _tokenize(tok: Any, texts: list[str]) -> list[tuple[list[int], list[tuple[int, int]]]]:
     """Token ids and character offsets of each text, no special tokens: one call to the Rust
     tokenizer for all of them (what `tok(texts)` does, less its per-item conversion in Python,
     a tenth of a build's time with a small scorer)."""
@@ -644,9 +644,9 @@ class HFCausalScorer(HFBackend, LMScorer):
         # Two tokenizer calls for the whole call, each context once: the builder sends thousands
         # of candidates after a few dozen paragraphs, and a call per item cost more than the model.
         unique = list(dict.fromkeys(c for c, _ in items if c))
-        known = dict(zip(unique, (ids for ids, _ in _encode(tok, unique))))
-        seps = [" " if context and text and not context.endswith((" ", "\n")) else "" for context, text in items]
-        for (context, _), sep, (ids, offsets) in zip(items, seps, _encode(tok, [sep + text for sep, (_, text) in zip(seps, items)])):
+        known = dict(zip(unique, (ids for ids, _ in _tokenize(tok, unique))))
+        seps = [separator(context, text) for context, text in items]
+        for (context, _), sep, (ids, offsets) in zip(items, seps, _tokenize(tok, [sep + text for sep, (_, text) in zip(seps, items)])):
             ctx = known[context] if context else []
             spans = tuple((max(0, a - len(sep)), max(0, b - len(sep))) for a, b in offsets)
             if limit is not None and 1 + len(ctx) + len(spans) > limit:
@@ -754,6 +754,9 @@ class _Classified(HFBackend, ABC):
     def _batch_plan(self, texts: Sequence[Any]) -> list[list[int]]:
         return self.plan(self._widths(texts), self._cost)
 
+    def _plan(self, texts: Sequence[Any]) -> list[list[int]] | None:
+        return self._batch_plan(texts)
+
     def _run(self, texts: Sequence[Any], each: Callable[[Sequence[Any]], list[Any]]) -> list[Any]:
         width = max(w for (w,) in self._widths(texts))
         return self.within_memory(texts, each, self._cost(len(texts), width), self._batch_plan)
@@ -775,9 +778,6 @@ class HFSeq2SeqEntailment(_Classified, Entailment):
 
     def _cost(self, rows: int, width: int) -> int:
         return self.rt.memory.seq2seq(rows, width)
-
-    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
-        return self._batch_plan(pairs)
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         return self._run(pairs, self._entail_batch)
@@ -823,9 +823,6 @@ class HFNLIEntailment(_Paired, Entailment):
 
     kind, prefix = "classifier", "hf-nli"
 
-    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
-        return self._batch_plan(pairs)
-
     def _softmax(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[list[float]], dict[str, int]]:
         idx = nli_label_indices(self.model()[1].config.id2label)
         return self._run(pairs, self._softmax_batch), idx
@@ -862,9 +859,6 @@ class HFTextClassifier(_Classified, Matcher):
     def _encode(self, tok: Any, texts: Sequence[Any], **kwargs: Any) -> Any:
         return tok([t for _, t in texts], truncation=True, **kwargs)
 
-    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
-        return self._batch_plan(pairs)
-
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         return self._run(pairs, self._match_batch)
 
@@ -886,9 +880,6 @@ class HFCrossEncoder(_Paired, Matcher):
     numbers (tested)."""
 
     kind, prefix = "classifier", "cross-encoder"
-
-    def _plan(self, pairs: Sequence[tuple[str, str]]) -> list[list[int]]:
-        return self._batch_plan(pairs)
 
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         return self._run(pairs, self._match_batch)
@@ -916,6 +907,9 @@ class HFMeanPooled(_Classified, Matcher):
 
     def _encode(self, tok: Any, texts: Sequence[Any], **kwargs: Any) -> Any:
         return tok(list(texts), truncation=True, max_length=self.max_length, **kwargs)
+
+    def _plan(self, texts: Sequence[Any]) -> list[list[int]] | None:
+        return None  # pairs go whole to `_match`, which plans the distinct texts they hold
 
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         texts = list(dict.fromkeys(t for p in pairs for t in p))  # each distinct text embedded once

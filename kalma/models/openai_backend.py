@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, mask_secrets
-from .base import LLM, Generation, GenParams, LMScorer, Message, TokenLogprob
+from .base import LLM, Generation, GenParams, LMScorer, Message, TokenLogprob, separator
 
 OPENAI_API = "https://api.openai.com/v1"
 _COMPAT_RE = re.compile(r"^(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(.+)$")
@@ -208,6 +208,11 @@ class Endpoint:
         if error is not None:
             raise error
 
+    def _in_order(self, items: Sequence[Any], one: Any) -> list[Any]:
+        """`_fan_out`'s answers in the items' order."""
+        found = dict(self._fan_out(items, one))
+        return [found[i] for i in range(len(items))]
+
 
 class OpenAIChat(Endpoint, LLM):
     """An LLM over /chat/completions."""
@@ -247,8 +252,7 @@ class OpenAIChat(Endpoint, LLM):
         )
 
     def _generate(self, batch: Sequence[list[Message]], params: GenParams) -> list[Generation]:
-        found = dict(self._generate_stream(batch, params))
-        return [found[i] for i in range(len(batch))]
+        return self._in_order(batch, lambda messages: self._one(messages, params))
 
     def _generate_stream(self, batch: Sequence[list[Message]], params: GenParams) -> Iterator[tuple[int, Generation]]:
         return self._fan_out(batch, lambda messages: self._one(messages, params))
@@ -268,12 +272,11 @@ class CompletionsScorer(Endpoint, LMScorer):
     the offsets) moves nothing."""
 
     def _score(self, batch: Sequence[Any]) -> list[list[tuple[float, int, int]]]:
-        found = dict(self._fan_out(batch, self._one))
-        return [found[i] for i in range(len(batch))]
+        return self._in_order(batch, self._one)
 
     def _one(self, item: tuple[str, str]) -> list[tuple[float, int, int]]:
         context, text = item
-        sep = " " if context and text and not context.endswith((" ", "\n")) else ""
+        sep = separator(context, text)
         prompt = context + sep + text
         resp = self._request(self.client().completions.create, prompt=prompt, echo=True, logprobs=1, max_tokens=1, temperature=0.0)
         return text_tokens(resp, prompt, len(context), len(sep), self.spec)

@@ -57,7 +57,7 @@ def test_hf_scorer_batched_equals_single(causal_dir):
 
 
 def test_one_tokenizer_call_gives_what_a_call_per_text_gives(causal_dir):
-    from kalma.models.hf import _encode
+    from kalma.models.hf import _tokenize
 
     tok, _ = HFCausalScorer(f"{causal_dir}@fp32").model()
     texts = ["she was born in rome .", "", " leading space", "ünïcode → 東京 naïve", "a\nb\tc", "painter " * 60]
@@ -67,7 +67,7 @@ def test_one_tokenizer_call_gives_what_a_call_per_text_gives(causal_dir):
         return [(list(f["input_ids"]), [tuple(o) for o in f["offset_mapping"]]) for f in found]
 
     def batched() -> list:
-        return [(list(ids), [tuple(o) for o in offsets]) for ids, offsets in _encode(tok, texts)]
+        return [(list(ids), [tuple(o) for o in offsets]) for ids, offsets in _tokenize(tok, texts)]
 
     assert batched() == one_by_one()
     tok(["a b", "c"], padding=True, truncation=True, max_length=8)  # leaves its settings on the shared Rust tokenizer
