@@ -28,6 +28,7 @@ endpoint do on the same triples (the contract tests hold it to that).
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import os
@@ -136,9 +137,10 @@ def import_dump(
     stop_after: int | None = None,
     block_size: int = BLOCK,
 ) -> dict[str, Any]:
-    """Import `dump` into `store` (see the module docstring); returns its `meta.json`. Blocks are
-    parsed by `threads` worker processes (default: one per core) while this one decodes and writes,
-    and their rows come back in dump order, so a checkpoint always covers a prefix of the dump.
+    """Import `dump` into `store` (see the module docstring); returns its `meta.json`. This thread
+    decodes the dump and cuts it into blocks; `threads` workers (default: one per core) parse them
+    (`_parsed`) and their rows come back in dump order, so a checkpoint always covers a prefix of
+    the dump; parts and checkpoints are written by a thread of their own (`_Writer`).
     `stop_after` stops after that many parts, as a kill would (for the resume test)."""
     dump, store, keep = Path(dump), Path(store), keep or Filter()
     if not dump.is_file():
@@ -369,7 +371,7 @@ def _checkpoint(state: Progress, pending: dict[str, list[Any]], bad: Malformed, 
     state.parts += 1
     state.malformed, state.examples = bad.count, list(bad.examples)
     state.seconds = time.monotonic() - began
-    return index, rows, Progress(**json.loads(json.dumps(asdict(state))))
+    return index, rows, copy.deepcopy(state)  # the writer saves it while this thread goes on
 
 
 class _Writer:
