@@ -27,15 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import ROOT, report
-from .demo_commits import checkout
+from .common import AT_COMMIT, ROOT, at_commits, report
 
 RECORDS_PER_PERSON = 1.4  # dumpgen's people give about 1.4 relation records each
 
-CHILD = """
-import json, resource, sys, time
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__ and "editable" not in repr(f)]
-sys.path.insert(0, {root!r})
+CHILD = (
+    AT_COMMIT
+    + """
+import json, resource, time
 import inspect
 from dataset_builder.build import BuildConfig, build
 window = {window!r}
@@ -48,6 +47,7 @@ print(json.dumps({{"seconds": seconds, "written": e["written"], "failed": sum(e[
                   "evolution_s": rep["seconds"]["evolution"], "resolved": rep["records"]["built from"], "removed": rep["records"]["removed"],
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
+)
 
 
 def prepare(work: Path, records: int) -> tuple[Path, Path, str]:
@@ -107,19 +107,13 @@ def main() -> None:
     variants = [(c, None) for c in args.before] + [(".", int(w)) for w in args.windows.split(",")]
     names = [f"{c}" if w is None else f"window {w}" for c, w in variants]
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
-    with tempfile.TemporaryDirectory(prefix="kalma-builder-window-") as tmp:
-        roots = {c: checkout(c, Path(tmp)) for c in dict.fromkeys(c for c, _ in variants)}
-        try:
-            for r in range(args.rounds):
-                for name, (commit, window) in zip(names, variants):
-                    runs[name].append(run(roots[commit], window, records, store, lm, Path(tmp)))
-                    last = runs[name][-1]
-                    rate, took, load = last["entries_per_min"], last["seconds"], last["load_before"]
-                    print(f"round {r + 1}, {name}: {rate:.0f} entries/min, {took:.1f} s, load {load:.2f}", flush=True)
-        finally:
-            for root in roots.values():
-                if root != ROOT:
-                    subprocess.run(["git", "worktree", "remove", "--force", str(root)], cwd=ROOT, check=False)
+    with tempfile.TemporaryDirectory(prefix="kalma-builder-window-") as tmp, at_commits((c for c, _ in variants), Path(tmp)) as roots:
+        for r in range(args.rounds):
+            for name, (commit, window) in zip(names, variants):
+                runs[name].append(run(roots[commit], window, records, store, lm, Path(tmp)))
+                last = runs[name][-1]
+                rate, took, load = last["entries_per_min"], last["seconds"], last["load_before"]
+                print(f"round {r + 1}, {name}: {rate:.0f} entries/min, {took:.1f} s, load {load:.2f}", flush=True)
     rows: dict[str, Any] = {
         "machine": f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}",
         "records": args.records,

@@ -24,24 +24,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import ROOT, report
+from .common import AT_COMMIT, at_commits, report
 
-CHILD = """
-import sys
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__ and "editable" not in repr(f)]
-sys.path.insert(0, {root!r})
+CHILD = (
+    AT_COMMIT
+    + """
 from kalma.cli import main
 sys.argv = ["kalma", "demo", "-o", {out!r}]
 main()
 """
-
-
-def checkout(commit: str, into: Path) -> Path:
-    if commit == ".":
-        return ROOT
-    where = into / commit
-    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(where), commit], cwd=ROOT, check=True)
-    return where
+)
 
 
 def run_demo(root: Path, scratch: Path) -> dict[str, Any]:
@@ -69,18 +61,12 @@ def main() -> None:
     parser.add_argument("commits", nargs="+", help="commits to compare ('.' is the working tree); the first is the baseline")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="kalma-demo-commits-") as tmp:
-        roots = {c: checkout(c, Path(tmp)) for c in args.commits}
-        try:
-            runs: dict[str, list[dict[str, Any]]] = {c: [] for c in args.commits}
-            for r in range(args.rounds):
-                for c in args.commits:
-                    runs[c].append(run_demo(roots[c], Path(tmp)))
-                    print(f"round {r + 1}, {c}: {runs[c][-1]['wall']:.1f} s wall, {runs[c][-1]['cpu']:.1f} CPU s {runs[c][-1]['stages']}", flush=True)
-        finally:
-            for root in roots.values():
-                if root != ROOT:
-                    subprocess.run(["git", "worktree", "remove", "--force", str(root)], cwd=ROOT, check=False)
+    with tempfile.TemporaryDirectory(prefix="kalma-demo-commits-") as tmp, at_commits(args.commits, Path(tmp)) as roots:
+        runs: dict[str, list[dict[str, Any]]] = {c: [] for c in args.commits}
+        for r in range(args.rounds):
+            for c in args.commits:
+                runs[c].append(run_demo(roots[c], Path(tmp)))
+                print(f"round {r + 1}, {c}: {runs[c][-1]['wall']:.1f} s wall, {runs[c][-1]['cpu']:.1f} CPU s {runs[c][-1]['stages']}", flush=True)
     base = statistics.median(x["wall"] for x in runs[args.commits[0]])
     rows: dict[str, Any] = {}
     for c in args.commits:

@@ -21,13 +21,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .common import ROOT, report
-from .demo_commits import checkout
+from .common import AT_COMMIT, at_commits, report
 
-CHILD = """
-import sys
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__ and "editable" not in repr(f)]
-sys.path.insert(0, {root!r})
+CHILD = (
+    AT_COMMIT
+    + """
 import json, time, tempfile
 from pathlib import Path
 from bench.perf.random_models import build_t5_shape, build_bert_nli
@@ -75,6 +73,7 @@ m._match(pairs)
 out["MiniLM matcher"] = time.perf_counter() - start
 print(json.dumps(out))
 """
+)
 
 
 def main() -> None:
@@ -83,20 +82,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     runs: dict[str, list[dict[str, float]]] = {c: [] for c in args.commits}
-    with tempfile.TemporaryDirectory(prefix="kalma-paths-") as tmp:
-        roots = {c: checkout(c, Path(tmp)) for c in args.commits}
-        try:
-            for r in range(args.rounds):
-                for c in args.commits:
-                    done = subprocess.run([sys.executable, "-c", CHILD.format(root=str(roots[c]))], capture_output=True, text=True)
-                    if done.returncode:
-                        raise SystemExit(f"{c} failed: {done.stderr[-2000:]}")
-                    runs[c].append(json.loads(done.stdout.strip().splitlines()[-1]))
-                    print(f"round {r + 1}, {c}: {runs[c][-1]}", flush=True)
-        finally:
-            for c, root in roots.items():
-                if c != ".":
-                    subprocess.run(["git", "worktree", "remove", "--force", str(root)], cwd=ROOT, check=False)
+    with tempfile.TemporaryDirectory(prefix="kalma-paths-") as tmp, at_commits(args.commits, Path(tmp)) as roots:
+        for r in range(args.rounds):
+            for c in args.commits:
+                done = subprocess.run([sys.executable, "-c", CHILD.format(root=str(roots[c]))], capture_output=True, text=True)
+                if done.returncode:
+                    raise SystemExit(f"{c} failed: {done.stderr[-2000:]}")
+                runs[c].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                print(f"round {r + 1}, {c}: {runs[c][-1]}", flush=True)
     base = args.commits[0]
     rows: dict[str, Any] = {}
     for path in runs[base][0]:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import RESULTS, ROOT
+from .common import AT_COMMIT, RESULTS, ROOT, at_commits
 
 LINES_PER_PERSON = 55.4  # measured on dumpgen's people (the vocabulary adds 0.1 M lines)
 
@@ -218,10 +218,10 @@ def step_parsers(work: Path, people: int, rounds: int = 3) -> dict[str, Any]:
 # each one's cost is the difference from the one before: decoding and cutting into blocks;
 # splitting a block's lines into a polars column; parsing the block (one thread); the streaming
 # pass as the import runs it (parser threads, Arrow parts written); the whole import.
-STAGE = """
-import json, os, resource, sys, time
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__ and "editable" not in repr(f)]
-sys.path.insert(0, {root!r})
+STAGE = (
+    AT_COMMIT
+    + """
+import json, os, resource, time
 stage, dump, store = {stage!r}, {dump!r}, {store!r}
 from kalma.kg.dumps import Filter, blocks, open_dump
 def cpu():
@@ -247,6 +247,7 @@ else:
                 parse_block(block, 1, ("en",), Filter(), dump)
 print(json.dumps({{"cpu": cpu(), "wall": time.perf_counter() - t0, "bytes": size, **out}}))
 """
+)
 
 
 def step_stages(work: Path, people: int, commits: list[str], rounds: int = 3) -> dict[str, Any]:
@@ -255,30 +256,22 @@ def step_stages(work: Path, people: int, commits: list[str], rounds: int = 3) ->
     import statistics
     import tempfile
 
-    from .demo_commits import checkout
-
     dump = work / f"parsers-{people}.nt.gz"
     make_dump(dump, people)
     stages = ("decode", "split", "parse", "import")
     runs: dict[str, dict[str, list[dict[str, float]]]] = {c: {s: [] for s in stages} for c in commits}
     loads: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="kalma-stages-") as tmp:
-        roots = {c: checkout(c, Path(tmp)) for c in commits}
-        try:
-            for _ in range(rounds):
-                for c in commits:
-                    for stage in stages:
-                        loads.append(os.getloadavg()[0])
-                        code = STAGE.format(root=str(roots[c]), stage=stage, dump=str(dump), store=str(work / "stages-store"))
-                        env = {**os.environ, **({"POLARS_MAX_THREADS": "1"} if stage != "import" else {})}
-                        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=roots[c])
-                        if done.returncode:
-                            raise SystemExit(f"stage {stage} at {c} failed:\n{done.stderr[-3000:]}")
-                        runs[c][stage].append(json.loads(done.stdout.strip().splitlines()[-1]))
-        finally:
-            for root in roots.values():
-                if root != ROOT:
-                    subprocess.run(["git", "worktree", "remove", "--force", str(root)], cwd=ROOT, check=False)
+    with tempfile.TemporaryDirectory(prefix="kalma-stages-") as tmp, at_commits(commits, Path(tmp)) as roots:
+        for _ in range(rounds):
+            for c in commits:
+                for stage in stages:
+                    loads.append(os.getloadavg()[0])
+                    code = STAGE.format(root=str(roots[c]), stage=stage, dump=str(dump), store=str(work / "stages-store"))
+                    env = {**os.environ, **({"POLARS_MAX_THREADS": "1"} if stage != "import" else {})}
+                    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=roots[c])
+                    if done.returncode:
+                        raise SystemExit(f"stage {stage} at {c} failed:\n{done.stderr[-3000:]}")
+                    runs[c][stage].append(json.loads(done.stdout.strip().splitlines()[-1]))
     gb = runs[commits[0]]["decode"][0]["bytes"] / 1e9
     out: dict[str, Any] = {"dump": dump.name, "decompressed_gb": round(gb, 3), "rounds": rounds}
     out["load average before each run (min, max)"] = [min(loads), max(loads)]
