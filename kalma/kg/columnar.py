@@ -1,14 +1,17 @@
 """The truthy N-Triples parsed column by column: polars string operations over a block's lines,
 in Rust, with the GIL released; Python only for the lines outside the common shape.
 
+The lines are Arrow offsets over the block's own bytes. One pass for substrings keeps those that
+may matter; they are cut into terms with `splitn` and read by their terms, as the pattern parser
+(`NTriples`) reads them: a claim by its predicate, a label by its predicate and language tag.
 A line of the common shape is `<S> <P> O .` with one space between terms, no backslash (so no
 escape to undo and no quote inside a literal), and an object that is an IRI, a blank node or a
-literal (`"…"`, `"…"@lang`, `"…"^^<datatype>`). Such lines are cut with `splitn`, tested by
-prefix and suffix and sliced: no regular expression runs over a whole line. Every other line the
-store would read (an escape, unusual spacing, anything malformed) goes to the pattern parser
-(`NTriples`) on its own, with its line number, so the rows, and what is counted and named as
-malformed, are the pattern parser's: `tests/unit/test_wikidata_dumps.py` holds the two to
-identical stores on real entities and on generated dumps.
+literal (`"…"`, `"…"@lang`, `"…"^^<datatype>`); each kind of object is read on its own rows.
+Every other line the store would read or count (an escape, unusual spacing, a claim's predicate
+inside a literal, anything malformed) goes to the pattern parser on its own, with its line
+number, so the rows, and what is counted and named as malformed, are the pattern parser's:
+`tests/unit/test_wikidata_dumps.py` holds the two to identical stores on real entities, on
+hostile lines and on generated dumps.
 
 Subsets (`Filter`) decide per run of one subject's claim lines, as the pattern parser does;
 a block where such a run meets a line outside the common shape is parsed by `NTriples` whole.
@@ -39,46 +42,73 @@ def parse_block(block: bytes, first_line: int, languages: tuple[str, ...], keep:
     """One block's rows as Arrow tables (the store's columns), what was malformed, and its lines."""
     import polars as pl
 
-    lines = pl.Series("line", [block.decode("utf-8", "replace")]).str.split("\n").explode()
-    n_lines = len(lines) - 1  # a split on "\n" gives one piece more than it has newlines
-    frame = pl.DataFrame({"line": lines, "n": pl.int_range(first_line, first_line + len(lines), eager=True)})
-    text = pl.col("line")
+    frame, n_lines = _lines(block, first_line)
+    text, s, p, o = pl.col("line"), pl.col("s"), pl.col("p"), pl.col("o")
     # One pass over every line for any of the substrings a read line holds (a superset of them:
-    # sitelinks, other languages' labels, most of the rest never go further), then the exact test
-    # on those: the lines the store reads, as the pattern parser chooses them.
+    # sitelinks, other languages' labels, most of the rest never go further); the lines left are
+    # read by their terms, as the pattern parser reads them, with no other scan of a whole line.
     frame = frame.filter(text.str.contains_any([CLAIM, PROPERTY_TYPE, DIRECT, *(f'"@{lang}' for lang in languages)]))
-    is_claim = text.str.contains(CLAIM, literal=True) & ~text.str.contains(DIRECT_CLAIM, literal=True)
-    tagged = pl.any_horizontal([text.str.contains(f'"@{lang}', literal=True) for lang in languages])
-    is_label = pl.any_horizontal([text.str.contains(f"{p} ", literal=True) for p in LABELS]) & tagged
-    frame = frame.with_columns(is_claim.alias("claim"))
-    wanted = frame.filter(pl.col("claim") | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True))
-    parts = wanted.with_columns(text.str.splitn(" ", 3).alias("t")).unnest("t").rename({"field_0": "s", "field_1": "p", "field_2": "o"})
+    parts = frame.with_columns(text.str.splitn(" ", 3).alias("t")).unnest("t").rename({"field_0": "s", "field_1": "p", "field_2": "o"})
     common = (
         ~text.str.contains("\\", literal=True)
-        & pl.col("s").str.starts_with("<")
-        & pl.col("s").str.ends_with(">")
-        & (pl.col("s").str.count_matches(">", literal=True) == 1)  # no `>` inside the IRI
-        & pl.col("o").str.ends_with(" .")
+        & s.str.starts_with("<")
+        & s.str.ends_with(">")
+        & (s.str.count_matches(">", literal=True) == 1)  # no `>` inside the IRI
+        & ~s.str.contains_any(["\t", "\r", "\x0b", "\x0c"])  # nor the other ASCII spaces the pattern refuses
+        & o.str.ends_with(" .\n")
     )
-    parts = parts.with_columns(common.fill_null(False).alias("common"), pl.col("o").str.strip_suffix(" .").alias("o"))
-    claims = _claims(parts.filter(pl.col("common") & pl.col("claim")))
-    # a claim line whose predicate or object is not of the common shape is the pattern parser's to read (or count malformed)
-    parts = parts.join(claims.filter(~pl.col("valid")).select("n", pl.lit(True).alias("invalid")), on="n", how="left")
-    parts = parts.with_columns((pl.col("common") & pl.col("invalid").is_null()).alias("common"))
-    claims = claims.filter(pl.col("valid")).drop("valid")
+    parts = parts.with_columns(common.fill_null(False).alias("common"), p.str.starts_with(PROP_DIRECT + "P").alias("claim"), o.str.strip_suffix(" .\n"))
+    claims, invalid = _claims(parts.filter(pl.col("common") & pl.col("claim")), keep)
+    # A line of the common shape that names a claim's predicate outside its predicate (or a
+    # claim whose object the columns do not read) is the pattern parser's: it may name it malformed.
+    mentions = text.str.contains(CLAIM, literal=True) & ~text.str.contains(DIRECT_CLAIM, literal=True)
+    rest = parts.filter(pl.col("common") & ~pl.col("claim")).with_columns(mentions.alias("mentions"))
+    odd = pl.concat(
+        [
+            parts.filter(~pl.col("common")).filter(_wanted(languages)),
+            parts.filter(pl.col("n").is_in(invalid.to_list())),
+            rest.filter("mentions").drop("mentions"),
+        ]
+    ).sort("n")
+    rest = rest.filter(~pl.col("mentions"))
     rows, bad = Rows(), Malformed()
-    odd = parts.filter(~pl.col("common"))
-    if odd.height and not keep.everything and odd["claim"].any():
+    if odd.height and not keep.everything and odd.select((pl.col("claim") | mentions).any()).item():
         return _whole(block, first_line, languages, keep, name, n_lines)  # a run of claims meets an odd line: the pattern parser decides it all
     fallback = NTriples(languages, keep)
     for line, n in zip(odd["line"].to_list(), odd["n"].to_list()):
-        fallback.parse(line.encode() + b"\n", rows, bad, name, n)
+        fallback.parse(line.encode(), rows, bad, name, n)
         fallback.finish(rows)
-    if not keep.everything:
-        claims = _kept(claims, keep)
-    labels = _labels(parts.filter(pl.col("common") & ~pl.col("claim")), languages)
-    props = _props(parts.filter(pl.col("common") & ~pl.col("claim")))
-    return _tables(claims, labels, props, rows), bad, n_lines
+    return _tables(claims, _labels(rest, languages), _props(rest), rows), bad, n_lines
+
+
+def _lines(block: bytes, first_line: int) -> tuple[Any, int]:
+    """A block's lines, each with its newline, numbered, and how many newlines it has: Arrow
+    offsets at the newlines over the block's own bytes (no Python string, no split and explode)."""
+    import numpy as np
+    import polars as pl
+    import pyarrow as pa
+
+    ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10) + 1
+    offsets = np.concatenate(([0], ends, [len(block)] if len(block) not in ends[-1:] else []))
+    lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets.astype(np.int64)), pa.py_buffer(block))
+    try:
+        lines.validate(full=True)  # UTF-8 (a newline byte is never inside a character)
+    except pa.ArrowInvalid:
+        return _lines(block.decode("utf-8", "replace").encode(), first_line)
+    frame = pl.DataFrame({"line": pl.from_arrow(lines), "n": pl.int_range(first_line, first_line + len(lines), eager=True)})
+    return frame, len(ends)
+
+
+def _wanted(languages: tuple[str, ...]) -> Any:
+    """The lines the pattern parser reads or counts, by substring: for the lines not of the
+    common shape, which are few, before each is parsed on its own."""
+    import polars as pl
+
+    text = pl.col("line")
+    tagged = pl.any_horizontal([text.str.contains(f'"@{lang}', literal=True) for lang in languages])
+    is_label = pl.any_horizontal([text.str.contains(f"{p} ", literal=True) for p in LABELS]) & tagged
+    claim = text.str.contains(CLAIM, literal=True) & ~text.str.contains(DIRECT_CLAIM, literal=True)
+    return claim | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True)
 
 
 def _whole(block: bytes, first_line: int, languages: tuple[str, ...], keep: Filter, name: str, n_lines: int) -> tuple[dict[str, Any], Malformed, int]:
@@ -94,66 +124,62 @@ def _whole(block: bytes, first_line: int, languages: tuple[str, ...], keep: Filt
     )
 
 
-def _short(col: Any) -> Any:
-    """`Q42` for a Wikidata entity IRI (a column of IRIs without brackets); any other as it is."""
+ENTITY = r"^[QP][0-9]+$"
+
+
+def _short(iri: Any) -> Any:
+    """`Q42` for a Wikidata entity IRI (a column of `<…>` terms); any other IRI as it is, without
+    its brackets."""
     import polars as pl
 
-    rest = col.str.strip_prefix(WD)
-    entity = col.str.starts_with(WD) & rest.str.contains(r"^[QP][0-9]+$")
-    return pl.when(entity).then(rest).otherwise(col)
+    short = iri.str.strip_prefix(f"<{WD}").str.strip_suffix(">")  # keeps its `<` unless it was an entity's
+    return pl.when(short.str.contains(ENTITY)).then(short).otherwise(iri.str.strip_prefix("<").str.strip_suffix(">"))
 
 
-def _claims(df: Any) -> Any:
-    """Claim lines of the common shape as claim rows, each `valid` when its predicate and object
-    are as the pattern parser reads them (a property id; an IRI, blank node or literal)."""
+def _claims(df: Any, keep: Filter) -> tuple[Any, Any]:
+    """Claim lines of the common shape as claim rows, and the line numbers of those whose
+    predicate or object the pattern parser may read otherwise (a property id; an IRI, blank node
+    or literal). Each kind of object is read apart, so no expression runs on the others' rows."""
     import polars as pl
 
-    iri = pl.col("o").str.starts_with("<") & pl.col("o").str.ends_with(">")
-    bnode = pl.col("o").str.starts_with("_:")
-    literal = pl.col("o").str.starts_with('"')
-    inner = pl.col("o").str.slice(1, pl.col("o").str.len_chars() - 2)
-    lit, suffix = pl.col("lit"), pl.col("suffix")
+    o = pl.col("o")
+    pid = pl.col("p").str.strip_prefix(PROP_DIRECT).str.strip_suffix(">")
+    df = df.select("n", "o", _short(pl.col("s")).alias("subject"), pid.alias("pid"))
+    if not keep.everything:  # a subject's run of claim lines, for `_kept`
+        df = df.with_columns((pl.col("subject") != pl.col("subject").shift(1)).fill_null(True).cum_sum().alias("run"))
+    inner = o.str.strip_prefix("<").str.strip_suffix(">")
+    iris = df.filter(o.str.starts_with("<") & o.str.ends_with(">")).with_columns(
+        _short(o).alias("value"), pl.lit("").alias("datatype"), pl.lit("").alias("lang"), inner.str.contains(">", literal=True).alias("bad")
+    )
+    iris = iris.with_columns(pl.when(pl.col("value").str.contains(ENTITY)).then(pl.lit("item")).otherwise(pl.lit("uri")).alias("value_type"))
+    bnodes = df.filter(o.str.starts_with("_:")).with_columns(
+        o.alias("value"), pl.lit("bnode").alias("value_type"), pl.lit("").alias("datatype"), pl.lit("").alias("lang"), o.str.contains(r"\s").alias("bad")
+    )
+    quoted = o.str.splitn('"', 3)
+    literals = df.filter(o.str.starts_with('"')).with_columns(quoted.struct.field("field_1").alias("value"), quoted.struct.field("field_2").alias("suffix"))
+    suffix = pl.col("suffix")
     datatype = suffix.str.strip_prefix("^^<").str.strip_suffix(">")
-    quoted = pl.col("o").str.splitn('"', 3)
-    df = df.lazy().with_columns(quoted.struct.field("field_1").alias("lit"), quoted.struct.field("field_2").alias("suffix"))
-    out = df.with_columns(
-        _short(pl.col("s").str.slice(1, pl.col("s").str.len_chars() - 2)).alias("subject"),
-        pl.col("p").str.strip_prefix(PROP_DIRECT).str.strip_suffix(">").alias("pid"),
-        pl.when(iri).then(_short(inner)).when(bnode).then(pl.col("o")).otherwise(lit).alias("value"),
-        pl.when(iri).then(pl.lit("iri")).when(bnode).then(pl.lit("bnode")).when(literal).then(pl.lit("literal")).alias("kind"),
-        pl.when(literal & suffix.str.starts_with("^^<") & suffix.str.ends_with(">")).then(datatype).otherwise(pl.lit("")).alias("datatype"),
-        pl.when(literal & suffix.str.starts_with("@")).then(suffix.str.slice(1)).otherwise(pl.lit("")).alias("lang"),
-    )
-    out = out.with_columns(
-        pl.when(pl.col("kind") == "iri")
-        .then(pl.when(pl.col("value").str.contains(r"^[QP][0-9]+$")).then(pl.lit("item")).otherwise(pl.lit("uri")))
-        .otherwise(pl.col("kind"))
-        .alias("value_type"),
-        pl.when(pl.col("datatype") == XSD_STRING).then(pl.lit("")).otherwise(pl.col("datatype")).alias("datatype"),
-    )
-    valid = (
-        pl.col("pid").str.contains(r"^P[0-9]+$")
-        & pl.col("kind").is_not_null()
-        & ~(iri & inner.str.contains(">", literal=True))
-        & ~(bnode & pl.col("o").str.contains(r"\s"))
-        & ~(
-            literal
-            & ~(
-                suffix.eq("")
-                | suffix.str.contains(r"^@[A-Za-z0-9-]+$")
-                | (suffix.str.starts_with("^^<") & suffix.str.ends_with(">") & ~datatype.str.contains(">", literal=True))
-            )
-        )
-    )
-    return out.with_columns(valid.fill_null(False).alias("valid")).select("subject", "pid", "value", "value_type", "datatype", "lang", "n", "valid").collect()
+    typed = suffix.str.starts_with("^^<") & suffix.str.ends_with(">")
+    literals = literals.with_columns(
+        pl.lit("literal").alias("value_type"),
+        pl.when(typed & (datatype != XSD_STRING)).then(datatype).otherwise(pl.lit("")).alias("datatype"),
+        pl.when(suffix.str.starts_with("@")).then(suffix.str.slice(1)).otherwise(pl.lit("")).alias("lang"),
+        ~((suffix == "") | suffix.str.contains(r"^@[A-Za-z0-9-]+$") | (typed & ~datatype.str.contains(">", literal=True))).alias("bad"),
+    ).drop("suffix")
+    columns = ["subject", "pid", "value", "value_type", "datatype", "lang", "n", *(["run"] if not keep.everything else [])]
+    read = pl.concat([f.select(*columns, "bad") for f in (iris, bnodes, literals)])
+    valid = ~pl.col("bad").fill_null(True) & pl.col("pid").str.contains(r"^P[0-9]+$")
+    read = read.with_columns(valid.alias("valid"))
+    claims = read.filter("valid").select(columns)
+    kind = (o.str.starts_with("<") & o.str.ends_with(">")) | o.str.starts_with("_:") | o.str.starts_with('"')
+    invalid = pl.concat([read.filter(~pl.col("valid"))["n"], df.filter(~kind)["n"]])
+    return (claims if keep.everything else _kept(claims, keep)), invalid
 
 
 def _kept(claims: Any, keep: Filter) -> Any:
     """The claims of the subjects `keep` keeps, decided per run of one subject's claim lines."""
     import polars as pl
 
-    run = (pl.col("subject") != pl.col("subject").shift(1)).fill_null(True).cum_sum().alias("run")
-    claims = claims.with_columns(run)
     member = pl.col("subject").str.starts_with("P") | pl.col("subject").is_in(list(keep.qids))
     if keep.classes:
         member = member | ((pl.col("pid") == "P31") & pl.col("value").is_in(list(keep.classes))).any().over("run")
@@ -163,32 +189,29 @@ def _kept(claims: Any, keep: Filter) -> Any:
 def _labels(df: Any, languages: tuple[str, ...]) -> Any:
     import polars as pl
 
-    quoted = pl.col("o").str.starts_with('"')
-    text = pl.col("o").str.splitn('"', 3).struct.field("field_1")
-    suffix = pl.col("o").str.splitn('"', 3).struct.field("field_2")
-    out = df.filter(pl.col("p").is_in(list(LABELS)) & quoted).with_columns(
-        _short(pl.col("s").str.slice(1, pl.col("s").str.len_chars() - 2)).alias("id"),
+    quoted = pl.col("o").str.splitn('"', 3)
+    out = df.filter(pl.col("p").is_in(list(LABELS)) & pl.col("o").str.starts_with('"')).select(
+        _short(pl.col("s")).alias("id"),
         pl.col("p").replace_strict(LABELS).alias("kind"),
-        suffix.str.strip_prefix("@").alias("lang"),
-        text.alias("text"),
-        suffix.str.starts_with("@").alias("tagged"),
+        quoted.struct.field("field_1").alias("text"),
+        quoted.struct.field("field_2").alias("suffix"),
     )
-    return out.filter(pl.col("tagged") & pl.col("lang").is_in(list(languages))).select("id", "kind", "lang", "text")
+    out = out.with_columns(pl.col("suffix").str.strip_prefix("@").alias("lang"))
+    return out.filter(pl.col("suffix").str.starts_with("@") & pl.col("lang").is_in(list(languages))).select("id", "kind", "lang", "text")
 
 
 def _props(df: Any) -> Any:
     import polars as pl
 
-    subject = _short(pl.col("s").str.slice(1, pl.col("s").str.len_chars() - 2))
-    obj = pl.col("o").str.slice(1, pl.col("o").str.len_chars() - 2)
-    typed = df.filter((pl.col("p") == PROPERTY_TYPE) & obj.str.starts_with(ONTOLOGY) & pl.col("o").str.starts_with("<"))
-    typed = typed.with_columns(subject.alias("pid"), obj.str.strip_prefix(ONTOLOGY).alias("type"), pl.lit(False).alias("direct"))
+    obj = pl.col("o").str.strip_prefix("<").str.strip_suffix(">")
+    typed = df.filter((pl.col("p") == PROPERTY_TYPE) & pl.col("o").str.starts_with(f"<{ONTOLOGY}") & pl.col("o").str.ends_with(">"))
+    typed = typed.select(_short(pl.col("s")).alias("pid"), obj.str.strip_prefix(ONTOLOGY).alias("type"), pl.lit(False).alias("direct"))
     typed = typed.filter(pl.col("type").str.contains(r"^[A-Za-z]+$"))
     direct = df.filter((pl.col("p") == DIRECT) & pl.col("o").str.starts_with(PROP_DIRECT) & pl.col("o").str.ends_with(">"))
-    direct = direct.with_columns(subject.alias("pid"), obj.str.strip_prefix(DIRECT_IRI).alias("direct_pid"))
+    direct = direct.select(_short(pl.col("s")).alias("pid"), obj.str.strip_prefix(DIRECT_IRI).alias("direct_pid"))
     direct = direct.filter(pl.col("direct_pid").str.contains(r"^P[0-9]+$") & (pl.col("direct_pid") == pl.col("pid")))
-    direct = direct.with_columns(pl.lit("").alias("type"), pl.lit(True).alias("direct"))
-    return pl.concat([typed.select("pid", "type", "direct"), direct.select("pid", "type", "direct")])
+    direct = direct.select("pid", pl.lit("").alias("type"), pl.lit(True).alias("direct"))
+    return pl.concat([typed, direct])
 
 
 def _tables(claims: Any, labels: Any, props: Any, fallback: Rows) -> dict[str, Any]:

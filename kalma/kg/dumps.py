@@ -342,9 +342,14 @@ def _short(iri: str) -> str:
     """`Q42` for a Wikidata entity IRI; any other IRI as it is."""
     if iri.startswith(WD):
         rest = iri[len(WD) :]
-        if rest[:1] in ("Q", "P") and rest[1:].isdigit():
+        if is_entity(rest):
             return rest
     return iri
+
+
+def is_entity(value: str) -> bool:
+    """An entity id: Q or P, then ASCII digits (`str.isdigit` alone takes `²` and `٣`)."""
+    return value[:1] in ("Q", "P") and value[1:].isdigit() and value.isascii()
 
 
 def _claim(subject: str, pid: str, obj: bytes) -> Claim | None:
@@ -354,7 +359,7 @@ def _claim(subject: str, pid: str, obj: bytes) -> Claim | None:
     iri, lexical, lang, datatype, bnode = m.groups()
     if iri is not None:
         value = _short(iri.decode())
-        return (subject, pid, value, "item" if value[:1] in ("Q", "P") and value[1:].isdigit() else "uri", "", "", None, None)
+        return (subject, pid, value, "item" if is_entity(value) else "uri", "", "", None, None)
     if bnode is not None:
         return (subject, pid, bnode.decode(), "bnode", "", "", None, None)
     dt = datatype.decode() if datatype else ""

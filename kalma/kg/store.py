@@ -46,7 +46,7 @@ from ..errors import ConfigError
 from ..schema import EntityGraph, Triple
 from .base import WD_ENTITY as WD
 from .base import Info, Row, Term, assemble_graphs, entity_info, row_to_triple
-from .dumps import BLOCK, DumpError, JsonEntities, Malformed, NTriples, Rows, blocks, decoder_name, dump_format, open_dump
+from .dumps import BLOCK, DumpError, JsonEntities, Malformed, NTriples, Rows, blocks, decoder_name, dump_format, is_entity, open_dump
 from .dumps import Filter as Filter
 
 STORE_VERSION = 1
@@ -717,7 +717,7 @@ def _num(q: str) -> int:
 
 
 def _iri(eid: str) -> str:
-    return f"<{WD}{eid}>" if eid[:1] in ("Q", "P") and eid[1:].isdigit() else f"<{eid}>"
+    return f"<{WD}{eid}>" if is_entity(eid) else f"<{eid}>"
 
 
 def _uri(eid: str) -> Term:

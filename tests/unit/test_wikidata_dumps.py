@@ -178,7 +178,31 @@ HOSTILE = [
     "<http://www.wikidata.org/entity/L5> <http://www.wikidata.org/prop/direct/P5185> <http://www.wikidata.org/entity/Q1084> .",
     "<http://www.wikidata.org/entity/P31> <http://wikiba.se/ontology#directClaim> <http://www.wikidata.org/prop/direct/P31> .",
     "<http://www.wikidata.org/entity/P31> <http://wikiba.se/ontology#propertyType> <http://wikiba.se/ontology#WikibaseItem> .",
+    # a claim whose literal holds a directClaim line's words: still a claim
+    '<http://www.wikidata.org/entity/Q8> <http://www.wikidata.org/prop/direct/P1476> "see #directClaim> <here"@en .',
+    # a tab inside the subject: no N-Triples line, named malformed for its claim predicate
+    "<http://www.wikidata.org/entity/Q9\tx> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5> .",
+    # a claim predicate's words inside labels: a French one (not read, named), an English one (read)
+    '<http://www.wikidata.org/entity/Q9> <http://www.w3.org/2000/01/rdf-schema#label> "a> <http://www.wikidata.org/prop/direct/P1 b"@fr .',
+    '<http://www.wikidata.org/entity/Q9> <http://www.w3.org/2000/01/rdf-schema#label> "a> <http://www.wikidata.org/prop/direct/P1 b"@en .',
+    # digits outside ASCII make no entity id
+    "<http://www.wikidata.org/entity/Q9> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q²> .",
 ]
+
+
+def test_bytes_that_are_no_utf8_are_read_as_replacement_characters():
+    """A torn or foreign byte in a dump costs its character, not the block: the columns read it as
+    U+FFFD, as the Python decoder's `replace` does, and every other line as before."""
+    pytest.importorskip("polars")
+    from kalma.kg.columnar import parse_block
+
+    block = (
+        b'<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "Caf\xe9"@en .\n'
+        b"<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5> .\n"
+    )
+    tables, found, lines = parse_block(block, 1, ("en",), Filter(), "d.nt")
+    assert tables["labels"].to_pylist() == [{"id": "Q7", "kind": "label", "lang": "en", "text": "Caf\ufffd"}]
+    assert tables["claims"].column("value").to_pylist() == ["Q5"] and found.count == 0 and lines == 2
 
 
 @pytest.mark.parametrize("keep", [Filter(), Filter(classes=frozenset({"Q5"})), Filter(qids=frozenset({"Q8"}))])
@@ -193,8 +217,8 @@ def test_the_columnar_parser_reads_what_the_pattern_parser_reads(tmp_path, keep)
     from kalma.kg.store import arrow_table
 
     real = write_nt_dump(tmp_path / "real.nt", entities(), languages=("en", "de")).read_text()
-    block = (real + "\n".join(HOSTILE) + "\n").encode()
-    for languages in (("en",), ("en", "de")):
+    ended = (real + "\n".join(HOSTILE) + "\n").encode()
+    for languages, block in ((("en",), ended), (("en", "de"), ended), (("en",), ended[:-1])):  # the last: no newline at its end
         parser, rows, bad = NTriples(languages, keep), Rows(), Malformed()
         parser.parse(block, rows, bad, "d.nt", 1)
         parser.finish(rows)
