@@ -5,10 +5,13 @@ one run, rounds alternating, each build in a fresh process from an empty call ca
 The records and the store come from a dump `bench.perf.dumpgen` writes (kept under `--work`,
 default runs/scale, which git ignores); the LLM is the template backend and the LM scorer a
 random Llama (hidden 64, 2 layers, fp32, one torch thread): the builder's own cost, what a
-small scorer leaves of it. Each row says the machine's load average before it ran.
+small scorer leaves of it. `--lm smollm2 --threads 2` measures `kalma build`'s own default
+scorer instead, with the threads a user's torch would take. Each row says the machine's load
+average before it ran.
 
     python -m bench.perf.builder_window --records 2000 --windows 1,32,128,512 --before 07ee337 --rounds 3
     python -m bench.perf.builder_window --records 100000 --windows 128 --rounds 1   # the 100,000-record build
+    python -m bench.perf.builder_window --records 40 --windows 1,128 --lm smollm2 --threads 2   # the default scorer
 
 Figures go to bench/results/builder_window.json.
 """
@@ -50,8 +53,9 @@ print(json.dumps({{"seconds": seconds, "written": e["written"], "failed": sum(e[
 )
 
 
-def prepare(work: Path, records: int) -> tuple[Path, Path, str]:
-    """(the first `records` records, the store, the scorer's spec), made once under `work`."""
+def prepare(work: Path, records: int, lm: str | None) -> tuple[Path, Path, str]:
+    """(the first `records` records, the store, the scorer's spec: `lm`, else the random Llama
+    made once under `work`)."""
     from kalma.kg.store import import_dump
 
     from .dumpgen import write_dump
@@ -69,14 +73,13 @@ def prepare(work: Path, records: int) -> tuple[Path, Path, str]:
     if len(lines) < records:
         raise SystemExit(f"{every} holds {len(lines)} records, fewer than {records}")
     first.write_text("".join(lines[:records]))
-    lm = "hf:" + str(build_llama(work / "lm", hidden=64, layers=2, heads=2, intermediate=128, vocab=2000))
-    return first, store, lm
+    return first, store, lm or "hf:" + str(build_llama(work / "lm", hidden=64, layers=2, heads=2, intermediate=128, vocab=2000))
 
 
-def run(root: Path, window: int | None, records: Path, store: Path, lm: str, scratch: Path) -> dict[str, Any]:
+def run(root: Path, window: int | None, records: Path, store: Path, lm: str, scratch: Path, threads: int) -> dict[str, Any]:
     out, cache = Path(tempfile.mkdtemp(dir=scratch)), Path(tempfile.mkdtemp(dir=scratch))
     code = CHILD.format(root=str(root), window=window, records=str(records), out=str(out / "ds.jsonl"), kg=f"wikidata-local:{store}", lm=lm)
-    env = {**os.environ, "KALMA_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "KALMA_CACHE_DIR": str(cache), "OMP_NUM_THREADS": str(threads)}
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=root)
@@ -100,17 +103,19 @@ def main() -> None:
     ap.add_argument("--before", nargs="*", default=[], help="earlier commits, run as they built (one entry at a time)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work", default=str(ROOT / "runs" / "scale"))
+    ap.add_argument("--lm", help="the LM scorer's spec (default: a random Llama, hidden 64, 2 layers)")
+    ap.add_argument("--threads", type=int, default=1, help="torch's threads in each build (OMP_NUM_THREADS)")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    records, store, lm = prepare(work, args.records)
+    records, store, lm = prepare(work, args.records, args.lm)
     variants = [(c, None) for c in args.before] + [(".", int(w)) for w in args.windows.split(",")]
     names = [f"{c}" if w is None else f"window {w}" for c, w in variants]
     runs: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
     with tempfile.TemporaryDirectory(prefix="kalma-builder-window-") as tmp, at_commits((c for c, _ in variants), Path(tmp)) as roots:
         for r in range(args.rounds):
             for name, (commit, window) in zip(names, variants):
-                runs[name].append(run(roots[commit], window, records, store, lm, Path(tmp)))
+                runs[name].append(run(roots[commit], window, records, store, lm, Path(tmp), args.threads))
                 last = runs[name][-1]
                 rate, took, load = last["entries_per_min"], last["seconds"], last["load_before"]
                 print(f"round {r + 1}, {name}: {rate:.0f} entries/min, {took:.1f} s, load {load:.2f}", flush=True)
@@ -118,7 +123,8 @@ def main() -> None:
         "machine": f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}",
         "records": args.records,
         "LLM": "template",
-        "LM scorer": "random Llama (hidden 64, 2 layers), fp32, CPU, one torch thread",
+        "LM scorer": f"{args.lm}, default dtype, CPU" if args.lm else "random Llama (hidden 64, 2 layers), fp32, CPU",
+        "torch threads": args.threads,
         "KG": "local Wikidata store (wikidata-local:) of a generated dump",
     }
     base = statistics.median(x["entries_per_min"] for x in runs[names[0]])
