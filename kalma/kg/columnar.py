@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dumps import WD, Filter, Malformed, NTriples, Rows
+from .dumps import WD, Block, Filter, Malformed, NTriples, Rows
 
 CLAIM = "> <http://www.wikidata.org/prop/direct/P"
 DIRECT_CLAIM = "#directClaim> <"
@@ -38,7 +38,7 @@ ONTOLOGY = "http://wikiba.se/ontology#"
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 
-def parse_block(block: bytes, first_line: int, languages: tuple[str, ...], keep: Filter, name: str) -> tuple[dict[str, Any], Malformed, int]:
+def parse_block(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter, name: str) -> tuple[dict[str, Any], Malformed, int]:
     """One block's rows as Arrow tables (the store's columns), what was malformed, and its lines."""
     import polars as pl
 
@@ -81,7 +81,7 @@ def parse_block(block: bytes, first_line: int, languages: tuple[str, ...], keep:
     return _tables(claims, _labels(rest, languages), _props(rest), rows), bad, n_lines
 
 
-def _lines(block: bytes, first_line: int) -> tuple[Any, int]:
+def _lines(block: Block, first_line: int) -> tuple[Any, int]:
     """A block's lines, each with its newline, numbered, and how many newlines it has: Arrow
     offsets at the newlines over the block's own bytes (no Python string, no split and explode)."""
     import numpy as np
@@ -111,7 +111,7 @@ def _wanted(languages: tuple[str, ...]) -> Any:
     return claim | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True)
 
 
-def _whole(block: bytes, first_line: int, languages: tuple[str, ...], keep: Filter, name: str, n_lines: int) -> tuple[dict[str, Any], Malformed, int]:
+def _whole(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter, name: str, n_lines: int) -> tuple[dict[str, Any], Malformed, int]:
     from .store import arrow_table
 
     parser, rows, bad = NTriples(languages, keep), Rows(), Malformed()

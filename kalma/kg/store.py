@@ -46,7 +46,7 @@ from ..errors import ConfigError
 from ..schema import EntityGraph, Triple
 from .base import WD_ENTITY as WD
 from .base import Info, Row, Term, assemble_graphs, entity_info, row_to_triple
-from .dumps import BLOCK, DumpError, JsonEntities, Malformed, NTriples, Rows, blocks, decoder_name, dump_format, is_entity, open_dump
+from .dumps import BLOCK, Block, DumpError, JsonEntities, Malformed, NTriples, Rows, blocks, decoder_name, dump_format, is_entity, open_dump
 from .dumps import Filter as Filter
 
 STORE_VERSION = 1
@@ -228,7 +228,7 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _parse_one(job: tuple[int, bytes, int]) -> tuple[dict[str, Any], Malformed, int, int]:
+def _parse_one(job: tuple[int, Block, int]) -> tuple[dict[str, Any], Malformed, int, int]:
     """One block's rows as Arrow tables (cheap to send back), what was malformed, where the block
     ends in the decompressed stream, and its lines."""
     offset, block, first_line = job
@@ -240,7 +240,7 @@ def _parse_one(job: tuple[int, bytes, int]) -> tuple[dict[str, Any], Malformed, 
     return {t: arrow_table(t, r) for t, r in tables.items()}, bad, offset + len(block), block.count(b"\n")
 
 
-def _columnar_one(job: tuple[int, bytes, int], setup: tuple[Any, ...]) -> tuple[dict[str, Any], Malformed, int, int]:
+def _columnar_one(job: tuple[int, Block, int], setup: tuple[Any, ...]) -> tuple[dict[str, Any], Malformed, int, int]:
     """`_parse_one` for N-Triples, column by column (`kalma.kg.columnar`): safe in threads."""
     from .columnar import parse_block
 
@@ -256,13 +256,13 @@ def _shifted(example: str, name: str, lines: int) -> str:
     return f"{name}:{int(number) + lines}:{rest}"
 
 
-def _parsed(source: Iterable[tuple[int, bytes]], setup: tuple[Any, ...], first_line: int, workers: int) -> Iterable[tuple[dict[str, Any], Malformed, int, int]]:
+def _parsed(source: Iterable[tuple[int, Block]], setup: tuple[Any, ...], first_line: int, workers: int) -> Iterable[tuple[dict[str, Any], Malformed, int, int]]:
     """Every block's rows, in order, with at most two blocks a worker in flight (memory stays
     flat): N-Triples column by column in `workers` threads where polars is installed (it releases
     the GIL, and no row is pickled; a forked process would inherit its thread pool locked), else
     `_parse_one` in this process for one worker or in a pool of `workers` processes."""
 
-    def jobs() -> Iterable[tuple[int, bytes, int]]:
+    def jobs() -> Iterable[tuple[int, Block, int]]:
         line = first_line
         for offset, block in source:
             yield offset, block, line + 1

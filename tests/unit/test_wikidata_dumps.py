@@ -190,6 +190,38 @@ HOSTILE = [
 ]
 
 
+class _ReadOnly:
+    """A stream with `read` and nothing else (no `readinto`), as some decoders are."""
+
+    def __init__(self, data: bytes):
+        self.data, self.at = data, 0
+
+    def read(self, size: int = -1) -> bytes:
+        out = self.data[self.at : self.at + (size if size >= 0 else len(self.data))]
+        self.at += len(out)
+        return out
+
+
+@pytest.mark.parametrize("size", [7, 100, 1000, 1 << 20])
+def test_blocks_end_where_a_subject_ends_and_lose_no_byte(tmp_path, size):
+    """The blocks of a dump, filled in place and cut by truncation, are the dump: in order, each
+    at its offset, each ending at a line end and, where the block holds more than one subject,
+    where a subject's lines end; the same from a stream with only `read`, and from an offset."""
+    import io
+
+    from kalma.kg.dumps import NTriples, blocks
+
+    data = write_nt_dump(tmp_path / "d.nt", entities()).read_bytes()
+    got = list(blocks(io.BytesIO(data), cut=NTriples.cut, size=size))
+    assert b"".join(b for _, b in got) == data and [o for o, _ in got] == [sum(len(b) for _, b in got[:i]) for i in range(len(got))]
+    for (_, block), (_, after) in zip(got, got[1:]):
+        last = block[block.rstrip(b"\n").rfind(b"\n") + 1 :].split(b" ")[0]
+        assert block.endswith(b"\n") and (not after.startswith(last + b" ") or block.count(b"\n") == 1 or block.startswith(last + b" "))
+    assert list(blocks(_ReadOnly(data), cut=NTriples.cut, size=size)) == got
+    middle = got[len(got) // 2][0]
+    assert list(blocks(io.BytesIO(data), middle, cut=NTriples.cut, size=size)) == got[len(got) // 2 :]
+
+
 def test_bytes_that_are_no_utf8_are_read_as_replacement_characters():
     """A torn or foreign byte in a dump costs its character, not the block: the columns read it as
     U+FFFD, as the Python decoder's `replace` does, and every other line as before."""

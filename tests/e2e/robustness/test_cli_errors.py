@@ -3,6 +3,7 @@ traceback. Each case is the smallest reproduction; the commands run through the 
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -59,6 +60,11 @@ def files(tmp_path_factory):
     (d / "bad-qids.txt").write_text("Q1\nQ1 }\n")
     (d / "torn.nt.gz").write_bytes(b"\x1f\x8b\x08\x00 not a gzip stream after its magic bytes")
     (d / "torn.nt.bz2").write_bytes(b"BZh9 not a bzip2 stream after its magic bytes")
+    # a download cut short: a real gzip stream whose end is missing (the threaded decoder's error)
+    whole = gzip.compress(
+        b"".join(b'<http://www.wikidata.org/entity/Q%d> <http://www.w3.org/2000/01/rdf-schema#label> "x%d"@en .\n' % (i, i) for i in range(50_000))
+    )
+    (d / "short.nt.gz").write_bytes(whole[: len(whole) // 2])
     tomls = {
         "hot": 'temperature = "hot"\n[experiments.main]\n',
         "seeds": 'seeds = "0,1"\n[experiments.main]\n',
@@ -87,6 +93,7 @@ CASES = {
     "kg import into a folder of something else": (["kg", "import", "{d}/dump.nt", "-o", "{d}/store"], "exists and is not an import under way"),
     "kg import, a bad id in --qids": (["kg", "import", "{d}/dump.nt", "-o", "{out}/s", "--qids", "{d}/bad-qids.txt"], "not a Wikidata id: 'Q1 }'"),
     "kg import, a torn .gz": (["kg", "import", "{d}/torn.nt.gz", "-o", "{out}/s"], "torn.nt.gz: not a readable gz stream"),
+    "kg import, a .gz cut short": (["kg", "import", "{d}/short.nt.gz", "-o", "{out}/s"], "short.nt.gz: not a readable gz stream (Compressed file ended"),
     "kg import, a torn .bz2": (["kg", "import", "{d}/torn.nt.bz2", "-o", "{out}/s"], "torn.nt.bz2: not a readable bz2 stream"),
     "wikidata-local: no store": (["kg", "show", "--kg", "wikidata-local:{d}/not-a-board", "Q1"], "not a local Wikidata store (no meta.json)"),
     "dataset publish on answers": (
