@@ -234,7 +234,8 @@ if stage == "import":
     shutil.rmtree(store, ignore_errors=True)
     meta = import_dump(dump, store, progress=False)
     size, reading = meta["read"]["decompressed_bytes"], json.loads(json.dumps(meta["read"]))
-    out = {{"streaming_cpu": reading.get("cpu_s_main", 0) + reading.get("cpu_s_workers", 0), "streaming_wall": reading["seconds"]}}
+    out = {{"streaming_cpu": reading.get("cpu_s_main", 0) + reading.get("cpu_s_workers", 0), "streaming_wall": reading["seconds"],
+           "main_thread": reading.get("cpu_s_main_thread")}}
 else:
     import polars as pl
     from kalma.kg import columnar
@@ -295,6 +296,8 @@ def step_stages(work: Path, people: int, commits: list[str], rounds: int = 3) ->
             "final step (DuckDB)": [t - s for t, s in zip(per["import"], streaming)],
             "whole import": per["import"],
         }
+        if all(x.get("main_thread") is not None for x in r["import"]):  # the serial part: what bounds many cores
+            rows["of it, the import's main thread alone"] = [x["main_thread"] / gb for x in r["import"]]
         for name, values in rows.items():
             out[f"{c}: {name}, CPU-s/GB"] = cell(values)
         out[f"{c}: decode alone, MB/s"] = cell([gb * 1e3 / x["wall"] for x in r["decode"]])

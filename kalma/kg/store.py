@@ -166,6 +166,7 @@ def import_dump(
     # with stderr not a terminal the bar is off: a line every LOG_EVERY seconds says the import lives
     logged = time.monotonic() if progress and not sys.stderr.isatty() else None
     writer = _Writer(store)
+    main_thread = time.thread_time()  # this thread's CPU alone: what bounds the import on many cores
     try:
         with open_dump(dump, compression, threads) as stream:
             for tables, found, end, lines in _parsed(blocks(stream, state.offset, cut, block_size), setup, state.lines, workers):
@@ -198,7 +199,12 @@ def import_dump(
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     (store / "parts" / "reading.json").write_text(  # the streaming pass's own figures, before DuckDB's step
         json.dumps(
-            {"peak_rss_mb": me.ru_maxrss // 1024, "cpu_s_main": round(me.ru_utime + me.ru_stime, 3), "cpu_s_workers": round(kids.ru_utime + kids.ru_stime, 3)}
+            {
+                "peak_rss_mb": me.ru_maxrss // 1024,
+                "cpu_s_main": round(me.ru_utime + me.ru_stime, 3),
+                "cpu_s_main_thread": round(time.thread_time() - main_thread, 3),
+                "cpu_s_workers": round(kids.ru_utime + kids.ru_stime, 3),
+            }
         )
     )
     return finalize(store, keep, threads, decoder=decoder_name(compression), compression=compression, workers=workers)
