@@ -326,7 +326,7 @@ def step_json(work: Path, people: int = 10_000) -> dict[str, Any]:
     if not dump.exists():
         write_dump(dump, people, "json")
     with open_dump(str(dump)) as stream:
-        raw = [block for _, block in blocks(stream, cut=JsonEntities.cut)]
+        raw = [bytes(block) for _, block in blocks(stream, cut=JsonEntities.cut)]
     gb = sum(map(len, raw)) / 1e9
     lines = [b"\n".join(x.rstrip(b",") for x in b.split(b"\n") if x.strip() not in (b"[", b"]", b"")) for b in raw]
 
