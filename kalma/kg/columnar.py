@@ -89,7 +89,8 @@ def _lines(block: Block, first_line: int) -> tuple[Any, int]:
     import pyarrow as pa
 
     ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10) + 1
-    offsets = np.concatenate(([0], ends, [len(block)] if len(block) not in ends[-1:] else []))
+    unended = [] if len(ends) and ends[-1] == len(block) else [len(block)]  # a last line with no newline
+    offsets = np.concatenate(([0], ends, unended))
     lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets.astype(np.int64)), pa.py_buffer(block))
     try:
         lines.validate(full=True)  # UTF-8 (a newline byte is never inside a character)
