@@ -117,10 +117,12 @@ def dump_format(path: str | Path) -> tuple[str, str]:
     return ("json" if head[:1] in (b"[", b"{") else "nt"), compression
 
 
-def decoder_name(compression: str) -> str:
-    """Which decoder `open_dump` uses for `compression` on this machine."""
+def decoder_name(compression: str, threads: int | None = None) -> str:
+    """Which decoder `open_dump` uses for `compression` on this machine, with `threads`."""
     if compression == "gz":
-        return "isal igzip" if _has("isal") else "gzip"
+        if _has("isal"):
+            return "isal igzip, in its own thread" if (threads or os.cpu_count() or 1) > 1 else "isal igzip"
+        return "gzip"
     if compression == "bz2":
         return "indexed_bzip2 (parallel)" if _has("indexed_bzip2") else "bz2"
     return "zstandard" if compression == "zst" else "none"

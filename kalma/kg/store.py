@@ -161,7 +161,7 @@ def import_dump(
     bad = Malformed(state.malformed, list(state.examples))
     pending: dict[str, list[Any]] = {t: [] for t in TABLES}
     began = time.monotonic() - state.seconds
-    bar = _bar(progress, state.offset, decoder_name(compression))
+    bar = _bar(progress, state.offset, decoder_name(compression, threads))
     workers = threads or os.cpu_count() or 1
     # with stderr not a terminal the bar is off: a line every LOG_EVERY seconds says the import lives
     logged = time.monotonic() if progress and not sys.stderr.isatty() else None
@@ -207,7 +207,7 @@ def import_dump(
             }
         )
     )
-    return finalize(store, keep, threads, decoder=decoder_name(compression), compression=compression, workers=workers)
+    return finalize(store, keep, threads, decoder=decoder_name(compression, threads), compression=compression, workers=workers)
 
 
 _PARSER: Any = None  # each worker's parser, made once (`_start`)
