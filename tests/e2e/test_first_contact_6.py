@@ -203,13 +203,15 @@ import_dump(sys.argv[1], sys.argv[2], progress=False, part_rows=2000, block_size
 """
 
 
-def test_an_import_killed_again_and_again_while_parts_are_written_ends_as_one_never_killed(tmp_path):
+@pytest.mark.parametrize("suffix", ["nt", "nt.gz"])
+def test_an_import_killed_again_and_again_while_parts_are_written_ends_as_one_never_killed(tmp_path, suffix):
     """SIGKILL at several moments of an N-Triples import (parts are written in a thread of their
     own, the checkpoint after them), each time resumed by the same call: the store equals, table
-    for table, one imported in a single run."""
+    for table, one imported in a single run. A .gz is decoded in a thread of its own and cannot
+    seek: its resumption reads up to the checkpoint again."""
     import duckdb
 
-    big = tmp_path / "big.nt"
+    big = tmp_path / f"big.{suffix}"
     write_dump(big, 1500, "nt", seed=5, with_release=False)
     store, parts = tmp_path / "killed", tmp_path / "killed" / "parts"
     seen: set[str] = set()
