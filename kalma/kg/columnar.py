@@ -61,7 +61,7 @@ def parse_block(block: Block, first_line: int, languages: tuple[str, ...], keep:
     claims, invalid = _claims(parts.filter(pl.col("common") & pl.col("claim")), keep)
     # A line of the common shape that names a claim's predicate outside its predicate (or a
     # claim whose object the columns do not read) is the pattern parser's: it may name it malformed.
-    mentions = text.str.contains(CLAIM, literal=True) & ~text.str.contains(DIRECT_CLAIM, literal=True)
+    mentions = _mentions()
     rest = parts.filter(pl.col("common") & ~pl.col("claim")).with_columns(mentions.alias("mentions"))
     odd = pl.concat(
         [
@@ -90,14 +90,23 @@ def _lines(block: Block, first_line: int) -> tuple[Any, int]:
 
     ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10) + 1
     unended = [] if len(ends) and ends[-1] == len(block) else [len(block)]  # a last line with no newline
-    offsets = np.concatenate(([0], ends, unended))
-    lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets.astype(np.int64)), pa.py_buffer(block))
+    offsets = np.concatenate(([0], ends, unended)).astype(np.int64, copy=False)
+    lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(block))
     try:
         lines.validate(full=True)  # UTF-8 (a newline byte is never inside a character)
     except pa.ArrowInvalid:
         return _lines(block.decode("utf-8", "replace").encode(), first_line)
     frame = pl.DataFrame({"line": pl.from_arrow(lines), "n": pl.int_range(first_line, first_line + len(lines), eager=True)})
     return frame, len(ends)
+
+
+def _mentions() -> Any:
+    """A line that names a claim's predicate, by substring: what the pattern parser counts as a
+    claim line, and names malformed when it does not parse."""
+    import polars as pl
+
+    text = pl.col("line")
+    return text.str.contains(CLAIM, literal=True) & ~text.str.contains(DIRECT_CLAIM, literal=True)
 
 
 def _wanted(languages: tuple[str, ...]) -> Any:
@@ -108,8 +117,7 @@ def _wanted(languages: tuple[str, ...]) -> Any:
     text = pl.col("line")
     tagged = pl.any_horizontal([text.str.contains(f'"@{lang}', literal=True) for lang in languages])
     is_label = pl.any_horizontal([text.str.contains(f"{p} ", literal=True) for p in LABELS]) & tagged
-    claim = text.str.contains(CLAIM, literal=True) & ~text.str.contains(DIRECT_CLAIM, literal=True)
-    return claim | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True)
+    return _mentions() | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True)
 
 
 def _whole(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter, name: str, n_lines: int) -> tuple[dict[str, Any], Malformed, int]:
@@ -125,7 +133,8 @@ def _whole(block: Block, first_line: int, languages: tuple[str, ...], keep: Filt
     )
 
 
-ENTITY = r"^[QP][0-9]+$"
+ENTITY = r"^[QP][0-9]+$"  # `dumps.is_entity`, as a polars pattern
+PROPERTY = r"^P[0-9]+$"
 
 
 def _short(iri: Any) -> Any:
@@ -149,15 +158,16 @@ def _claims(df: Any, keep: Filter) -> tuple[Any, Any]:
     if not keep.everything:  # a subject's run of claim lines, for `_kept`
         df = df.with_columns((pl.col("subject") != pl.col("subject").shift(1)).fill_null(True).cum_sum().alias("run"))
     inner = o.str.strip_prefix("<").str.strip_suffix(">")
-    iris = df.filter(o.str.starts_with("<") & o.str.ends_with(">")).with_columns(
+    is_iri, is_bnode, is_literal = o.str.starts_with("<") & o.str.ends_with(">"), o.str.starts_with("_:"), o.str.starts_with('"')
+    iris = df.filter(is_iri).with_columns(
         _short(o).alias("value"), pl.lit("").alias("datatype"), pl.lit("").alias("lang"), inner.str.contains(">", literal=True).alias("bad")
     )
     iris = iris.with_columns(pl.when(pl.col("value").str.contains(ENTITY)).then(pl.lit("item")).otherwise(pl.lit("uri")).alias("value_type"))
-    bnodes = df.filter(o.str.starts_with("_:")).with_columns(
+    bnodes = df.filter(is_bnode).with_columns(
         o.alias("value"), pl.lit("bnode").alias("value_type"), pl.lit("").alias("datatype"), pl.lit("").alias("lang"), o.str.contains(r"\s").alias("bad")
     )
     quoted = o.str.splitn('"', 3)
-    literals = df.filter(o.str.starts_with('"')).with_columns(quoted.struct.field("field_1").alias("value"), quoted.struct.field("field_2").alias("suffix"))
+    literals = df.filter(is_literal).with_columns(quoted.struct.field("field_1").alias("value"), quoted.struct.field("field_2").alias("suffix"))
     suffix = pl.col("suffix")
     datatype = suffix.str.strip_prefix("^^<").str.strip_suffix(">")
     typed = suffix.str.starts_with("^^<") & suffix.str.ends_with(">")
@@ -169,11 +179,10 @@ def _claims(df: Any, keep: Filter) -> tuple[Any, Any]:
     ).drop("suffix")
     columns = ["subject", "pid", "value", "value_type", "datatype", "lang", "n", *(["run"] if not keep.everything else [])]
     read = pl.concat([f.select(*columns, "bad") for f in (iris, bnodes, literals)])
-    valid = ~pl.col("bad").fill_null(True) & pl.col("pid").str.contains(r"^P[0-9]+$")
+    valid = ~pl.col("bad").fill_null(True) & pl.col("pid").str.contains(PROPERTY)
     read = read.with_columns(valid.alias("valid"))
     claims = read.filter("valid").select(columns)
-    kind = (o.str.starts_with("<") & o.str.ends_with(">")) | o.str.starts_with("_:") | o.str.starts_with('"')
-    invalid = pl.concat([read.filter(~pl.col("valid"))["n"], df.filter(~kind)["n"]])
+    invalid = pl.concat([read.filter(~pl.col("valid"))["n"], df.filter(~(is_iri | is_bnode | is_literal))["n"]])
     return (claims if keep.everything else _kept(claims, keep)), invalid
 
 
@@ -210,7 +219,7 @@ def _props(df: Any) -> Any:
     typed = typed.filter(pl.col("type").str.contains(r"^[A-Za-z]+$"))
     direct = df.filter((pl.col("p") == DIRECT) & pl.col("o").str.starts_with(PROP_DIRECT) & pl.col("o").str.ends_with(">"))
     direct = direct.select(_short(pl.col("s")).alias("pid"), obj.str.strip_prefix(DIRECT_IRI).alias("direct_pid"))
-    direct = direct.filter(pl.col("direct_pid").str.contains(r"^P[0-9]+$") & (pl.col("direct_pid") == pl.col("pid")))
+    direct = direct.filter(pl.col("direct_pid").str.contains(PROPERTY) & (pl.col("direct_pid") == pl.col("pid")))
     direct = direct.select("pid", pl.lit("").alias("type"), pl.lit(True).alias("direct"))
     return pl.concat([typed, direct])
 
