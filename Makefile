@@ -37,7 +37,7 @@ lint: $(STAMP)
 test-fast: lint
 	$(PYTEST) -m "not slow and not llama"
 
-# Break the planners on purpose and expect a failing test for each (tests/mutations.py): a few minutes.
+# Break guarded behaviours on purpose and expect a failing test for each (tests/mutations/, one module per area): a few minutes.
 mutations: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m tests.mutations
 

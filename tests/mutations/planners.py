@@ -1,31 +1,9 @@
-"""Break the GPU and CPU planning logic on purpose, one mutation at a time, and expect a test to
-fail each time: a test that checks a planner against its own model cannot catch these.
-
-    python -m tests.mutations          (make mutations; about 3 minutes on 2 cores)
-
-Each mutation edits one file of the working tree, runs the tests named for it, and puts the file
-back (also on Ctrl-C). Prints one line per mutation: caught (a test failed) or SURVIVED; exits 1
-when any survived.
-"""
+"""The GPU and CPU planning logic (kalma/models): a test that checks a planner against its own
+model cannot catch these."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass(frozen=True)
-class Mutation:
-    name: str
-    file: str
-    old: str
-    new: str
-    tests: tuple[str, ...]
-
+from . import Mutation
 
 MUTATIONS = (
     Mutation(
@@ -127,33 +105,3 @@ MUTATIONS = (
         ("tests/unit/test_cpu_policy.py",),
     ),
 )
-
-
-def run(m: Mutation) -> bool:
-    """Whether a test caught `m`."""
-    path = ROOT / m.file
-    original = path.read_text()
-    if original.count(m.old) != 1:
-        raise SystemExit(f"{m.name}: the code it mutates is not in {m.file} once (found {original.count(m.old)}); update tests/mutations.py")
-    try:
-        path.write_text(original.replace(m.old, m.new))
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", "2", *m.tests], cwd=ROOT, capture_output=True, text=True
-        )
-    finally:
-        path.write_text(original)
-    return done.returncode != 0
-
-
-def main() -> None:
-    survived = 0
-    for m in MUTATIONS:
-        caught = run(m)
-        survived += not caught
-        print(f"{'caught  ' if caught else 'SURVIVED'}  {m.name}  ({m.file})", flush=True)
-    print(f"{len(MUTATIONS) - survived} of {len(MUTATIONS)} mutations caught")
-    sys.exit(1 if survived else 0)
-
-
-if __name__ == "__main__":
-    main()
