@@ -1,0 +1,189 @@
+"""How sure a figure is: a percentile bootstrap over resampling units, and paired tests between
+two systems scored on the same units.
+
+A unit is what is drawn independently: for the evaluator a dataset entry, carried with all of its
+answers, sentences and citations (citations within an answer are not independent, and resampling
+them gives intervals that are too narrow). The caller sums each per-answer column within a unit;
+a figure is a vectorised function of the columns' sums over the units of one resample. So a micro
+figure is a ratio of summed counts in every resample, exactly as it is on the full data, and every
+resample costs one row of a (resamples x units) weight matrix times a (units x columns) matrix:
+no Python loop over resamples or answers.
+
+>>> import numpy as np
+>>> sums = {"correct": np.array([3.0, 1.0, 4.0, 0.0]), "cited": np.array([4.0, 2.0, 4.0, 1.0])}
+>>> i = bootstrap(sums, {"correctness": lambda s: s["correct"] / s["cited"]}, resamples=2000)["correctness"]
+>>> round(i.point, 4), i.low < i.point < i.high, i.resamples, i.undefined
+(0.7273, True, 2000, 0)
+
+A figure with no denominator in a resample is NaN there: it is counted (`undefined`), never
+dropped in silence, and the interval is read from the resamples that have it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+Sums = Mapping[str, Any]  # column -> its sum over the units of a resample: an array of shape (B,), or a number
+Estimate = Callable[[Sums], Any]  # a figure from the sums, NaN where it has no denominator
+
+LEVEL = 0.95
+RESAMPLES = 10_000
+BLOCK = 1_000  # resamples drawn at once: a block's weights are BLOCK x units numbers, whatever the total
+METHOD = "percentile bootstrap"
+TEST = "paired approximate randomization, two-sided"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A figure on the full data (`point`) and its `level` interval over `resamples` resamples,
+    of which `undefined` had no value; low and high are None when no resample had one."""
+
+    point: float | None
+    low: float | None
+    high: float | None
+    resamples: int
+    undefined: int
+    level: float = LEVEL
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A minus B on the same units: the paired bootstrap interval of the difference and the
+    approximate-randomization p-value (None where either figure is undefined on the full data)."""
+
+    a: float | None
+    b: float | None
+    diff: float | None
+    low: float | None
+    high: float | None
+    p: float | None
+    resamples: int
+    undefined: int  # bootstrap resamples where either system's figure had no value
+    level: float = LEVEL
+    seed: int = 0
+
+
+def _value(x: Any) -> float | None:
+    v = float(x)
+    return None if np.isnan(v) else v
+
+
+def _evaluate(estimate: Estimate, sums: Sums) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(estimate(sums), dtype=float)
+
+
+def _matrix(sums: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
+    names = list(sums)
+    if not names:
+        return names, np.zeros((0, 0))
+    m = np.column_stack([np.asarray(sums[n], dtype=float) for n in names])
+    return names, m
+
+
+def draws(units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Bootstrap weights in blocks: row b counts how often each unit is drawn in resample b
+    (`units` draws with replacement). Seeded, and the same for the same (units, resamples, seed)."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < resamples:
+        b = min(BLOCK, resamples - done)
+        picks = rng.integers(0, units, size=(b, units)) + units * np.arange(b)[:, None]
+        yield np.bincount(picks.ravel(), minlength=b * units).reshape(b, units).astype(float)
+        done += b
+
+
+def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | None, int]:
+    ok = values[~np.isnan(values)]
+    if not ok.size:
+        return None, None, int(values.size)
+    tail = (1 - level) / 2
+    low, high = np.quantile(ok, [tail, 1 - tail])
+    return float(low), float(high), int(values.size - ok.size)
+
+
+def bootstrap(
+    sums: Mapping[str, Any], estimates: Mapping[str, Estimate], *, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL
+) -> dict[str, Interval]:
+    """Every figure of `estimates` with its percentile interval over `resamples` resamples of the
+    units (`sums`: each column's value per unit, all of one length)."""
+    names, m = _matrix(sums)
+    point = {k: _value(_evaluate(f, {n: m[:, i].sum() for i, n in enumerate(names)})) for k, f in estimates.items()}
+    per: dict[str, list[np.ndarray]] = {k: [] for k in estimates}
+    if len(m) and resamples > 0:
+        for w in draws(len(m), resamples, seed):
+            s = w @ m
+            block = {n: s[:, i] for i, n in enumerate(names)}
+            for k, f in estimates.items():
+                per[k].append(_evaluate(f, block))
+    out = {}
+    for k in estimates:
+        values = np.concatenate(per[k]) if per[k] else np.zeros(0)
+        low, high, undefined = _interval(values, level) if point[k] is not None else (None, None, int(values.size))
+        out[k] = Interval(point[k], low, high, int(values.size), undefined, level, seed)
+    return out
+
+
+def paired(
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    estimates: Mapping[str, Estimate],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> dict[str, Difference]:
+    """A against B, unit by unit (`a` and `b`: the same columns, row i the same unit in both).
+
+    The interval resamples units jointly for both systems (one weight matrix for the two), so
+    what a unit does to both cancels. The p-value swaps each unit's sums between the systems with
+    probability 1/2 and counts the swaps whose |difference| reaches the observed one, the
+    identity included: (hits + 1) / (resamples + 1)."""
+    names, ma = _matrix(a)
+    _, mb = _matrix({n: b[n] for n in names})
+    if ma.shape != mb.shape:
+        raise ValueError(f"paired: {ma.shape[0]} units against {mb.shape[0]}; pair them first")
+    total = {n: (ma[:, i].sum(), mb[:, i].sum()) for i, n in enumerate(names)}
+    fa = {k: _value(_evaluate(f, {n: t[0] for n, t in total.items()})) for k, f in estimates.items()}
+    fb = {k: _value(_evaluate(f, {n: t[1] for n, t in total.items()})) for k, f in estimates.items()}
+    boot: dict[str, list[np.ndarray]] = {k: [] for k in estimates}
+    hits = dict.fromkeys(estimates, 0)
+    observed = {k: abs(fa[k] - fb[k]) for k in estimates if fa[k] is not None and fb[k] is not None}
+    units = len(ma)
+    if units and resamples > 0:
+        for w in draws(units, resamples, seed):
+            sa, sb = w @ ma, w @ mb
+            for k, f in estimates.items():
+                boot[k].append(_evaluate(f, {n: sa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: sb[:, i] for i, n in enumerate(names)}))
+        # Swapping unit u moves (b_u - a_u) from A's sums to B's: A' = A + S @ D, B' = B - S @ D.
+        rng, d = np.random.default_rng([seed, 1]), mb - ma
+        tot_a, tot_b = ma.sum(axis=0), mb.sum(axis=0)
+        for start in range(0, resamples, BLOCK):
+            swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units)).astype(float) @ d
+            pa, pb = tot_a + swap, tot_b - swap
+            for k in observed:
+                f = estimates[k]
+                stat = np.abs(_evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)}))
+                # A swap reaching the observed difference up to rounding counts (the identity always
+                # does), and so does one where a figure has no value: never a smaller p for want of one.
+                hits[k] += int(np.sum(np.isnan(stat) | (stat >= observed[k] - 1e-12 * max(1.0, observed[k]))))
+    out = {}
+    for k in estimates:
+        diffs = np.concatenate(boot[k]) if boot[k] else np.zeros(0)
+        if k in observed:
+            low, high, undefined = _interval(diffs, level)
+            p = (hits[k] + 1) / (resamples + 1) if resamples > 0 else None
+            diff = fa[k] - fb[k]  # type: ignore[operator]
+        else:
+            low = high = p = diff = None
+            undefined = int(diffs.size)
+        out[k] = Difference(fa[k], fb[k], diff, low, high, p, int(diffs.size), undefined, level, seed)
+    return out
+
+
+__all__ = ["Interval", "Difference", "bootstrap", "paired", "draws", "RESAMPLES", "LEVEL", "METHOD", "TEST"]
