@@ -153,7 +153,8 @@ def paired(
     fb = {k: _value(_evaluate(f, {n: t[1] for n, t in total.items()})) for k, f in estimates.items()}
     boot: dict[str, list[np.ndarray]] = {k: [] for k in estimates}
     hits = dict.fromkeys(estimates, 0)
-    observed = {k: abs(fa[k] - fb[k]) for k in estimates if fa[k] is not None and fb[k] is not None}
+    signed = {k: x - y for k in estimates if (x := fa[k]) is not None and (y := fb[k]) is not None}
+    observed = {k: abs(d) for k, d in signed.items()}
     units = len(ma)
     if units and resamples > 0:
         for w in draws(units, resamples, seed):
@@ -178,7 +179,7 @@ def paired(
         if k in observed:
             low, high, undefined = _interval(diffs, level)
             p = (hits[k] + 1) / (resamples + 1) if resamples > 0 else None
-            diff = fa[k] - fb[k]  # type: ignore[operator]
+            diff = signed[k]
         else:
             low = high = p = diff = None
             undefined = int(diffs.size)
