@@ -57,6 +57,7 @@ class Shape:
     rotary: bool  # rotary position tables (Llama) beside the hidden states
     decoder_layers: int = 0  # seq2seq: the decoder's layers (its own key/value cache is one step)
     span: int = 0  # DeBERTa's disentangled attention: relative positions each side (its position buckets); 0 elsewhere
+    span_by_width: bool = False  # DeBERTa v1: a pass attends over at most its own width of them
 
     @classmethod
     def of(cls, config: Any) -> Shape:
@@ -79,10 +80,20 @@ class Shape:
             gated=act.startswith("gated") or model_type in {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "phi3", "olmo2"},
             rotary=model_type not in {"gpt2", "t5", "mt5", "umt5", "bert", "roberta", "deberta", "deberta-v2"},
             decoder_layers=get("num_decoder_layers", default=0) or (get("num_layers") if model_type in {"t5", "mt5", "umt5"} else 0),
-            span=get("position_buckets", "max_relative_positions", "max_position_embeddings", default=512)
-            if model_type in {"deberta", "deberta-v2"} and getattr(config, "relative_attention", False)
-            else 0,
+            span=_deberta_span(config) if model_type in {"deberta", "deberta-v2"} and getattr(config, "relative_attention", False) else 0,
+            span_by_width=model_type == "deberta",
         )
+
+
+def _deberta_span(config: Any) -> int:
+    """Relative positions each side, as transformers reads them: the position buckets when set
+    (above 0), else `max_relative_positions`, which below 1 (DeBERTa v1's -1) means
+    `max_position_embeddings`."""
+    buckets = int(getattr(config, "position_buckets", -1) or -1)
+    if buckets > 0:
+        return buckets
+    span = int(getattr(config, "max_relative_positions", -1) or -1)
+    return span if span >= 1 else int(getattr(config, "max_position_embeddings", 512) or 512)
 
 
 class MemoryModel:
@@ -120,7 +131,8 @@ class MemoryModel:
         qkv = (2 * s.heads + 4 * s.kv_heads) * t * s.head_dim * e  # q, k, v, rotated q and k, the output
         scores = 2 * rows * s.heads * width * attended * 4 if self.eager else 0  # fp32 scores and softmax
         if s.span:  # DeBERTa: content and both position scores, their sum and softmax; the positions' scores before gathering
-            scores = 5 * rows * s.heads * width * attended * e + rows * s.heads * width * 2 * s.span * e
+            span = min(s.span, attended) if s.span_by_width else s.span
+            scores = 5 * rows * s.heads * width * attended * e + rows * s.heads * width * 2 * span * e
         # the logits of the scored positions once the layers are done: in fp32 (a copy of them when
         # the model computes in 16 bits, freed as it is made) and their log-softmax
         logits = rows * kept * s.vocab * max(e + 4, 8)

@@ -132,3 +132,50 @@ def test_deberta_nli_with_its_disentangled_attention(deberta, rows, premise):
     with LiveBytes() as lb:
         ent.probs(pairs, cache=Cache(None))
     _close(ent.rt.memory.forward(rows, width, 1), lb.peak)
+
+
+@pytest.fixture(scope="module")
+def deberta_v1(tmp_path_factory):
+    """A random DeBERTa (v1) classifier as its configs come: `max_relative_positions: -1`, which
+    transformers reads as `max_position_embeddings` (512), each pass attending over at most its
+    own width of relative positions."""
+    import torch
+    from transformers import DebertaConfig, DebertaForSequenceClassification
+
+    from bench.perf.random_models import NLI_LABELS, _tokenizer
+
+    folder = tmp_path_factory.mktemp("deberta-v1")
+    torch.manual_seed(0)
+    tok = _tokenizer({"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"})
+    cfg = DebertaConfig(
+        vocab_size=len(tok),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=256,
+        max_position_embeddings=512,
+        relative_attention=True,
+        pos_att_type=["p2c", "c2p"],
+        max_relative_positions=-1,
+        type_vocab_size=0,
+        id2label=NLI_LABELS,
+        label2id={v: k for k, v in NLI_LABELS.items()},
+    )
+    DebertaForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.mark.parametrize("rows,premise", [(32, 240), (8, 100)])
+def test_deberta_v1_reads_its_span_as_transformers_does(deberta_v1, rows, premise):
+    """The 32 x 256 pass the span of -1 under-predicted by 35 %."""
+    from kalma.models.hf import HFNLIEntailment
+
+    rng = random.Random(rows)
+    ent = HFNLIEntailment(f"{deberta_v1}@fp32", token_budget=1 << 16, pass_tokens=1 << 20)
+    pairs = [(random_text(rng, premise), random_text(rng, 8)) for _ in range(rows)]
+    assert len(ent._plan(pairs)) == 1 and ent.rt.memory.shape.span == 512
+    width = max(w for (w,) in ent._widths(pairs))
+    with LiveBytes() as lb:
+        ent.probs(pairs, cache=Cache(None))
+    _close(ent.rt.memory.forward(rows, width, 1), lb.peak)
