@@ -22,7 +22,8 @@ from kalma.models import ENTAILMENT, describe, get_entailment
 from kalma.schema import normalize_text
 from kalma.verbalize import hypothesis
 
-from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, approximate_entailment, entailment_failures, macro, micro, ratio, total
+from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, approximate_entailment, entailment_failures, ratio, total
+from .figures import Count, Figure, Mean, Ratio
 from .human.score import human_check
 
 
@@ -90,6 +91,5 @@ class Alignment(Metric):
         why = {} if ok else {"why": f"the sentence does not entail it: P(entailment) {p:.3f} < {self.options.threshold:g}"}
         return {"entailment": round(p, 4), "aligned": ok, **why}
 
-    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
-        m, dropped = macro(rows, "alignment")
-        return {"alignment_micro": micro(rows, "aligned", "align_pairs"), "alignment_macro": m}, {"alignment_macro": dropped}
+    def figures(self) -> dict[str, Figure]:
+        return {"alignment_micro": Ratio(Count("aligned"), Count("align_pairs")), "alignment_macro": Mean("alignment")}

@@ -10,6 +10,7 @@ stored rows, so a resumed run and an uninterrupted one give the same summary.
 
 from __future__ import annotations
 
+import math
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -21,6 +22,8 @@ from kalma.errors import ConfigError
 from kalma.properties import Vocabulary
 from kalma.registry import Registry
 from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Triple
+
+from .figures import Figure, Mean, columns, totals
 
 
 @dataclass
@@ -217,9 +220,19 @@ class Metric(ABC):
     @abstractmethod
     def score(self, items: Sequence[EvalItem]) -> list[Scored]: ...
 
-    @abstractmethod
+    def figures(self) -> dict[str, Figure]:
+        """Each output as a formula over per-answer columns summed (`evaluation.figures`): the one
+        declaration its summary value and its bootstrap interval are both computed from. An output
+        left out (a spread, a count of failures) is reported without an interval."""
+        return {}
+
     def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
-        """Summary values from this metric's own rows and, per value, how many answers dropped out of it."""
+        """Summary values from this metric's own rows and, per value, how many answers dropped out
+        of it: by default every output from its figure, a mean's answers without the value dropped."""
+        figures = self.figures()
+        sums = totals(rows, columns(figures))
+        values = {k: (None if math.isnan(v := float(f(sums))) else v) for k, f in figures.items()}
+        return values, {k: f.dropped(rows) for k, f in figures.items() if isinstance(f, Mean)}
 
 
 # ---------------------------------------------------------------- shared arithmetic
@@ -233,16 +246,6 @@ def f1(p: float | None, r: float | None) -> float | None:
     if p is None or r is None:
         return None
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
-
-
-def micro(rows: Sequence[Scored], num: str, den: str) -> float | None:
-    return ratio(sum(r.counts.get(num, 0) for r in rows), sum(r.counts.get(den, 0) for r in rows))
-
-
-def macro(rows: Sequence[Scored], key: str) -> tuple[float | None, int]:
-    """Mean of a per-answer value over the answers that have it, and how many dropped out."""
-    vals = [v for r in rows if (v := r.values.get(key)) is not None]
-    return (statistics.fmean(vals) if vals else None), len(rows) - len(vals)
 
 
 MARKUP_TOTALS = ("sentences", "citations", "na_marks", "malformed")

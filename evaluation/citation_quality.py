@@ -32,7 +32,8 @@ from kalma.citations import Citation
 from kalma.properties import NAME_IDENTITY, Vocabulary
 from kalma.schema import KnowledgeGraph
 
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, macro, micro, ratio, total  # noqa: F401 (EvalOptions: doctest)
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, f1, ratio, total  # noqa: F401 (EvalOptions: doctest)
+from .figures import ANSWERS, F1, Count, Figure, Mean, Ratio
 
 
 class CitationQuality(Metric):
@@ -107,22 +108,21 @@ class CitationQuality(Metric):
         }
         return {**super().support(rows, dropped), **micro_n}
 
-    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
-        with_set = [r for r in rows if "minimum" in r.counts]
-        p_micro, r_micro = micro(with_set, "precise", "citations"), micro(with_set, "recalled", "minimum")
-        values: dict[str, float | None] = {
-            "correctness_micro": micro(rows, "correct", "citations"),
-            "precision_micro": p_micro,
-            "recall_micro": r_micro,
-            "f1_micro": f1(p_micro, r_micro),
+    def figures(self) -> dict[str, Figure]:
+        # Precision and recall are over the answers that have a minimum set (they alone count `minimum`).
+        p, r = Ratio(Count("precise"), Count("citations", given="minimum")), Ratio(Count("recalled"), Count("minimum"))
+        pm, rm = Mean("precision"), Mean("recall")
+        return {
+            "correctness_micro": Ratio(Count("correct"), Count("citations")),
+            "precision_micro": p,
+            "recall_micro": r,
+            "f1_micro": F1(p, r),
+            "correctness_macro": Mean("correctness"),
+            "precision_macro": pm,
+            "recall_macro": rm,
+            "f1_macro": F1(pm, rm),
+            "malformed_per_answer": Ratio(Count("malformed"), ANSWERS),
         }
-        dropped: dict[str, int] = {}
-        c_macro, dropped["correctness_macro"] = macro(rows, "correctness")
-        p_macro, dropped["precision_macro"] = macro(rows, "precision")
-        r_macro, dropped["recall_macro"] = macro(rows, "recall")
-        values |= {"correctness_macro": c_macro, "precision_macro": p_macro, "recall_macro": r_macro, "f1_macro": f1(p_macro, r_macro)}
-        values["malformed_per_answer"] = ratio(sum(r.counts.get("malformed", 0) for r in rows), len(rows))
-        return values, dropped
 
 
 class Explainer:

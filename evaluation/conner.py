@@ -39,7 +39,8 @@ from kalma.seeds import rng
 from kalma.verbalize import verbalize
 
 from .alignment import entailment_label
-from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, decisive, knowledge_prose, lm_context, macro
+from .base import Card, EvalItem, EvalOptions, Metric, Scored, approximate_entailment, decisive, knowledge_prose, lm_context
+from .figures import Figure, Mean
 from .instruct_qa import tokens
 
 AGGREGATE: dict[str, Callable[[list[float]], float]] = {"min": min, "mean": statistics.fmean, "max": max}
@@ -151,11 +152,8 @@ class ConnerIntrinsic(Metric):
             out.append(Scored(values, {"conner_sentences": n}))
         return out
 
-    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
-        values, dropped = {}, {}
-        for key in self.outputs:
-            values[key], dropped[key] = macro(rows, key)
-        return values, dropped
+    def figures(self) -> dict[str, Figure]:
+        return {key: Mean(key) for key in self.outputs}
 
 
 class ConnerExtrinsic(Metric):
@@ -228,7 +226,5 @@ class ConnerExtrinsic(Metric):
             )
         return out
 
-    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
-        h, dh = macro(rows, "conner_helpfulness")
-        v, dv = macro(rows, "conner_validity")
-        return {"conner_helpfulness": h, "conner_validity": v}, {"conner_helpfulness": dh, "conner_validity": dv}
+    def figures(self) -> dict[str, Figure]:
+        return {key: Mean(key) for key in self.outputs}

@@ -35,12 +35,10 @@ from .base import (
     approximate_entailment,
     decisive,
     entailment_failures,
-    f1,
-    macro,
-    micro,
     ratio,
     total,
 )
+from .figures import F1, Count, Figure, Mean, Ratio
 
 
 class ConsciousIncompetence(Metric):
@@ -153,17 +151,10 @@ class ConsciousIncompetence(Metric):
         probs = ent.relevance([(sentence, question) for _, _, sentence, question in asked]) if asked else []
         return {(i, si): p for (i, si, _, _), p in zip(asked, probs)}
 
-    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
-        scored = [r for r in rows if "absent" in r.counts]
-        p, r = micro(scored, "na_sentences_correct", "na_sentences"), micro(scored, "absent_entailed", "absent")
-        dropped: dict[str, int] = {}
-        pm, dropped["na_precision_macro"] = macro(rows, "na_precision")
-        rm, dropped["na_recall_macro"] = macro(rows, "na_recall")
-        return {
-            "na_precision_micro": p,
-            "na_recall_micro": r,
-            "na_f1_micro": f1(p, r),
-            "na_precision_macro": pm,
-            "na_recall_macro": rm,
-            "na_f1_macro": f1(pm, rm),
-        }, dropped
+    def figures(self) -> dict[str, Figure]:
+        # Micro figures are over the answers that have an absent set (they alone count `absent`).
+        p = Ratio(Count("na_sentences_correct", given="absent"), Count("na_sentences", given="absent"))
+        r = Ratio(Count("absent_entailed", given="absent"), Count("absent"))
+        pm, rm = Mean("na_precision"), Mean("na_recall")
+        micro = {"na_precision_micro": p, "na_recall_micro": r, "na_f1_micro": F1(p, r)}
+        return micro | {"na_precision_macro": pm, "na_recall_macro": rm, "na_f1_macro": F1(pm, rm)}

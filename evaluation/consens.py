@@ -26,7 +26,8 @@ from kalma.models import SCORERS, describe, get_scorer
 from kalma.nlp import load_spacy
 from kalma.schema import KnowledgeGraph
 
-from .base import Card, EvalItem, Metric, Scored, knowledge_prose, lm_context, macro
+from .base import Card, EvalItem, Metric, Scored, knowledge_prose, lm_context
+from .figures import Figure, Mean
 
 CLOSED_CLASS = {"DET", "PRON", "CCONJ", "SCONJ", "ADP", "AUX", "PART", "PUNCT", "SYM", "SPACE", "INTJ"}
 
@@ -96,6 +97,5 @@ class ConSens(Metric):
             out.append(Scored(values, {"consens_words": len(spans[i])}, details=details))
         return out
 
-    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
-        m, d = macro(rows, "consens")
-        return {"consens_mean": m}, {"consens_mean": d}
+    def figures(self) -> dict[str, Figure]:
+        return {"consens_mean": Mean("consens")}

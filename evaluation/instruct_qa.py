@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from kalma.citations import strip_citations
 from kalma.schema import KnowledgeGraph
 
-from .base import Card, EvalItem, Metric, Scored, macro
+from .base import Card, EvalItem, Metric, Scored
+from .figures import Figure, Mean
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation + "“”‘’–—"})
@@ -97,8 +98,5 @@ class InstructQA(Metric):
             out.append(Scored({f"iqa_{k}": v for k, v in values.items()}, {"answer_tokens": len(ans)}, notes))
         return out
 
-    def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
-        values, dropped = {}, {}
-        for key in ("k_precision", "k_precision_pp", "k_recall", "k_f1", "recall", "recall_strict", "em", "f1"):
-            values[f"iqa_{key}"], dropped[f"iqa_{key}"] = macro(rows, f"iqa_{key}")
-        return values, dropped
+    def figures(self) -> dict[str, Figure]:
+        return {key: Mean(key) for key in self.outputs}

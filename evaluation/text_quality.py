@@ -26,6 +26,7 @@ from kalma.seeds import derive_seed
 from kalma.verbalize import kg_to_text
 
 from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, mean_std
+from .figures import Figure, Mean
 
 ASPECTS: dict[str, tuple[str, str]] = {
     "coherence": (
@@ -169,6 +170,10 @@ class TextQuality(Metric):
         bad = sum(r.counts.get(f"{a}_invalid", 0) for r in rows for a in ASPECTS)
         examples = [e for r in rows for e in r.details.get("unreadable", [])]
         return Failures(self.options.judge or "none", asked, bad, examples, "ratings") if asked else None
+
+    def figures(self) -> dict[str, Figure]:
+        # The spreads and the counts of invalid replies are reported without an interval.
+        return {f"{a}_{k}": Mean(a if k == "mean" else f"{a}_weighted") for a in ASPECTS for k in ("mean", "weighted_mean")}
 
     def aggregate(self, rows: Sequence[Scored]) -> tuple[dict[str, float | None], dict[str, int]]:
         values: dict[str, float | None] = {}
