@@ -71,25 +71,28 @@ def _processor() -> str:
     return platform.processor() or platform.machine()
 
 
-def measure(probe: Callable[[int, int], None], sizes: tuple[int, ...] = SIZES, slowest: float = SLOWEST) -> dict[int, float]:
+def measure(
+    probe: Callable[[int, int], None], sizes: tuple[int, ...] = SIZES, slowest: float = SLOWEST, clock: Callable[[], float] = time.perf_counter
+) -> dict[int, float]:
     """Positions a second of `probe(rows, width)` at each pass size, narrowest first, until one
-    pass takes `slowest` seconds; each size timed twice (the faster kept), after one warm-up."""
+    pass takes `slowest` seconds by `clock`; each size timed twice (the faster kept), after one
+    warm-up."""
     probe(1, min(sizes[0], ROW))
     found: dict[int, float] = {}
     for size in sizes:
         width = min(size, ROW)
         rows = size // width
-        took = min(_timed(probe, rows, width) for _ in range(2))
+        took = min(_timed(probe, rows, width, clock) for _ in range(2))
         found[size] = size / took
         if took >= slowest:
             break
     return found
 
 
-def _timed(probe: Callable[[int, int], None], rows: int, width: int) -> float:
-    start = time.perf_counter()
+def _timed(probe: Callable[[int, int], None], rows: int, width: int, clock: Callable[[], float]) -> float:
+    start = clock()
     probe(rows, width)
-    return max(time.perf_counter() - start, 1e-9)
+    return max(clock() - start, 1e-9)
 
 
 def pass_tokens(kind: str, shape: Shape, dtype: str, probe: Callable[[int, int], None]) -> tuple[int, str]:

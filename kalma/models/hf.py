@@ -37,7 +37,7 @@ from ..errors import BackendError
 from ..seeds import item_seed
 from .base import LLM, Entailment, Generation, GenParams, LMScorer, Matcher, Message, TokenLogprob, separator
 from .loading import hub_ready, load, model_ref, model_type, split_dtype
-from .runtime import PAD_MULTIPLE, Runtime, device, padded, plan_batches, resolve, resolve_attention, resolve_dtype
+from .runtime import PAD_MULTIPLE, Runtime, device, padded, plan_batches, prefix_plan, resolve, resolve_attention, resolve_dtype
 
 log = logging.getLogger(__name__)
 
@@ -87,17 +87,28 @@ class HFBackend:
     _identity: str | None = None  # as of the last public call: what `model()` loads, without re-reading the folder per batch
 
     def model(self) -> tuple[Any, Any]:
-        tok, model, placement = load(self.kind, self.path, self.dtype, self._identity or self.cache_identity(), self.attention, self.offload)
-        if self._runtime is None:
-            rt = resolve(model.config, self.dtype, self.attention, self.token_budget, self.pass_tokens)
-            rt.placement = placement
-            if not rt.cuda and rt.pass_tokens is None and self.batching == "tokens" and self.fixed_rows is None:
-                from .calibration import pass_tokens
-
-                with rt.numerics():
-                    rt.pass_tokens, rt.pass_from = pass_tokens(self.kind, rt.memory.shape, self.dtype, lambda rows, width: self._probe(model, rows, width))
-            self._runtime = rt
+        """The tokenizer and the model, loaded once per process where the device says. Loading
+        decides nothing else: the runtime is resolved apart (`rt`)."""
+        tok, model, _ = self._loaded()
         return tok, model
+
+    def _loaded(self) -> tuple[Any, Any, str]:
+        return load(self.kind, self.path, self.dtype, self._identity or self.cache_identity(), self.attention, self.offload)
+
+    def resolve_runtime(self) -> Runtime:
+        """Resolving the backend, in its steps: the model loaded; the runtime resolved from its
+        config (device, dtype, attention, budget); and on the CPU, unless the spec or the
+        environment gives it, the pass width calibrated on the loaded model (measured once per
+        machine and model, `calibration`)."""
+        _, model, placement = self._loaded()
+        rt = resolve(model.config, self.dtype, self.attention, self.token_budget, self.pass_tokens)
+        rt.placement = placement
+        if not rt.cuda and rt.pass_tokens is None and self.batching == "tokens" and self.fixed_rows is None:
+            from .calibration import pass_tokens
+
+            with rt.numerics():
+                rt.pass_tokens, rt.pass_from = pass_tokens(self.kind, rt.memory.shape, self.dtype, lambda rows, width: self._probe(model, rows, width))
+        return rt
 
     def _probe(self, model: Any, rows: int, width: int) -> None:
         """One pass of `rows` x `width` random positions, as this backend's passes run (for the
@@ -114,10 +125,9 @@ class HFBackend:
 
     @property
     def rt(self) -> Runtime:
-        """The resolved runtime (loading the model when it is not yet)."""
+        """The resolved runtime (`resolve_runtime`, once)."""
         if self._runtime is None:
-            self.model()
-        assert self._runtime is not None
+            self._runtime = self.resolve_runtime()
         return self._runtime
 
     def cache_identity(self) -> str | None:
@@ -218,32 +228,9 @@ class HFBackend:
         return plan_batches(sizes, cost, self.rt.budget(), pass_tokens=self.rt.pass_tokens if wide else None)
 
     def prefix_plan(self, seqs: Sequence[tuple[int, ...]], decode: bool = False) -> list[list[int]]:
-        """Batches for the shared-prefix runner: sequences in token order, so that those sharing a
-        prefix meet in one batch, cut when the caches the runner holds through the batch pass half
-        the budget: one per shared prefix (a node, holding its whole prefix), and with `decode`
-        each sequence's own, kept from its prompt's pass until decoding. The runner fits its
-        passes in the rest. Memory alone cuts them: the runner cuts its own passes to the pass
-        width, and its decoding gains from every row it holds."""
+        """Batches for the shared-prefix runner (`runtime.prefix_plan`) at this backend's budget."""
         memory, budget = self.rt.memory, self.rt.budget() if self.fixed_rows is None else 1 << 62
-        rows = self.fixed_rows or len(seqs)
-        order = sorted(range(len(seqs)), key=lambda i: seqs[i])
-        batches: list[list[int]] = []
-        cur: list[int] = []
-        held = deepest = 0
-        prev: tuple[int, ...] = ()
-        for i in order:
-            ids = seqs[i]
-            shared = next((k for k, (a, b) in enumerate(zip(prev, ids)) if a != b), min(len(prev), len(ids)))
-            adds = (shared if shared > deepest else 0) + (len(ids) if decode else 0)  # a deeper shared prefix is a new node
-            if cur and (len(cur) >= rows or memory.kv(1, held + adds) > budget // 2):
-                batches.append(cur)
-                cur, held, deepest = [], 0, 0
-                adds = len(ids) if decode else 0
-            cur.append(i)
-            held += adds
-            deepest = shared if cur[1:] else 0
-            prev = ids
-        return batches + ([cur] if cur else [])
+        return prefix_plan(seqs, lambda tokens: memory.kv(1, tokens), budget, self.fixed_rows or len(seqs), decode)
 
     def shared_runner(self, min_saved: int = 64) -> Any:
         """This backend's shared-prefix runner (`kalma.models.shared_prefix`), made once: it

@@ -390,6 +390,41 @@ def plan_batches(
     return batches + ([cur] if cur else [])
 
 
+def prefix_plan(seqs: Sequence[tuple[int, ...]], kv: Callable[[int], int], budget: int, max_rows: int, decode: bool = False) -> list[list[int]]:
+    """Batches for the shared-prefix runner: sequences in token order, so that those sharing a
+    prefix meet in one batch, cut when the caches the runner holds through the batch (`kv`: the
+    bytes of a cache of so many tokens) pass half of `budget`, or at `max_rows`: one per shared
+    prefix (a node, holding its whole prefix), and with `decode` each sequence's own, kept from its
+    prompt's pass until decoding. The runner fits its passes in the rest. Memory alone cuts them:
+    the runner cuts its own passes to the pass width, and its decoding gains from every row it
+    holds.
+
+    >>> seqs = [(1, 2, 3, 4), (9, 9), (1, 2, 3, 5), (1, 2, 7)]
+    >>> prefix_plan(seqs, lambda tokens: tokens, budget=30, max_rows=8)  # one node (1, 2, 3): 3 tokens held
+    [[0, 2, 3, 1]]
+    >>> prefix_plan(seqs, lambda tokens: tokens, budget=30, max_rows=8, decode=True)  # and each one's own, to decode
+    [[0, 2, 3], [1]]
+    """
+    order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    held = deepest = 0
+    prev: tuple[int, ...] = ()
+    for i in order:
+        ids = seqs[i]
+        shared = next((k for k, (a, b) in enumerate(zip(prev, ids)) if a != b), min(len(prev), len(ids)))
+        adds = (shared if shared > deepest else 0) + (len(ids) if decode else 0)  # a deeper shared prefix is a new node
+        if cur and (len(cur) >= max_rows or kv(held + adds) > budget // 2):
+            batches.append(cur)
+            cur, held, deepest = [], 0, 0
+            adds = len(ids) if decode else 0
+        cur.append(i)
+        held += adds
+        deepest = shared if cur[1:] else 0
+        prev = ids
+    return batches + ([cur] if cur else [])
+
+
 def padded(n: int) -> int:
     """`n` tokens rounded up to the padding multiple."""
     return -(-max(n, 1) // PAD_MULTIPLE) * PAD_MULTIPLE

@@ -13,7 +13,7 @@ import pytest
 from bench.perf.random_models import build_causal, build_llama, random_text
 from kalma.cache import Cache
 from kalma.models import GenParams
-from kalma.models.calibration import SIZES, knee
+from kalma.models.calibration import ROW, SIZES, knee, measure
 from kalma.models.hf import HFCausalLM, HFCausalScorer, Prompt
 from kalma.models.runtime import MEMORY_SHARE, padded, resolve, using
 from kalma.models.stand_in import GIB, FakeHost
@@ -189,6 +189,21 @@ def test_the_calibration_measures_once_per_machine_and_model(tmp_path, monkeypat
     found[key] = {str(s): 100.0 for s in found[key]}
     kept.write_text(json.dumps(found))
     assert HFCausalScorer(f"{path}@fp32").rt.pass_tokens == SIZES[0]
-    other = str(build_causal(tmp_path / "g", "gpt2"))
-    HFCausalScorer(f"{other}@fp32").model()
-    assert len(json.loads(kept.read_text())) == 2
+    other = HFCausalScorer(f"{str(build_causal(tmp_path / 'g', 'gpt2'))}@fp32")
+    other.model()  # loading measures nothing: the calibration is a step of resolving the backend
+    assert len(json.loads(kept.read_text())) == 1 and other._runtime is None
+    assert other.rt.pass_from.startswith("the knee") and len(json.loads(kept.read_text())) == 2
+
+
+def test_the_calibration_stops_at_its_slowest_pass():
+    """A pass that takes `slowest` seconds is the last measured: a large model never runs the
+    widest sizes (a clock advanced by each pass's positions, not a timed test)."""
+    now, passes = [0.0], []
+
+    def probe(rows: int, width: int) -> None:
+        passes.append(rows * width)
+        now[0] += rows * width / 1000  # a model running 1,000 positions a second
+
+    found = measure(probe, slowest=0.25, clock=lambda: now[0])
+    assert list(found) == [32, 64, 128, 256] and found[256] == pytest.approx(1000)
+    assert max(passes) == 256 and passes[0] == min(SIZES[0], ROW)
