@@ -26,9 +26,10 @@ from kalma.errors import ConfigError, Interrupted, KalmaError
 from kalma.jsonl import read_jsonl
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
-from kalma.schema import Answer, AnswerScores, Coverage, DatasetEntry, KnowledgeGraph, Summary, first_entries
+from kalma.schema import Answer, AnswerScores, Bounds, Coverage, DatasetEntry, KnowledgeGraph, Resampling, Spread, Summary, first_entries
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, UNUSABLE_LIMIT, EvalItem, EvalOptions, Metric, Scored, get_metric, show
+from .uncertainty import LEVEL, RESAMPLES, intervals, run_of, spread, table
 from .verdict_page import render_page
 from .verdicts import assemble
 
@@ -63,6 +64,7 @@ def evaluate(
     model: str | None = None,
     named: str | None = None,
     partial: bool = False,
+    resamples: int = RESAMPLES,
 ) -> Summary:
     """Score `answers` against `dataset` into `out_dir` (see the module docstring).
 
@@ -71,6 +73,8 @@ def evaluate(
     both say so in every report and record it in the summary's `coverage`.
     `model` names the model of answers whose lines and header name none (`--model`); `named` is
     what the reports call the answers' model (a submission's model: one name everywhere).
+    Every figure gets a bootstrap interval over dataset entries from `resamples` resamples drawn
+    with the run's seed (0: none).
     `stop_after` scores at most that many new answers, then returns (used to test resumption).
     An existing output made from other inputs or settings is refused (`kalma.resume`), or
     started over with `overwrite`.
@@ -82,6 +86,7 @@ def evaluate(
     problems: list[Problem] = []
     unnamed: list[str] = []
     kg_given: str | None = None
+    made_by: dict[str, Any] = {}  # what the answers file says made it (`kalma answer`'s settings, the harness's run)
     if isinstance(answers, (str, Path)):
         loaded = load_answers(answers, entries, model or named)
         answer_list, problems = loaded.answers, loaded.problems
@@ -90,6 +95,8 @@ def evaluate(
             raise KalmaError(f"{answers}: no answer could be read{found}; nothing was scored")
         unnamed = [c for c in (loaded.matched, loaded.model_caveat()) if c]
         kg_given = header_kg_given(answers, loaded.header)
+        partial = partial or loaded.asked is not None  # the harness asked these entries only (`lm_eval --limit`)
+        made_by = loaded.made_by()
     else:
         answer_list = list(answers)
     n_entries = len(entry_list)
@@ -127,6 +134,7 @@ def evaluate(
         **scope,
         "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
         "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>",
+        **({"answers_made_by": made_by} if made_by else {}),
     }
     models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here
     limits = dataset_limits(entry_list, answer_list, [m.name for m in active])
@@ -170,7 +178,9 @@ def evaluate(
         notices = [a.meta["note"] for a in answer_list if isinstance(a.meta.get("note"), str)]
         from_cache = sum(bool(a.meta.get("cached")) for a in answer_list)
         first = said_first + answer_caveats(answer_list, rows, answer_models) + assumed
-        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, len(rows) == len(wanted), from_cache, first)
+        complete = len(rows) == len(wanted)
+        summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, complete, from_cache, first)
+        summary.intervals, summary.resampling, summary.run_spread = uncertainty(rows, active, summary.metrics, resamples, options.seed)
         summary.coverage = coverage
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
@@ -420,6 +430,45 @@ def summarize(
     )
 
 
+COVERS = (
+    "the sampling of the questions (which entries the dataset holds); not the judge's own error, "
+    "nor the model's sampling, which the spread over runs shows where entries have several runs"
+)
+
+
+def uncertainty(
+    rows: Sequence[AnswerScores], metrics: Sequence[Metric], values: dict[str, dict[str, float | None]], resamples: int, seed: int
+) -> tuple[dict[str, dict[str, Bounds]], Resampling | None, dict[str, dict[str, Spread]]]:
+    """Each value's interval over dataset entries and, where entries have several runs, its spread
+    over runs; values that are n/a get neither."""
+    if not rows or resamples <= 0:
+        return {}, None, {}
+    by_entry = table(rows, metrics)
+    found = intervals(by_entry, resamples=resamples, seed=seed)
+    by_run = table(rows, metrics, unit=run_of)
+    spreads = spread(by_run) if len(by_run.units) > 1 else {}
+    bounds: dict[str, dict[str, Bounds]] = {}
+    over_runs: dict[str, dict[str, Spread]] = {}
+    for metric, vals in values.items():
+        for k, v in vals.items():
+            if v is None or (i := found.get(f"{metric}.{k}")) is None:
+                continue
+            bounds.setdefault(metric, {})[k] = Bounds(low=i.low, high=i.high, undefined=i.undefined)
+            if (sp := spreads.get(f"{metric}.{k}")) is not None:
+                over_runs.setdefault(metric, {})[k] = Spread(mean=sp[0], std=sp[1], runs=sp[2])
+    how = Resampling(
+        method="percentile bootstrap over dataset entries, each resampled with all of its answers",
+        unit="dataset entry",
+        units=len(by_entry.units),
+        resamples=resamples,
+        seed=seed,
+        level=LEVEL,
+        covers=COVERS,
+        runs=by_run.units if spreads else [],
+    )
+    return bounds, how, over_runs
+
+
 def _notes(rows: Sequence[AnswerScores]) -> list[str]:
     """Each distinct note once; one that concerns only some answers says how many and which (the
     first five). A note on every answer is about the run, and said as it is."""
@@ -442,6 +491,18 @@ def _over(s: Summary, metric: str, key: str) -> str:
     return str(support.get(key, ""))
 
 
+def show_bounds(b: Bounds | None, scale: str, how: Resampling | None) -> str:
+    """An interval as the tables print it, with the resamples that had no value said."""
+    if b is None or b.low is None or b.high is None:
+        return "–"
+    missing = f" ({b.undefined} of {how.resamples} resamples without a value)" if b.undefined and how else ""
+    return f"[{show(b.low, scale)}, {show(b.high, scale)}]{missing}"
+
+
+def resampling_line(how: Resampling) -> str:
+    return f"Intervals: {how.method} ({how.units:,} entries, {how.resamples:,} resamples, seed {how.seed}); they cover {how.covers}."
+
+
 def markdown_table(s: Summary) -> str:
     lines = [f"# Evaluation of {s.models.get('answers', '?')}", ""]
     if s.caveats:
@@ -451,13 +512,27 @@ def markdown_table(s: Summary) -> str:
         lines += ["Problems of the answers file: " + said(s.problems), ""]
     if s.malformed:
         lines += ["Malformed markup: " + ", ".join(f"{k} {v}" for k, v in s.malformed.items()), ""]
-    lines += ["| metric | value | scale | computed over | dropped |", "|---|---|---|---|---|"]
+    how = s.resampling
+    level = f"{100 * how.level:g}% interval" if how else "interval"
+    lines += [f"| metric | value | {level} | scale | computed over | dropped |", "|---|---|---|---|---|---|"]
     for name, values in s.metrics.items():
         for k, v in values.items():
             scale = s.scales.get(name, {}).get(k, "rate")
             why = s.unavailable.get(name, {}).get(k)
             value = f"{show(v, scale)} ({why})" if why else show(v, scale)
-            lines.append(f"| {name}.{k} | {value} | {SCALES.get(scale, scale)} | {_over(s, name, k)} | {s.dropped.get(name, {}).get(k, '')} |")
+            bounds = s.intervals.get(name, {}).get(k)
+            row = [f"{name}.{k}", value, show_bounds(bounds, scale, how), SCALES.get(scale, scale), _over(s, name, k), str(s.dropped.get(name, {}).get(k, ""))]
+            lines.append("| " + " | ".join(row) + " |")
+    if how is not None:
+        lines += ["", resampling_line(how)]
+    if s.run_spread and how is not None:
+        runs = ", ".join(r or "(unnamed)" for r in how.runs)
+        lines += ["", f"Spread over the runs {runs} (the model's sampling, apart from the interval over entries): mean and sample standard deviation.", ""]
+        lines += ["| metric | mean over runs | sd | runs |", "|---|---|---|---|"]
+        for name, spreads in s.run_spread.items():
+            for k, sp in spreads.items():
+                scale = s.scales.get(name, {}).get(k, "rate")
+                lines.append(f"| {name}.{k} | {show(sp.mean, scale)} | {show(sp.std, scale)} | {sp.runs} |")
     lines += ["", "Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
     if s.notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in s.notes]

@@ -21,13 +21,20 @@ dropped in silence, and the interval is read from the resamples that have it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-Sums = Mapping[str, Any]  # column -> its sum over the units of a resample: an array of shape (B,), or a number
+from .figures import Column, Figure, columns
+
+if TYPE_CHECKING:
+    from kalma.schema import AnswerScores
+
+    from .base import Metric
+
+Sums = Mapping[Any, Any]  # column -> its sum over the units of a resample: an array of shape (B,), or a number
 Estimate = Callable[[Sums], Any]  # a figure from the sums, NaN where it has no denominator
 
 LEVEL = 0.95
@@ -78,7 +85,7 @@ def _evaluate(estimate: Estimate, sums: Sums) -> np.ndarray:
         return np.asarray(estimate(sums), dtype=float)
 
 
-def _matrix(sums: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
+def _matrix(sums: Mapping[Any, Any]) -> tuple[list[Any], np.ndarray]:
     names = list(sums)
     if not names:
         return names, np.zeros((0, 0))
@@ -108,7 +115,7 @@ def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | N
 
 
 def bootstrap(
-    sums: Mapping[str, Any], estimates: Mapping[str, Estimate], *, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL
+    sums: Mapping[Any, Any], estimates: Mapping[str, Estimate], *, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL
 ) -> dict[str, Interval]:
     """Every figure of `estimates` with its percentile interval over `resamples` resamples of the
     units (`sums`: each column's value per unit, all of one length)."""
@@ -130,8 +137,8 @@ def bootstrap(
 
 
 def paired(
-    a: Mapping[str, Any],
-    b: Mapping[str, Any],
+    a: Mapping[Any, Any],
+    b: Mapping[Any, Any],
     estimates: Mapping[str, Estimate],
     *,
     resamples: int = RESAMPLES,
@@ -187,4 +194,64 @@ def paired(
     return out
 
 
-__all__ = ["Interval", "Difference", "bootstrap", "paired", "draws", "RESAMPLES", "LEVEL", "METHOD", "TEST"]
+@dataclass
+class Table:
+    """Every figure of some metrics, as columns summed by unit: `sums[i]` is unit `units[i]`'s
+    row, one column per (metric, column) in `keys`, and `estimates["metric.output"]` the figure."""
+
+    units: list[str]
+    sums: np.ndarray
+    keys: list[tuple[str, Column]]
+    estimates: dict[str, Estimate]
+
+    def columns(self) -> dict[tuple[str, Column], np.ndarray]:
+        return {k: self.sums[:, i] for i, k in enumerate(self.keys)}
+
+
+def _estimate(metric: str, figure: Figure) -> Estimate:
+    return lambda sums: figure({c: sums[(metric, c)] for c in figure.columns()})
+
+
+def run_of(row: AnswerScores) -> str:
+    """The run an answer belongs to (seed, condition): what its id adds to the entry's."""
+    return row.answer_id[len(row.entry_id) + 1 :] if row.answer_id.startswith(row.entry_id + "#") else ""
+
+
+def table(rows: Sequence[AnswerScores], metrics: Sequence[Metric], unit: Callable[[AnswerScores], str] = lambda r: r.entry_id) -> Table:
+    """The metrics' figures over `rows`, their columns summed per unit (by default the dataset
+    entry, with all of its answers). Units are in sorted order, so the same rows in another
+    order give the same table, and the same intervals."""
+    from .base import Scored
+
+    figures = {m.name: m.figures() for m in metrics}
+    keys = [(name, c) for name, fs in figures.items() for c in columns(fs)]
+    per_answer = np.zeros((len(rows), len(keys)))
+    for i, r in enumerate(rows):
+        own = {name: Scored(r.values.get(name, {}), r.counts.get(name, {})) for name in figures}
+        per_answer[i] = [c.of(own[name]) for name, c in keys]
+    labels = [unit(r) for r in rows]
+    units = sorted(set(labels))
+    index = {u: i for i, u in enumerate(units)}
+    sums = np.zeros((len(units), len(keys)))
+    np.add.at(sums, [index[u] for u in labels], per_answer)
+    estimates = {f"{name}.{k}": _estimate(name, f) for name, fs in figures.items() for k, f in fs.items()}
+    return Table(units, sums, keys, estimates)
+
+
+def intervals(t: Table, *, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL) -> dict[str, Interval]:
+    """Every figure of `t` with its bootstrap interval over `t`'s units."""
+    return bootstrap(t.columns(), t.estimates, resamples=resamples, seed=seed, level=level)
+
+
+def spread(t: Table) -> dict[str, tuple[float | None, float | None, int]]:
+    """Each figure's mean and sample standard deviation over `t`'s units (here: runs), over the
+    units where it has a value, and how many those are."""
+    out = {}
+    for k, f in t.estimates.items():
+        v = _evaluate(f, t.columns())
+        v = v[~np.isnan(v)]
+        out[k] = (float(v.mean()) if v.size else None, float(v.std(ddof=1)) if v.size > 1 else None, int(v.size))
+    return out
+
+
+__all__ = ["Interval", "Difference", "Table", "bootstrap", "paired", "draws", "table", "intervals", "spread", "run_of", "RESAMPLES", "LEVEL", "METHOD", "TEST"]

@@ -384,6 +384,37 @@ class Coverage(Record):
         return f"{self.scored} of {self.entries} entries" + (" (--limit)" if self.how == "limit" else "")
 
 
+class Bounds(Record):
+    """A figure's interval: `low` and `high` (None when no resample had a value), and how many
+    resamples had no value (no denominator), which are never dropped in silence."""
+
+    low: float | None
+    high: float | None
+    undefined: int = 0
+
+
+class Spread(Record):
+    """A figure over the runs of each entry (seeds, temperatures): its mean and sample standard
+    deviation over runs. The model's sampling noise, apart from the interval over entries."""
+
+    mean: float | None
+    std: float | None
+    runs: int
+
+
+class Resampling(Record):
+    """How the intervals were drawn: what a unit is and how many, the resamples, the seed and the level."""
+
+    method: str
+    unit: str
+    units: int
+    resamples: int
+    seed: int
+    level: float
+    covers: str
+    runs: list[str] = Field(default_factory=list, description="the runs (seeds, conditions) the entries' answers come from, when more than one")
+
+
 class Summary(Record):
     """Aggregated scores per metric (`metrics["citation"]["f1_micro"]`) plus everything needed
     to say what produced them."""
@@ -410,6 +441,13 @@ class Summary(Record):
     problems: dict[str, int] = Field(default_factory=dict, description="problems of the answers file, by kind (kalma.answers_file.PROBLEM_KINDS)")
     notes: list[str] = Field(default_factory=list)
     provenance: dict[str, Any] = Field(default_factory=dict)
+    intervals: dict[str, dict[str, Bounds]] = Field(
+        default_factory=dict, description="per metric and value: its bootstrap interval over dataset entries (how: `resampling`)"
+    )
+    resampling: Resampling | None = None
+    run_spread: dict[str, dict[str, Spread]] = Field(
+        default_factory=dict, description="per metric and value, where entries have several runs (seeds): the spread over runs"
+    )
 
     def value(self, key: str) -> float | None:
         return metric_value(self.metrics, key)

@@ -21,6 +21,7 @@ import pytest
 
 from dataset_builder.demo import demo_entries
 from evaluation.base import METRICS, EvalItem, EvalOptions, Metric, get_metric
+from evaluation.figures import value
 from evaluation.runner import evaluate
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
@@ -105,6 +106,17 @@ def test_aggregate_returns_the_declared_outputs(metric: Metric, answers: list[An
         assert set(dropped) <= set(metric.outputs) and all(0 <= n <= len(some) for n in dropped.values())
 
 
+def test_each_figure_is_the_value_it_surrounds(metric: Metric, answers: list[Answer], entries: list[DatasetEntry]):
+    """The figure a metric declares for an output (what the bootstrap resamples) gives the value its
+    aggregate reports, to the last bit: text quality, which aggregates on its own, included."""
+    rows = metric.score(_items(answers, entries))
+    values, _ = metric.aggregate(rows)
+    figures = metric.figures()
+    assert set(figures) <= set(metric.outputs) and figures, "every metric declares the figures its intervals come from"
+    for k, f in figures.items():
+        assert value(f, rows) == values[k], k
+
+
 def test_the_model_behind_the_numbers_is_named(metric: Metric, options: EvalOptions):
     named = " ".join(metric.models().values())
     for need in set(metric.needs) & {"judge", "lm"}:
@@ -122,5 +134,7 @@ def test_a_resumed_run_reports_what_an_uninterrupted_one_does(metric: Metric, op
     fresh = evaluate(tmp_path / "dataset.jsonl", tmp_path / "answers.jsonl", tmp_path / "fresh", **run)
     assert set(resumed.metrics) == {metric.name} and set(resumed.metrics[metric.name]) == set(metric.outputs)
     assert resumed.metrics == fresh.metrics and resumed.dropped == fresh.dropped
+    assert resumed.intervals == fresh.intervals and resumed.run_spread == fresh.run_spread  # same rows, same seed: same resamples
+    assert fresh.resampling is not None and fresh.resampling.units == len(entries) and fresh.resampling.runs == ["", "broken"]
     ids = [json.loads(line)["answer_id"] for line in (tmp_path / "killed" / "scores.jsonl").read_text().splitlines()[1:]]
     assert len(ids) == len(set(ids)) == fresh.counts["answers"] == 6  # 4 answers + 2 missing from the second run: none lost or doubled
