@@ -9,6 +9,12 @@
 | `template` | ✓ (offline patterns) | | |
 | `hf-seq2seq:<id>` | | ✓ TRUE-style | |
 | `hf-nli:<id>` | | ✓ MNLI-style | |
+| `minicheck-t5:<id>` | | ✓ MiniCheck-Flan-T5, its format (`checkers`) | |
+| `minicheck:<id>` | | ✓ MiniCheck-RoBERTa / -DeBERTa-v3, its format | |
+| `factcg:<id>` | | ✓ FactCG-DeBERTa-v3, its format | |
+| `alignscore:<checkpoint>` | | ✓ AlignScore, its checkpoint converted once | |
+| `hhem:<id>` | | ✓ HHEM-2.1-Open, its weights converted once | |
+| `served-judge:<base_url>:<model>` | | ✓ Bespoke-MiniCheck-7B's format on a served chat model | |
 | `llm:<llm spec>` | | ✓ LLM judge | |
 | `lexical` | | ✓ rule-based approximation | |
 | `table:<file.jsonl>` | | ✓ judgements read from a file (human labels) | |
@@ -39,6 +45,12 @@ ENTAILMENT: Registry[Entailment] = Registry("entailment backend", "kalma.entailm
 ENTAILMENT.add("hf-seq2seq", "kalma.models.hf:HFSeq2SeqEntailment")
 ENTAILMENT.add("hf-nli", "kalma.models.hf:HFNLIEntailment")
 ENTAILMENT.add("llm", "kalma.models.judge:from_spec", raw=True)
+ENTAILMENT.add("minicheck-t5", "kalma.models.checkers:MiniCheckT5")
+ENTAILMENT.add("minicheck", "kalma.models.checkers:MiniCheck")
+ENTAILMENT.add("factcg", "kalma.models.checkers:FactCG")
+ENTAILMENT.add("alignscore", "kalma.models.checkers:alignscore")
+ENTAILMENT.add("hhem", "kalma.models.checkers:hhem")
+ENTAILMENT.add("served-judge", "kalma.models.checkers:served_judge")
 ENTAILMENT.add("lexical", "kalma.models.lexical:LexicalEntailment", argument="none")
 ENTAILMENT.add("table", "kalma.models.table:TableEntailment")
 

@@ -748,6 +748,14 @@ class _Classified(HFBackend, ABC):
         width = max(w for (w,) in self._widths(texts))
         return self.within_memory(texts, each, self._cost(len(texts), width), self._batch_plan)
 
+    def _run_planned(self, texts: Sequence[Any], each: Callable[[Sequence[Any]], list[Any]]) -> list[Any]:
+        """`each` over `texts` in the batches the planner makes of them, in input order: for a
+        backend whose model inputs are not its calls' items (distinct texts, a pair's chunks)."""
+        out: dict[int, Any] = {}
+        for batch in self._batch_plan(texts):
+            out.update(zip(batch, self._run([texts[i] for i in batch], each)))
+        return [out[i] for i in range(len(texts))]
+
 
 class HFSeq2SeqEntailment(_Classified, Entailment):
     """`hf-seq2seq:<id>[@dtype]`: TRUE-style models (e.g. google/t5_xxl_true_nli_mixture) read
@@ -900,14 +908,8 @@ class HFMeanPooled(_Classified, Matcher):
 
     def _match(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         texts = list(dict.fromkeys(t for p in pairs for t in p))  # each distinct text embedded once
-        vectors = dict(zip(texts, self._run_planned(texts)))
+        vectors = dict(zip(texts, self._run_planned(texts, self._embed_batch)))
         return [max(0.0, sum(x * y for x, y in zip(vectors[a], vectors[b]))) for a, b in pairs]
-
-    def _run_planned(self, texts: list[str]) -> list[list[float]]:
-        out: dict[int, list[float]] = {}
-        for batch in self._batch_plan(texts):
-            out.update(zip(batch, self._run([texts[i] for i in batch], self._embed_batch)))
-        return [out[i] for i in range(len(texts))]
 
     def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         import torch

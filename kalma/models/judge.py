@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .base import LLM, Entailment, GenParams
+from .base import LLM, Entailment, GenParams, Message
 
 PROMPT = "Decide whether the statement follows from the passage alone.\n\nPassage: {premise}\nStatement: {hypothesis}\n\nReply with one word, yes or no."
 RELEVANCE_PROMPT = (
@@ -23,6 +23,8 @@ def from_spec(argument: str) -> LLMJudgeEntailment:
 
 
 class LLMJudgeEntailment(Entailment):
+    max_tokens = 3  # a word, after any leading whitespace token
+
     def __init__(self, llm: LLM):
         self.llm = llm
         self.spec = f"llm:{llm.spec}"
@@ -36,23 +38,29 @@ class LLMJudgeEntailment(Entailment):
         return f"llm:{inner}" if inner is not None else None
 
     def _entail(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        return self._yes(PROMPT, pairs)
+        return self._yes(self._chats(pairs))
 
     def _relevance(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        return self._yes(RELEVANCE_PROMPT, pairs)
+        return self._yes([[{"role": "user", "content": RELEVANCE_PROMPT.format(premise=p, hypothesis=h)}] for p, h in pairs])
 
-    def _yes(self, prompt: str, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """P(yes) per pair: from the first token's log-probs when given, else the reply's word."""
-        chats = [[{"role": "user", "content": prompt.format(premise=p, hypothesis=h)}] for p, h in pairs]
+    def _chats(self, pairs: Sequence[tuple[str, str]]) -> list[list[Message]]:
+        """The entailment question for each pair, as this judge asks it."""
+        return [[{"role": "user", "content": PROMPT.format(premise=p, hypothesis=h)}] for p, h in pairs]
+
+    def _p_yes(self, top: dict[str, float]) -> float | None:
+        """P(yes) from the first token's top log-probabilities: yes against no (None when neither is there)."""
+        yes = sum(math.exp(v) for k, v in top.items() if k.strip().lower() == "yes")
+        no = sum(math.exp(v) for k, v in top.items() if k.strip().lower() == "no")
+        return yes / (yes + no) if yes + no > 0 else None
+
+    def _yes(self, chats: list[list[Message]]) -> list[float]:
+        """P(yes) per chat: from the first token's log-probs when given, else the reply's word."""
         out = []
-        for gen in self.llm.chat_many(chats, GenParams(temperature=0.0, max_tokens=3, logprobs=5)):
-            if gen.logprobs:
-                top = gen.logprobs[0].top
-                yes = sum(math.exp(v) for k, v in top.items() if k.strip().lower() == "yes")
-                no = sum(math.exp(v) for k, v in top.items() if k.strip().lower() == "no")
-                if yes + no > 0:
-                    out.append(yes / (yes + no))
-                    continue
+        for gen in self.llm.chat_many(chats, GenParams(temperature=0.0, max_tokens=self.max_tokens, logprobs=5)):
+            p = self._p_yes(gen.logprobs[0].top) if gen.logprobs else None
+            if p is not None:
+                out.append(p)
+                continue
             word = gen.text.strip().lower()
             self.asked += 1
             if not word.startswith(("yes", "no")):

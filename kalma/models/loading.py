@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ..errors import BackendError
@@ -101,7 +103,7 @@ def model_type(path: str) -> str:
 @functools.lru_cache(maxsize=4)
 def load(kind: str, path: str, dtype: str, identity: str | None = None, attention: str | None = None, offload: bool = False) -> tuple[Any, Any, str]:
     """(tokenizer, model, where the weights sit when not all on the GPU) of `kind` (causal,
-    seq2seq, classifier, encoder), loaded once per process and `identity` (a local folder's content):
+    seq2seq, classifier, token-classifier, encoder), loaded once per process and `identity` (a local folder's content):
     weights written over the folder load again."""
     import torch
     import transformers
@@ -110,6 +112,7 @@ def load(kind: str, path: str, dtype: str, identity: str | None = None, attentio
         "causal": transformers.AutoModelForCausalLM,
         "seq2seq": transformers.AutoModelForSeq2SeqLM,
         "classifier": transformers.AutoModelForSequenceClassification,
+        "token-classifier": transformers.AutoModelForTokenClassification,  # read at one position (HHEM reads the first)
         "encoder": transformers.AutoModel,  # sentence embeddings: the last hidden states, pooled by the backend
     }[kind]
     kwargs: dict[str, Any] = {"dtype": {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]}
@@ -123,6 +126,33 @@ def load(kind: str, path: str, dtype: str, identity: str | None = None, attentio
     if kind == "causal" and tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return tok, model, placed(path, model, offload)
+
+
+def converted(name: str, write: Callable[[Path], None]) -> Path:
+    """A model folder converted once from weights no transformers class reads as published (a GGUF
+    file, a checkpoint of the authors' own module): `write(folder)` fills it on first use, under
+    KALMA_MODEL_DIR (default ~/.cache/kalma/models), not the call cache's folder, so that clearing
+    the cache costs no reconversion. A file lock keeps two processes from converting at once; a
+    conversion that failed midway leaves nothing behind."""
+    root = os.environ.get("KALMA_MODEL_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kalma", "models")
+    target = Path(root) / name
+    if (target / "config.json").exists():
+        return target
+    from filelock import FileLock
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if (target / "config.json").exists():
+            return target
+        tmp = target.with_name(target.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            write(tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        tmp.rename(target)
+    return target
 
 
 def placed(path: str, model: Any, offload: bool) -> str:

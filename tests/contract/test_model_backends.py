@@ -37,6 +37,12 @@ ENTAILMENT_CASES: dict[str, Callable[[Env], str]] = {
     "hf-seq2seq": lambda env: f"hf-seq2seq:{env[0].t5}",
     "llm": lambda env: f"llm:hf:{env[0].causal}",
     "table": lambda env: f"table:{env[2] / 'judgements.jsonl'}",
+    "minicheck-t5": lambda env: f"minicheck-t5:{_checker(env, 'minicheck-t5')}",
+    "minicheck": lambda env: f"minicheck:{_checker(env, 'minicheck')}",
+    "factcg": lambda env: f"factcg:{_checker(env, 'factcg')}",
+    "alignscore": lambda env: f"alignscore:{_checker(env, 'alignscore')}",
+    "hhem": lambda env: f"hhem:{_checker(env, 'hhem')}",
+    "served-judge": lambda env: f"served-judge:{env[1]}:served-model",
 }
 SCORER_CASES: dict[str, Callable[[Env], str]] = {
     "hf": lambda env: f"hf:{env[0].causal}",
@@ -61,6 +67,21 @@ TEXTS = ["she was born in rome .", "painter", "Stephen Crane wrote The Red Badge
 CONTEXTS = ["Question: where was she born?", "", "Knowledge: Stephen Crane, notable work: The Red Badge of Courage"]
 
 
+def _checker(env: Env, kind: str) -> str:
+    """A tiny random checker of `kind` (tests/checker_models), built once in the scratch folder;
+    AlignScore's argument is its checkpoint with the base it names."""
+    from tests import checker_models as cm
+
+    folder = env[2] / "checkers" / kind
+    if kind == "alignscore":
+        ckpt, base = (folder / "AlignScore-tiny.ckpt", folder / "roberta-base-like") if folder.exists() else cm.build_alignscore(folder)
+        return f"{ckpt},base={base}"
+    if kind == "hhem":
+        return str(folder / "hhem" if folder.exists() else cm.build_hhem(folder)[0])
+    build = {"minicheck-t5": cm.build_minicheck_t5, "minicheck": cm.build_roberta_classifier, "factcg": cm.build_deberta_classifier}[kind]
+    return str(folder if folder.exists() else build(folder))
+
+
 def test_every_registered_backend_has_a_case():
     assert sorted(LLM_CASES) == sorted(LLMS.names())
     assert sorted(ENTAILMENT_CASES) == sorted(ENTAILMENT.names())
@@ -77,6 +98,7 @@ def env(tiny: TinyModels, openai_server: str, tmp_path_factory: pytest.TempPathF
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("kalma.models.openai_backend.OPENAI_API", openai_server)
         mp.setenv("OPENAI_API_KEY", "sk-contract-test")
+        mp.setenv("KALMA_MODEL_DIR", str(scratch / "converted"))  # AlignScore's and HHEM's conversions
         yield tiny, openai_server, scratch
 
 
