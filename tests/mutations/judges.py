@@ -36,3 +36,137 @@ MUTATIONS = (
         ("tests/unit/test_cpu_policy.py::test_the_calibration_measures_once_per_machine_and_model",),
     ),
 )
+CHECKERS = ("tests/unit/test_checkers.py",)
+MUTATIONS += (
+    Mutation(
+        "MiniCheck-Flan-T5's prefix without its space",
+        "kalma/models/checkers.py",
+        'return "predict: ", str(tok.eos_token), ""',
+        'return "predict:", str(tok.eos_token), ""',
+        CHECKERS,
+    ),
+    Mutation("MiniCheck-Flan-T5 read out from another id", "kalma/models/checkers.py", "T5_NO, T5_YES = 3, 209", "T5_NO, T5_YES = 3, 208", CHECKERS),
+    Mutation(
+        "MiniCheck-Flan-T5's first decoder input not id 0",
+        "kalma/models/checkers.py",
+        "start = torch.zeros((len(batch), 1), dtype=torch.long",
+        "start = torch.ones((len(batch), 1), dtype=torch.long",
+        CHECKERS,
+    ),
+    Mutation(
+        "MiniCheck's separator a space, not the eos token", "kalma/models/checkers.py", 'return "", str(tok.eos_token), ""', 'return "", " ", ""', CHECKERS
+    ),
+    Mutation("FactCG's template changed", "kalma/models/checkers.py", "I think the answer is '", "I think the answer is: '", CHECKERS),
+    Mutation("HHEM's prompt without its leading <pad>", "kalma/models/checkers.py", 'HHEM_HEAD = "<pad> Determine', 'HHEM_HEAD = "Determine', CHECKERS),
+    Mutation(
+        "HHEM read at the last position",
+        "kalma/models/checkers.py",
+        "logits = model(**self._tensors(batch)).logits[:, 0, :]",
+        "logits = model(**self._tensors(batch)).logits[:, -1, :]",
+        CHECKERS,
+    ),
+    Mutation(
+        "AlignScore read from its second class",
+        "kalma/models/checkers.py",
+        'head has 3 classes, this one {model.config.num_labels}")\n        return 0',
+        'head has 3 classes, this one {model.config.num_labels}")\n        return 1',
+        CHECKERS,
+    ),
+    Mutation(
+        "AlignScore's claim not split into sentences",
+        "kalma/models/checkers.py",
+        "        return sentences(claim) or [claim]",
+        "        return [claim]",
+        CHECKERS,
+    ),
+    Mutation(
+        "a pair's score its first chunk's",
+        "kalma/models/checkers.py",
+        "            best[(x.pair, x.claim)] = max(best.get((x.pair, x.claim), -math.inf), p)",
+        "            best.setdefault((x.pair, x.claim), p)",
+        CHECKERS,
+    ),
+    Mutation(
+        "a pair's score its last chunk's",
+        "kalma/models/checkers.py",
+        "            best[(x.pair, x.claim)] = max(best.get((x.pair, x.claim), -math.inf), p)",
+        "            best[(x.pair, x.claim)] = p",
+        CHECKERS,
+    ),
+    Mutation(
+        "MiniCheck's last chunk dropped",
+        "kalma/models/checkers.py",
+        '    if cur:\n        chunks.append(" ".join(cur))',
+        '    if not cur:\n        chunks.append(" ".join(cur))',
+        CHECKERS,
+    ),
+    Mutation("a sentence over the chunk left whole", "kalma/models/checkers.py", "        if count(unit) <= limit:", "        if True:", CHECKERS),
+    Mutation(
+        "an input over the maximum cut by the tokenizer (the claim first)",
+        "kalma/models/checkers.py",
+        "            if not mine:\n                break",
+        "            if mine:\n                break",
+        CHECKERS,
+    ),
+    Mutation("the direction ignored", "kalma/models/checkers.py", 'return pair if self.document == "premise" else', "return pair if True else", CHECKERS),
+    Mutation("the served judge's yes read in its case", "kalma/models/checkers.py", 'if k.lower() == "yes")', 'if k == "Yes")', CHECKERS),
+    Mutation(
+        "the served judge renormalising yes against no",
+        "kalma/models/checkers.py",
+        "    def _p_yes(self, top: dict[str, float]) -> float | None:\n        return sum(",
+        "    def _p_yes(self, top: dict[str, float]) -> float | None:\n        return super()._p_yes(top)\n        return sum(",
+        CHECKERS,
+    ),
+)
+JUDGE = ("tests/unit/test_judge_quality.py",)
+MUTATIONS += (
+    Mutation(
+        "accuracy in place of balanced accuracy",
+        "evaluation/judge_quality.py",
+        'return lambda s: 0.5 * (s[f"tp:{d}"] / s[f"pos:{d}"] + s[f"tn:{d}"] / s[f"neg:{d}"])',
+        'return lambda s: (s[f"tp:{d}"] + s[f"tn:{d}"]) / (s[f"pos:{d}"] + s[f"neg:{d}"])',
+        JUDGE,
+    ),
+    Mutation(
+        "overall as the last dataset's, not the mean over datasets",
+        "evaluation/judge_quality.py",
+        '"overall": lambda s: sum(f(s) for f in per.values()) / len(per)}',
+        '"overall": lambda s: list(per.values())[-1](s)}',
+        JUDGE,
+    ),
+    Mutation(
+        "the decision P > threshold",
+        "evaluation/judge_quality.py",
+        "ba = balanced_accuracy(labels, [int(p >= t) for p in probs])",
+        "ba = balanced_accuracy(labels, [int(p > t) for p in probs])",
+        JUDGE,
+    ),
+    Mutation(
+        "the last best threshold, not the first",
+        "evaluation/judge_quality.py",
+        "if ba is not None and ba > best_ba:",
+        "if ba is not None and ba >= best_ba:",
+        JUDGE,
+    ),
+    Mutation(
+        "development pairs scored",
+        "evaluation/judge_quality.py",
+        'scored = [i for i, p in enumerate(pairs) if p.split != "dev"]',
+        "scored = list(range(len(pairs)))",
+        JUDGE,
+    ),
+    Mutation(
+        "the bootstrap drawing pairs, not documents",
+        "evaluation/judge_quality.py",
+        "    key = {i: (pairs[i].dataset, pairs[i].premise) for i in scored}",
+        "    key = {i: (pairs[i].dataset, str(i)) for i in scored}",
+        JUDGE,
+    ),
+    Mutation(
+        "labels outside 0 and 1 accepted",
+        "evaluation/judge_quality.py",
+        "    if text not in _YES | _NO:",
+        "    if text not in _YES | _NO | {'2', 'maybe'}:",
+        JUDGE,
+    ),
+)

@@ -1,0 +1,98 @@
+"""`kalma judge`: how good an entailment judge is, measured on labelled pairs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from kalma.cli import NO_CACHE, OVERWRITE, new_output
+
+
+def _threshold(_: click.Context, __: click.Parameter, value: str) -> float | None:
+    if value == "tune":
+        return None
+    try:
+        found = float(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: a number in [0, 1], or tune") from None
+    if not 0.0 <= found <= 1.0:
+        raise click.BadParameter(f"{value!r}: a number in [0, 1], or tune")
+    return found
+
+
+@click.group("judge")
+def judge() -> None:
+    """How good an entailment judge (`--nli`) is, before trusting its alignment and [NA] figures."""
+
+
+@judge.command("evaluate")
+@click.option("--nli", "specs", multiple=True, required=True, metavar="SPEC", help="An entailment spec; give two to compare them on the same pairs.")
+@click.option(
+    "--pairs",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Labelled pairs: JSON Lines, CSV or Parquet in LLM-AggreFact's layout (doc, claim, label, dataset[, split]) or premise/hypothesis/label "
+    "(as `kalma human score` writes majority.jsonl). Default: the project's own labelled set over the demo graph.",
+)
+@click.option("--dev", type=click.Path(exists=True, dir_okay=False), default=None, help="Development pairs for --threshold tune (or rows with split 'dev').")
+@click.option(
+    "--threshold",
+    default="0.5",
+    show_default=True,
+    callback=_threshold,
+    help="Supported when P(entailment) >= it; `tune`: per dataset, the best of 0.01..0.99 on its development pairs, as LLM-AggreFact does.",
+)
+@click.option("--resamples", type=click.IntRange(min=0), default=10_000, show_default=True, help="Bootstrap resamples of the intervals.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", default=None, help="A folder for judge.md, judge.json and scores.jsonl (every pair's probability and verdict).")
+@OVERWRITE
+@NO_CACHE
+def evaluate_cmd(
+    specs: tuple[str, ...], pairs: str | None, dev: str | None, threshold: float | None, resamples: int, seed: int, output: str | None, overwrite: bool
+) -> None:
+    """Balanced accuracy per dataset and overall, with bootstrap intervals, the confusion matrix,
+    and how many pairs were chunked or cut; two judges also by their paired difference."""
+    from kalma.models import ENTAILMENT
+    from kalma.provenance import provenance
+
+    from .judge_quality import BUNDLED, compare, markdown, measure, read_pairs, scores_rows
+
+    if len(specs) > 2:
+        raise click.UsageError("--nli: one judge, or two to compare")
+    for spec in specs:
+        ENTAILMENT.check(spec)
+    if output:
+        new_output(output, overwrite)
+    source = pairs or str(BUNDLED)
+    rows = read_pairs(source)
+    if dev:
+        from dataclasses import replace
+
+        rows = [replace(p, split="dev") for p in read_pairs(dev)] + rows
+    reports = [
+        measure(spec, rows, threshold, pairs_file=source if pairs else f"{source} (the project's labelled set)", resamples=resamples, seed=seed)
+        for spec in specs
+    ]
+    difference = compare(reports[0], reports[1], rows) if len(reports) == 2 else None
+    text = "\n".join(markdown(r, difference if k == 0 else None, specs[1] if k == 0 and difference else "") for k, r in enumerate(reports))
+    click.echo(text, nl=False)
+    if not output:
+        return
+    folder = Path(output)
+    folder.mkdir(parents=True, exist_ok=True)
+    report = {
+        "judges": [r.as_dict() for r in reports],
+        **({"difference": {"a": specs[0], "b": specs[1], "balanced_accuracy": difference}} if difference else {}),
+    }
+    report["provenance"] = provenance(config={"pairs": source, "dev": dev, "threshold": "tune" if threshold is None else threshold})
+    (folder / "judge.md").write_text(text)
+    (folder / "judge.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    with open(folder / "scores.jsonl.tmp", "w") as f:
+        for r in reports:
+            for row in scores_rows(r, rows):
+                f.write(json.dumps({"judge": r.judged.spec, **row}, ensure_ascii=False) + "\n")
+    os.replace(folder / "scores.jsonl.tmp", folder / "scores.jsonl")
+    click.echo(f"wrote {folder / 'judge.md'}, judge.json and scores.jsonl")

@@ -1,0 +1,369 @@
+"""How good a judge is: an entailment backend measured on labelled (premise, hypothesis, label)
+pairs, as LLM-AggreFact measures grounding checkers (`kalma judge evaluate`).
+
+Card
+- Measures: balanced accuracy (the mean of the recall of supported and of unsupported pairs) per
+  dataset, and overall as LLM-AggreFact reports it: the mean over datasets; with the confusion
+  matrix, each figure's bootstrap interval, and accuracy per kind of pair where the file says.
+- Decision: supported when P(entailment) >= the threshold, as `kalma evaluate` counts it. The
+  threshold is fixed (0.5 by default), or `tune`d per dataset on its development rows (`split`
+  `dev`, or `--dev FILE`) as LLM-AggreFact does: the first of 0.01, 0.02, ..., 0.99 with the best
+  development balanced accuracy; the report is then over the other rows only.
+- Intervals: the evaluator's percentile bootstrap (`evaluation.uncertainty`, one implementation),
+  resampling documents within each dataset: the pairs that share a premise are drawn together
+  (a sentence judged against several triples is one unit). A tuned threshold stays as tuned.
+- Input: JSON Lines, CSV or Parquet in LLM-AggreFact's row layout (`doc`/`document`, `claim`,
+  `label`, `dataset`, optional `split`), or `premise`/`hypothesis` (what `kalma human score`
+  writes as majority.jsonl, labels `entailment`/`not_entailment`). A label is 0 or 1 (also
+  true/false, entailment/not_entailment); anything else, or a missing field, is one error naming
+  the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kalma.errors import KalmaError
+
+from .uncertainty import LEVEL, METHOD, RESAMPLES, Interval, bootstrap, paired
+
+BUNDLED = Path(__file__).parent / "data" / "judge_pairs.jsonl"
+DOCUMENT = ("premise", "document", "doc")  # the side a checker reads as its document, by the names files use
+CLAIM = ("hypothesis", "claim")
+_YES = {"1", "true", "entailment", "entailed", "supported", "yes"}
+_NO = {"0", "false", "not_entailment", "not entailment", "unsupported", "no"}
+GRID = [i / 100 for i in range(1, 100)]  # LLM-AggreFact's thresholds
+
+
+class PairsError(KalmaError, ValueError):
+    """A labelled-pairs file that cannot be read as such."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    premise: str  # the checker's document by default (KaLMA: the sentence)
+    hypothesis: str  # its claim (KaLMA: the cited triple)
+    label: int  # 1: the premise supports the hypothesis
+    dataset: str
+    split: str = ""  # "dev" rows choose a tuned threshold and are not scored
+    kind: str = ""
+    where: str = ""  # file:line
+
+
+def read_pairs(path: str | Path) -> list[Pair]:
+    """Every labelled pair of `path` (.jsonl/.json, .csv or .parquet, by its suffix)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            rows = _parquet(path)
+        else:
+            text = path.read_text(encoding="utf-8-sig")
+            rows = _csv(text) if suffix in {".csv", ".tsv"} else _jsonl(path, text)
+    except OSError as exc:
+        raise PairsError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    pairs = [_pair(path, line, row) for line, row in rows]
+    if not pairs:
+        raise PairsError(f"{path}: no labelled pairs in it")
+    return pairs
+
+
+def _jsonl(path: Path, text: str) -> list[tuple[int, Any]]:
+    rows = []
+    for line, raw in enumerate(text.splitlines(), start=1):
+        if raw.strip():
+            try:
+                rows.append((line, json.loads(raw)))
+            except json.JSONDecodeError as exc:
+                raise PairsError(f"{path}:{line}: not JSON ({exc.msg})") from None
+    return rows
+
+
+def _csv(text: str) -> list[tuple[int, Any]]:
+    dialect = csv.Sniffer().sniff(text[:4096], delimiters=",\t;") if text.strip() else csv.excel
+    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
+    return [(reader.line_num, row) for row in reader]
+
+
+def _parquet(path: Path) -> list[tuple[int, Any]]:
+    import pyarrow.parquet as pq
+
+    return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+
+
+def _field(path: Path, line: int, row: dict[str, Any], names: Sequence[str], required: bool = True) -> str:
+    for name in names:
+        value = row.get(name)
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+            if not isinstance(value, str):
+                raise PairsError(f"{path}:{line}: field '{name}': text is required, got {value!r}")
+            return value
+    if required:
+        raise PairsError(f"{path}:{line}: field '{names[0]}' is missing" + (f" (or {' / '.join(repr(n) for n in names[1:])})" if names[1:] else ""))
+    return ""
+
+
+def _pair(path: Path, line: int, row: Any) -> Pair:
+    if not isinstance(row, dict):
+        raise PairsError(f"{path}:{line}: expected an object with premise, hypothesis and label")
+    premise, hypothesis = _field(path, line, row, DOCUMENT), _field(path, line, row, CLAIM)
+    if "label" not in row or row["label"] in (None, ""):
+        raise PairsError(f"{path}:{line}: field 'label' is missing")
+    raw = row["label"]
+    text = str(raw).strip().lower() if not isinstance(raw, float) or not raw.is_integer() else str(int(raw))
+    if text not in _YES | _NO:
+        raise PairsError(f"{path}:{line}: field 'label': 0 or 1 (or entailment/not_entailment), got {raw!r}")
+    split = _field(path, line, row, ("split",), required=False).strip().lower()
+    dataset = _field(path, line, row, ("dataset",), required=False) or path.stem
+    return Pair(premise, hypothesis, int(text in _YES), dataset, split, _field(path, line, row, ("kind",), required=False), f"{path}:{line}")
+
+
+# ---------------------------------------------------------------- the measurement
+
+
+def balanced_accuracy(labels: Sequence[int], predicted: Sequence[int]) -> float | None:
+    """The mean of the two classes' recalls; None unless both classes occur.
+
+    >>> balanced_accuracy([1, 1, 1, 0], [1, 1, 0, 0])
+    0.8333333333333333
+    """
+    pos = sum(labels)
+    neg = len(labels) - pos
+    if not pos or not neg:
+        return None
+    tp = sum(1 for y, p in zip(labels, predicted) if y and p)
+    tn = sum(1 for y, p in zip(labels, predicted) if not y and not p)
+    return 0.5 * (tp / pos + tn / neg)
+
+
+def tune(labels: Sequence[int], probs: Sequence[float]) -> tuple[float, float | None]:
+    """LLM-AggreFact's threshold: the first of 0.01 ... 0.99 with the best balanced accuracy on
+    these (development) pairs, and that accuracy.
+
+    >>> tune([1, 1, 0, 0], [0.9, 0.6, 0.4, 0.1])
+    (0.41, 1.0)
+    """
+    best, best_ba = 0.5, -1.0
+    for t in GRID:
+        ba = balanced_accuracy(labels, [int(p >= t) for p in probs])
+        if ba is not None and ba > best_ba:
+            best, best_ba = t, ba
+    return best, (best_ba if best_ba >= 0 else None)
+
+
+@dataclass
+class Judged:
+    """One judge's verdicts on the scored pairs, and what it ran as."""
+
+    spec: str
+    described: str
+    approximate: bool
+    probs: list[float]  # every pair of the file, dev included
+    thresholds: dict[str, float]  # per dataset
+    tuned_on: dict[str, tuple[int, float | None]] = field(default_factory=dict)  # dataset -> (dev pairs, dev balanced accuracy)
+    inputs: list[tuple[int, bool, bool]] | None = None  # per pair: (chunks, cut, split), for a chunking checker
+
+
+def judge(spec: str, pairs: Sequence[Pair], threshold: float | None) -> Judged:
+    """`spec`'s P(entailment) for every pair, and the threshold of each dataset: `threshold`, or
+    (None) tuned on that dataset's development pairs."""
+    from kalma.models import ENTAILMENT, describe, get_entailment
+
+    ent = get_entailment(spec)
+    texts = [(p.premise, p.hypothesis) for p in pairs]
+    probs = ent.probs(texts)
+    described = describe(spec, ENTAILMENT)
+    if ent.approximate:
+        described += " (rule-based approximation, not an NLI model)"
+    out = Judged(spec, described, ent.approximate, probs, {})
+    inputs = getattr(ent, "inputs", None)
+    if callable(inputs):
+        per: dict[int, list[Any]] = {}
+        for x in inputs(texts):
+            per.setdefault(x.pair, []).append(x)
+        out.inputs = [(len(per[i]), any(x.cut for x in per[i]), any(x.split for x in per[i])) for i in range(len(pairs))]
+    for name in dict.fromkeys(p.dataset for p in pairs):
+        if threshold is not None:
+            out.thresholds[name] = threshold
+            continue
+        dev = [i for i, p in enumerate(pairs) if p.dataset == name and p.split == "dev"]
+        if not dev:
+            raise PairsError(f"--threshold tune: dataset {name!r} has no development pairs (split 'dev', or --dev FILE)")
+        t, ba = tune([pairs[i].label for i in dev], [probs[i] for i in dev])
+        out.thresholds[name], out.tuned_on[name] = t, (len(dev), ba)
+    return out
+
+
+def _columns(pairs: Sequence[Pair], scored: Sequence[int], verdicts: Sequence[int], datasets: Sequence[str]) -> tuple[list[str], dict[str, np.ndarray]]:
+    """Per unit (a dataset's document: its pairs drawn together), each dataset's tp, pos, tn, neg."""
+    key = {i: (pairs[i].dataset, pairs[i].premise) for i in scored}
+    units = sorted(set(key.values()))
+    index = {u: k for k, u in enumerate(units)}
+    sums = {f"{c}:{d}": np.zeros(len(units)) for d in datasets for c in ("tp", "pos", "tn", "neg")}
+    for i, v in zip(scored, verdicts):
+        p, k = pairs[i], index[key[i]]
+        sums[f"pos:{p.dataset}" if p.label else f"neg:{p.dataset}"][k] += 1
+        if v == p.label:
+            sums[f"tp:{p.dataset}" if p.label else f"tn:{p.dataset}"][k] += 1
+    return [f"{d} | {t}" for d, t in units], sums
+
+
+def _estimates(datasets: Sequence[str]) -> dict[str, Any]:
+    def one(d: str) -> Any:
+        return lambda s: 0.5 * (s[f"tp:{d}"] / s[f"pos:{d}"] + s[f"tn:{d}"] / s[f"neg:{d}"])
+
+    per = {d: one(d) for d in datasets}
+    return {**per, "overall": lambda s: sum(f(s) for f in per.values()) / len(per)}
+
+
+@dataclass
+class Report:
+    pairs_file: str
+    judged: Judged
+    scored: list[int]  # the pairs reported on (development pairs left out)
+    verdicts: list[int]
+    intervals: dict[str, Interval]
+    confusion: dict[str, dict[str, int]]
+    kinds: dict[str, tuple[int, int]]  # kind -> (correct, pairs)
+    resamples: int
+    seed: int
+    level: float
+
+    def as_dict(self) -> dict[str, Any]:
+        j = self.judged
+        chunks = None
+        if j.inputs is not None:
+            mine = [j.inputs[i] for i in self.scored]
+            chunks = {"chunked": sum(n > 1 for n, _, _ in mine), "cut": sum(c for _, c, _ in mine), "split_sentences": sum(s for _, _, s in mine)}
+        return {
+            "judge": j.described,
+            "spec": j.spec,
+            "approximate": j.approximate,
+            "pairs_file": self.pairs_file,
+            "pairs": len(self.scored),
+            "decision": "supported when P(entailment) >= threshold",
+            "thresholds": j.thresholds,
+            "tuned_on_dev": {d: {"pairs": n, "balanced_accuracy": ba} for d, (n, ba) in j.tuned_on.items()},
+            "balanced_accuracy": {k: asdict(v) for k, v in self.intervals.items()},
+            "confusion": self.confusion,
+            "accuracy_by_kind": {k: {"correct": c, "pairs": n} for k, (c, n) in self.kinds.items()},
+            "inputs": chunks,
+            "bootstrap": {
+                "method": METHOD,
+                "unit": "a document (premise) within its dataset, with all its pairs",
+                "resamples": self.resamples,
+                "seed": self.seed,
+                "level": self.level,
+            },
+        }
+
+
+def measure(
+    spec: str, pairs: Sequence[Pair], threshold: float | None = 0.5, *, pairs_file: str = "", resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL
+) -> Report:
+    """One judge on `pairs`: balanced accuracy per dataset and overall, with intervals."""
+    judged = judge(spec, pairs, threshold)
+    scored = [i for i, p in enumerate(pairs) if p.split != "dev"]
+    if not scored:
+        raise PairsError(f"{pairs_file or 'the pairs'}: every pair is a development pair: nothing is left to score")
+    verdicts = [int(judged.probs[i] >= judged.thresholds[pairs[i].dataset]) for i in scored]
+    datasets = list(dict.fromkeys(pairs[i].dataset for i in scored))
+    _, sums = _columns(pairs, scored, verdicts, datasets)
+    intervals = bootstrap(sums, _estimates(datasets), resamples=resamples, seed=seed, level=level)
+    confusion: dict[str, dict[str, int]] = {}
+    for name in [*datasets, "all"]:
+        mine = [(pairs[i].label, v) for i, v in zip(scored, verdicts) if name in ("all", pairs[i].dataset)]
+        confusion[name] = {
+            "true_positive": sum(1 for y, v in mine if y and v),
+            "false_negative": sum(1 for y, v in mine if y and not v),
+            "false_positive": sum(1 for y, v in mine if not y and v),
+            "true_negative": sum(1 for y, v in mine if not y and not v),
+        }
+    kinds: dict[str, tuple[int, int]] = {}
+    for i, v in zip(scored, verdicts):
+        if pairs[i].kind:
+            c, n = kinds.get(pairs[i].kind, (0, 0))
+            kinds[pairs[i].kind] = (c + int(v == pairs[i].label), n + 1)
+    return Report(pairs_file, judged, scored, verdicts, intervals, confusion, kinds, resamples, seed, level)
+
+
+def compare(a: Report, b: Report, pairs: Sequence[Pair]) -> dict[str, Any]:
+    """Two judges on the same pairs: the paired difference (A - B) of each balanced accuracy, its
+    bootstrap interval over the same documents, and an approximate-randomization p-value."""
+    datasets = list(dict.fromkeys(pairs[i].dataset for i in a.scored))
+    _, sa = _columns(pairs, a.scored, a.verdicts, datasets)
+    _, sb = _columns(pairs, b.scored, b.verdicts, datasets)
+    found = paired(sa, sb, _estimates(datasets), resamples=a.resamples, seed=a.seed, level=a.level)
+    return {k: asdict(v) for k, v in found.items()}
+
+
+def scores_rows(report: Report, pairs: Sequence[Pair]) -> list[dict[str, Any]]:
+    """Every scored pair with the judge's probability and verdict (development pairs marked)."""
+    j = report.judged
+    verdict = dict(zip(report.scored, report.verdicts))
+    out = []
+    for i, p in enumerate(pairs):
+        row: dict[str, Any] = {"where": p.where, "dataset": p.dataset, "premise": p.premise, "hypothesis": p.hypothesis, "label": p.label}
+        row |= {"kind": p.kind} if p.kind else {}
+        row |= {"split": p.split} if p.split else {}
+        row |= {"probability": j.probs[i], "threshold": j.thresholds[p.dataset]}
+        if i in verdict:
+            row |= {"predicted": verdict[i], "correct": verdict[i] == p.label}
+        if j.inputs is not None:
+            row |= {"chunks": j.inputs[i][0], "cut": j.inputs[i][1]}
+        out.append(row)
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}"
+
+
+def markdown(report: Report, difference: dict[str, Any] | None = None, other: str = "") -> str:
+    """The report as people read it: the judge, its threshold, and every figure."""
+    d = report.as_dict()
+    j = report.judged
+    lines = [f"## {j.spec}", "", f"- judge: {j.described}"]
+    if j.approximate:
+        lines.append("- this judge is a rule-based APPROXIMATION of an entailment model, measured here so that its error is known")
+    if j.tuned_on:
+        tuned = ", ".join(
+            f"{k} {v:.2f} (tuned on {j.tuned_on[k][0]} dev pairs, dev balanced accuracy {_pct(j.tuned_on[k][1])})" for k, v in j.thresholds.items()
+        )
+        lines.append(f"- threshold: {tuned}; supported when P >= threshold")
+    else:
+        lines.append(f"- threshold: {next(iter(j.thresholds.values())):g} (fixed); supported when P >= threshold")
+    lines.append(f"- pairs: {len(report.scored)} from {report.pairs_file}")
+    if d["inputs"] is not None:
+        i = d["inputs"]
+        lines.append(f"- inputs: {i['chunked']} pairs chunked, {i['cut']} cut to the maximum length, {i['split_sentences']} with a sentence split at words")
+    b = d["bootstrap"]
+    lines += ["", f"| dataset | balanced accuracy | {int(100 * report.level)}% interval | pairs | TP | FN | FP | TN |", "|---|---|---|---|---|---|---|---|"]
+    for name, iv in report.intervals.items():
+        c = report.confusion["all" if name == "overall" else name]
+        n = sum(c.values())
+        label = "overall (mean over datasets)" if name == "overall" else name
+        ci = "n/a" if iv.low is None or iv.high is None else f"{_pct(iv.low)} to {_pct(iv.high)}"
+        cells = [label, _pct(iv.point), ci, str(n), *(str(c[k]) for k in ("true_positive", "false_negative", "false_positive", "true_negative"))]
+        lines.append("| " + " | ".join(cells) + " |")
+    if report.kinds:
+        lines += ["", "| kind of pair | accuracy | pairs |", "|---|---|---|"]
+        lines += [f"| {k} | {_pct(c / n)} | {n} |" for k, (c, n) in sorted(report.kinds.items())]
+    lines += ["", f"Intervals: {b['method']}, {b['resamples']:,} resamples (seed {b['seed']}), each unit {b['unit']}."]
+    if difference is not None:
+        o = difference["overall"]
+        lines += [
+            "",
+            f"Against {other}: overall balanced accuracy {_pct(o['diff'])} points "
+            + ("(n/a)" if o["low"] is None else f"({_pct(o['low'])} to {_pct(o['high'])}, p = {o['p']:.3g}, paired over the same documents)"),
+        ]
+    return "\n".join(lines) + "\n"

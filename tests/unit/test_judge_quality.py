@@ -1,0 +1,159 @@
+"""`kalma judge evaluate` (evaluation/judge_quality.py): balanced accuracy against judges whose
+answers are known (`table:` with the true labels, flipped, constant), against a hand computation,
+threshold tuning as LLM-AggreFact does it, every input layout, and bad input in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evaluation.judge_quality import BUNDLED, PairsError, _columns, balanced_accuracy, measure, read_pairs
+from kalma.cli import main
+
+# two datasets, a premise judged against two claims (one bootstrap unit): labels and a judge's P
+ROWS = [
+    ("She was born in Rome.", "place of birth: Rome", 1, "a", 0.9),
+    ("She was born in Rome.", "place of death: Rome", 0, "a", 0.6),
+    ("She died in Naples.", "place of death: Naples", 1, "a", 0.3),
+    ("He wrote a novel.", "occupation: writer", 1, "a", 0.8),
+    ("He was a painter.", "occupation: writer", 0, "b", 0.2),
+    ("He painted in Rome.", "occupation: painter", 1, "b", 0.7),
+    ("He lived in Pisa.", "place of birth: Pisa", 0, "b", 0.55),
+]
+
+
+def _files(tmp_path: Path, probability=lambda row: row[4]) -> tuple[Path, str]:
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"doc": p, "claim": h, "label": y, "dataset": d}) + "\n" for p, h, y, d, _ in ROWS))
+    table = tmp_path / "judge.jsonl"
+    table.write_text("".join(json.dumps({"premise": r[0], "hypothesis": r[1], "probability": probability(r)}) + "\n" for r in ROWS))
+    return pairs, f"table:{table}"
+
+
+def test_a_judge_with_known_answers(tmp_path):
+    pairs, _ = _files(tmp_path)
+    rows = read_pairs(pairs)
+    for name, probability, expected in (
+        ("truth", lambda r: float(r[2]), 1.0),
+        ("flipped", lambda r: 1.0 - r[2], 0.0),
+        ("constant", lambda r: 0.7, 0.5),
+    ):
+        (tmp_path / name).mkdir()
+        _, spec = _files(tmp_path / name, probability)
+        report = measure(spec, rows, 0.5, resamples=200)
+        assert report.intervals["overall"].point == pytest.approx(expected), name
+        assert all(report.intervals[d].point == pytest.approx(expected) for d in ("a", "b")), name
+
+
+def test_against_a_hand_computation(tmp_path):
+    pairs, spec = _files(tmp_path)
+    report = measure(spec, read_pairs(pairs), 0.5, resamples=500, seed=3)
+    # a: positives (0.9 yes, 0.3 no, 0.8 yes) recall 2/3, negative (0.6 yes) recall 0 -> 1/3
+    # b: positive (0.7 yes) recall 1, negatives (0.2 no, 0.55 yes) recall 1/2 -> 3/4
+    assert report.intervals["a"].point == pytest.approx(0.5 * (2 / 3 + 0))
+    assert report.intervals["b"].point == pytest.approx(0.5 * (1 + 1 / 2))
+    assert report.intervals["overall"].point == pytest.approx((1 / 3 + 3 / 4) / 2)  # LLM-AggreFact's mean over datasets
+    assert report.confusion["all"] == {"true_positive": 3, "false_negative": 1, "false_positive": 2, "true_negative": 1}
+    assert balanced_accuracy([1, 1, 1, 0, 0, 1, 0], [1, 0, 1, 1, 0, 1, 1]) == pytest.approx(0.5 * (3 / 4 + 1 / 3))
+    o = report.intervals["overall"]
+    assert o.resamples == 500 and o.seed == 3 and o.low is not None and o.high is not None and o.low <= o.point <= o.high
+    units, _ = _columns(read_pairs(pairs), report.scored, report.verdicts, ["a", "b"])
+    assert len(units) == 6  # the two claims against "She was born in Rome." are one unit
+    d = report.as_dict()
+    assert d["bootstrap"]["unit"].startswith("a document (premise) within its dataset") and d["thresholds"] == {"a": 0.5, "b": 0.5}
+
+
+def test_the_threshold_tuned_on_development_pairs(tmp_path):
+    pairs, spec = _files(tmp_path)
+    dev = tmp_path / "dev.jsonl"
+    # dataset a's development pairs are separated at 0.61 (the first threshold above 0.6); b's at 0.21
+    dev.write_text(
+        "".join(
+            json.dumps({"premise": p, "hypothesis": h, "label": y, "dataset": d, "split": "dev"}) + "\n"
+            for p, h, y, d in [
+                (ROWS[0][0], ROWS[0][1], 1, "a"),
+                (ROWS[1][0], ROWS[1][1], 0, "a"),
+                (ROWS[5][0], ROWS[5][1], 1, "b"),
+                (ROWS[4][0], ROWS[4][1], 0, "b"),
+            ]
+        )
+    )
+    rows = read_pairs(dev) + read_pairs(pairs)
+    report = measure(spec, rows, None, resamples=100)
+    assert report.judged.thresholds == {"a": 0.61, "b": 0.21} and report.judged.tuned_on == {"a": (2, 1.0), "b": (2, 1.0)}
+    assert len(report.scored) == len(ROWS)  # the development pairs are not scored
+    with pytest.raises(PairsError, match="dataset 'a' has no development pairs"):
+        measure(spec, read_pairs(pairs), None)
+
+
+def test_every_layout_reads_the_same_pairs(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pairs, _ = _files(tmp_path)
+    expected = [(p.premise, p.hypothesis, p.label, p.dataset) for p in read_pairs(pairs)]
+    csv_file = tmp_path / "pairs.csv"
+    csv_file.write_text("doc,claim,label,dataset\n" + "".join(f'"{p}","{h}",{y},{d}\n' for p, h, y, d, _ in ROWS))
+    parquet = tmp_path / "pairs.parquet"
+    pq.write_table(
+        pa.table({"doc": [r[0] for r in ROWS], "claim": [r[1] for r in ROWS], "label": [r[2] for r in ROWS], "dataset": [r[3] for r in ROWS]}), parquet
+    )
+    for f in (csv_file, parquet):
+        assert [(p.premise, p.hypothesis, p.label, p.dataset) for p in read_pairs(f)] == expected
+    # what `kalma human score` writes: premise/hypothesis, entailment/not_entailment, no dataset
+    human = tmp_path / "majority.jsonl"
+    human.write_text(json.dumps({"premise": "x.", "hypothesis": "r: x", "label": "not_entailment", "annotators": 3, "supported": 1}) + "\n")
+    assert [(p.label, p.dataset) for p in read_pairs(human)] == [(0, "majority")]
+
+
+@pytest.mark.parametrize(
+    "line,said",
+    [
+        ({"claim": "r: v", "label": 1}, ":2: field 'premise' is missing (or 'document' / 'doc')"),
+        ({"doc": "x.", "label": 1}, ":2: field 'hypothesis' is missing (or 'claim')"),
+        ({"doc": "x.", "claim": "r: v"}, ":2: field 'label' is missing"),
+        ({"doc": "x.", "claim": "r: v", "label": 2}, ":2: field 'label': 0 or 1 (or entailment/not_entailment), got 2"),
+        ({"doc": "x.", "claim": "r: v", "label": "maybe"}, ":2: field 'label': 0 or 1 (or entailment/not_entailment), got 'maybe'"),
+        ({"doc": 3, "claim": "r: v", "label": 1}, ":2: field 'doc': text is required, got 3"),
+    ],
+)
+def test_bad_pairs_are_one_line_naming_the_file_line_and_field(tmp_path, line, said):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"doc": "x.", "claim": "r: v", "label": 0}) + "\n" + json.dumps(line) + "\n")
+    res = CliRunner().invoke(main, ["judge", "evaluate", "--nli", "lexical", "--pairs", str(bad)])
+    assert res.exit_code == 1 and res.stderr.strip() == f"kalma: {bad}{said}" and "Traceback" not in res.output
+
+
+def test_an_unknown_judge_is_one_line_with_the_nearest_name(tmp_path):
+    res = CliRunner().invoke(main, ["judge", "evaluate", "--nli", "minichek:x"])
+    assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1 and "unknown entailment backend 'minichek'" in res.stderr
+    assert "Did you mean 'minicheck'" in res.stderr
+
+
+def test_two_judges_at_once_on_the_bundled_set(tmp_path):
+    """lexical against the true labels, by one command: each judge's report, their paired
+    difference, and every pair's probability in scores.jsonl."""
+    rows = read_pairs(BUNDLED)
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text("".join(json.dumps({"premise": p.premise, "hypothesis": p.hypothesis, "label": p.label}) + "\n" for p in rows))
+    res = CliRunner().invoke(main, ["judge", "evaluate", "--nli", "lexical", "--nli", f"table:{truth}", "--resamples", "300", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert "rule-based APPROXIMATION" in res.output and "threshold: 0.5 (fixed)" in res.output and f"Against table:{truth}" in res.output
+    report = json.loads((tmp_path / "out" / "judge.json").read_text())
+    lexical, table = report["judges"]
+    assert table["balanced_accuracy"]["overall"]["point"] == 1.0 and lexical["approximate"] and lexical["pairs"] == len(rows)
+    assert report["difference"]["balanced_accuracy"]["overall"]["diff"] == pytest.approx(lexical["balanced_accuracy"]["overall"]["point"] - 1.0)
+    scores = [json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]
+    assert len(scores) == 2 * len(rows) and {s["judge"] for s in scores} == {"lexical", f"table:{truth}"}
+    assert all(s["correct"] for s in scores if s["judge"].startswith("table:"))
+
+
+def test_the_bundled_set_is_labelled_and_explained():
+    rows = [json.loads(line) for line in BUNDLED.read_text().splitlines()]
+    assert len(rows) >= 60 and {r["label"] for r in rows} == {0, 1}
+    assert all(r["why"] and r["kind"] for r in rows) and len({(r["premise"], r["hypothesis"]) for r in rows}) == len(rows)
+    kinds = {r["kind"] for r in rows}
+    assert {"paraphrase", "wrong value", "wrong relation", "negation", "date", "number"} <= kinds
