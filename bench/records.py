@@ -7,7 +7,6 @@ of its entries, and their number), the answers it was computed over, the seeds, 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from evaluation.runner import dataset_digest
 from kalma.schema import DatasetEntry, Summary
 
 BIOKALMA_RELEASE_SIZE = 1085  # the paper's BioKaLMA: the dataset its reference rows were measured on
@@ -36,13 +36,10 @@ class DatasetId(BenchRecord):
 
     @classmethod
     def of(cls, entries: Sequence[DatasetEntry], name: str) -> DatasetId:
-        h = hashlib.sha256()
-        for e in sorted(entries, key=lambda e: e.id):
-            h.update(e.model_dump_json().encode("utf-8") + b"\n")
         sources = {str(e.meta.get("source", "")) for e in entries}
         return cls(
             name=name,
-            digest="sha256:" + h.hexdigest(),
+            digest=dataset_digest(entries),
             entries=len(entries),
             with_minimum_set=sum(e.minimum_set is not None for e in entries),
             source=sources.pop() if len(sources) == 1 else "",

@@ -75,16 +75,34 @@ def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
 @LIMIT
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("--lenient", is_flag=True, help="Exit 0 even when the answers file had corrupt lines, unknown ids, duplicates or reasoning in answer texts.")
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=0),
+    default=10_000,
+    show_default=True,
+    help="Bootstrap resamples of the dataset's entries behind every figure's 95% interval, drawn with --seed (0: no intervals).",
+)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
 def evaluate(
-    dataset: str, answers: str, kg_source: str | None, model: str | None, limit: int | None, overwrite: bool, lenient: bool, output: str, **scoring_args: Any
+    dataset: str,
+    answers: str,
+    kg_source: str | None,
+    model: str | None,
+    limit: int | None,
+    overwrite: bool,
+    lenient: bool,
+    resamples: int,
+    output: str,
+    **scoring_args: Any,
 ) -> None:
     """Score an answers file: citation quality, alignment, [NA], text quality and more."""
     from .runner import evaluate as run
     from .runner import markdown_table
 
     opts, metrics = scoring(**scoring_args)
-    summary = run(dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite, limit=limit, model=model)
+    summary = run(
+        dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite, limit=limit, model=model, resamples=resamples
+    )
     click.echo(markdown_table(summary))
     click.echo(f"wrote {output}/scores.jsonl, summary.json, summary.md, verdicts.html (every answer, each citation judged)")
     if summary.problems and not lenient:

@@ -25,7 +25,7 @@ from kalma.answers_file import AnswersFile, Problem, load_answers, said
 from kalma.errors import ConfigError, Interrupted, KalmaError
 from kalma.jsonl import read_jsonl
 from kalma.provenance import provenance
-from kalma.resume import ResumableOutput, fingerprint
+from kalma.resume import ResumableOutput, fingerprint, records_digest, value_digest
 from kalma.schema import Answer, AnswerScores, Bounds, Coverage, DatasetEntry, KnowledgeGraph, Resampling, Spread, Summary, first_entries
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, UNUSABLE_LIMIT, EvalItem, EvalOptions, Metric, Scored, get_metric, show
@@ -99,7 +99,7 @@ def evaluate(
         made_by = loaded.made_by()
     else:
         answer_list = list(answers)
-    n_entries = len(entry_list)
+    n_entries, entries_all = len(entry_list), entry_list
     entry_list, limited = first_entries(entry_list, limit)
     if partial:
         answered = {a.entry_id for a in answer_list}
@@ -135,6 +135,7 @@ def evaluate(
         "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
         "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>",
         **({"answers_made_by": made_by} if made_by else {}),
+        "dataset_digest": dataset_digest(entries_all),  # `kalma compare` pairs only the same questions
     }
     models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here
     limits = dataset_limits(entry_list, answer_list, [m.name for m in active])
@@ -156,7 +157,7 @@ def evaluate(
         AnswerScores,
         lambda r: r.answer_id,
         run,
-        provenance(config=config, models=models, answer_models=answer_models),
+        provenance(config=config, models=models, answer_models=answer_models, knowledge=knowledge_digests(answer_list)),
         overwrite=overwrite,
     ) as output:
         done = {r.answer_id: r for r in output.existing}
@@ -187,6 +188,24 @@ def evaluate(
         questions = {a.answer_id(): e.question(a.setting) for a in answer_list if (e := entries.get(a.entry_id))}
         (out / PAGE_FILE).write_text(render_page(summary, rows, questions), encoding="utf-8")
     return summary
+
+
+def dataset_digest(entries: Sequence[DatasetEntry]) -> str:
+    """Which questions: the entries themselves in id order, whatever file or header holds them."""
+    ordered: list[DatasetEntry] = sorted(entries, key=lambda e: e.id)
+    return records_digest(ordered)
+
+
+def knowledge_digests(answers: Sequence[Answer]) -> dict[str, str]:
+    """Per entry, a short digest of what its answers were given to cite from and what was absent
+    from it (the KG given, or the entry's pool when none is said): `kalma compare` pairs an entry
+    of two evaluations only under the same."""
+    given: dict[str, set[str]] = {}
+    for a in answers:
+        kg = "pool" if a.kg is None else value_digest(a.kg.model_dump(mode="json"))
+        absent = None if a.absent is None else sorted(t.model_dump_json() for t in a.absent)
+        given.setdefault(a.entry_id, set()).add(value_digest([kg, absent]))
+    return {e: value_digest(sorted(g))[7:23] for e, g in sorted(given.items())}
 
 
 def _score_all(

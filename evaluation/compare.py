@@ -1,0 +1,217 @@
+"""`kalma compare A B`: two evaluations of the same questions, figure by figure, with the test a
+paper reports beside a difference.
+
+For every figure both metrics computed alike: A's value, B's, A - B, a 95% paired bootstrap
+interval of A - B (entries resampled jointly for both systems) and a two-sided paired
+approximate-randomization p-value (each entry's answers swapped between A and B at random). An
+entry is the unit of both: it goes with all of its answers, sentences and citations.
+
+A and B are evaluation folders (`kalma evaluate -o DIR`) or their `scores.jsonl`. Two evaluations
+of different questions, or of answers given different knowledge, are refused: a paired test
+needs the same entries under the same conditions. Entries only one of them scored (a `--limit`
+or partial run) are left out, and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from kalma.errors import KalmaError
+from kalma.jsonl import read_header, read_jsonl
+from kalma.schema import AnswerScores
+
+from .base import EvalOptions, Metric, get_metric, show
+from .runner import SCORES_FILE
+from .uncertainty import LEVEL, METHOD, RESAMPLES, TEST, Difference, Table, paired, table
+
+
+@dataclass
+class Evaluation:
+    """One side of a comparison: its scores and what made them."""
+
+    path: Path
+    rows: list[AnswerScores]
+    config: dict[str, Any]
+    answers: str  # the answers' model, as the evaluation named it
+    knowledge: dict[str, str] | None  # per entry, a digest of the knowledge its answers were given
+
+    @classmethod
+    def read(cls, given: str | Path) -> Evaluation:
+        path = Path(given)
+        scores = path / SCORES_FILE if path.is_dir() else path
+        if not scores.is_file():
+            raise KalmaError(f"{given}: no {SCORES_FILE} here; give an evaluation folder (`kalma evaluate -o DIR`) or its {SCORES_FILE}")
+        header = read_header(scores)
+        if header.get("kind") != "scores":
+            raise KalmaError(f"{scores}:1: not a scores file of `kalma evaluate` (its header says {header.get('kind')!r})")
+        prov = header.get("provenance", {})
+        config = prov.get("config", {})
+        if not config.get("metrics"):
+            raise KalmaError(f"{scores}:1: field 'provenance.config.metrics': missing; the header does not say which metrics made these scores")
+        rows = list(read_jsonl(scores, AnswerScores, kind="scores"))
+        return cls(scores, rows, config, ", ".join(prov.get("answer_models", [])) or "?", prov.get("knowledge"))
+
+    def metrics(self) -> dict[str, tuple[str, Metric]]:
+        """Each metric by name, with the spec and options it ran under."""
+        options = EvalOptions(**self.config.get("options", {}))
+        out = {}
+        for spec in self.config["metrics"]:
+            m = get_metric(spec, options)
+            out[m.name] = (spec, m)
+        return out
+
+    def options(self) -> dict[str, Any]:
+        # The evaluation's own seed draws CONNER's negatives and G-Eval's samples: two runs of it are still comparable.
+        return {k: v for k, v in self.config.get("options", {}).items() if k != "seed"}
+
+
+@dataclass
+class Comparison:
+    figures: dict[str, Difference]
+    scales: dict[str, str]
+    entries: int
+    notes: list[str]
+
+
+def _older(e: Evaluation, what: str) -> str:
+    return f"{e.path} does not record the {what} (scored by an older version): the entries are paired by id alone"
+
+
+def _refuse_others(a: Evaluation, b: Evaluation, entries: list[str]) -> list[str]:
+    """Refuse two evaluations of other questions, or whose answers to one entry were given other
+    knowledge (pool, none, some removed, retrieved); notes where either does not record it."""
+    notes = []
+    x, y = a.config.get("dataset_digest"), b.config.get("dataset_digest")
+    if x is None or y is None:
+        notes.append(_older(a if x is None else b, "dataset it was scored on"))
+    elif x != y:
+        raise KalmaError(f"{a.path} and {b.path} were scored on different datasets ({x[:19]}… and {y[:19]}…); a paired comparison needs the same questions")
+    if a.knowledge is None or b.knowledge is None:
+        notes.append(_older(a if a.knowledge is None else b, "knowledge its answers were given"))
+    elif differ := [e for e in entries if a.knowledge.get(e) != b.knowledge.get(e)]:
+        raise KalmaError(
+            f"{a.path} and {b.path} answered {len(differ)} of {len(entries)} entries (first {differ[0]}) given different knowledge "
+            "(the entry's pool, none, some removed, or retrieved): a paired comparison needs the same knowledge setting"
+        )
+    return notes
+
+
+def _per_entry(t: Table, rows: list[AnswerScores], entries: list[str]) -> dict[Any, np.ndarray]:
+    """`t`'s column sums for `entries`, in that order, each divided by the entry's number of
+    answers: an entry that A answered three times (seeds) and B once swaps as one entry."""
+    count = Counter(r.entry_id for r in rows)
+    index = {u: i for i, u in enumerate(t.units)}
+    rows_of = [index[e] for e in entries]
+    per = np.array([count[e] for e in entries], dtype=float)[:, None]
+    sums = t.sums[rows_of] / per
+    return {k: sums[:, i] for i, k in enumerate(t.keys)}
+
+
+def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: int = 0) -> Comparison:
+    ea, eb = {r.entry_id for r in a.rows}, {r.entry_id for r in b.rows}
+    both = sorted(ea & eb)
+    notes = _refuse_others(a, b, both)
+    if not both:
+        raise KalmaError(f"{a.path} and {b.path} scored no entry in common; nothing to compare")
+    if ea != eb:
+        notes.append(f"{len(ea - eb)} entries only A scored and {len(eb - ea)} only B scored are left out: compared over the {len(both)} entries both scored")
+    ma, mb = a.metrics(), b.metrics()
+    shared = []
+    for name, (spec, m) in ma.items():
+        if name not in mb:
+            notes.append(f"{name}: only A has it")
+        elif mb[name][0] != spec or a.options() != b.options():
+            notes.append(f"{name}: not compared, it ran under other settings ({spec} {a.options()} against {mb[name][0]} {b.options()})")
+        else:
+            shared.append(m)
+    notes += [f"{name}: only B has it" for name in mb if name not in ma]
+    if not shared:
+        raise KalmaError(f"{a.path} and {b.path} share no metric computed alike; nothing to compare")
+    ta, tb = table(a.rows, shared), table(b.rows, shared)
+    found = paired(_per_entry(ta, a.rows, both), _per_entry(tb, b.rows, both), ta.estimates, resamples=resamples, seed=seed)
+    scales = {f"{m.name}.{k}": m.scale(k) for m in shared for k in m.figures()}
+    return Comparison(found, scales, len(both), notes)
+
+
+def _p(p: float | None, resamples: int) -> str:
+    if p is None:
+        return "–"
+    return f"≤ {1 / (resamples + 1):.2g}" if p <= 1 / (resamples + 1) else f"{p:.3g}"
+
+
+def _diff(d: float | None, scale: str) -> str:
+    if d is None:
+        return "n/a"
+    return ("+" if d > 0 else "") + show(d, scale)
+
+
+def render(c: Comparison, a: Evaluation, b: Evaluation, resamples: int, seed: int) -> str:
+    level = f"{100 * LEVEL:g}%"
+    lines = [f"A: {a.path} ({a.answers})", f"B: {b.path} ({b.answers})", ""]
+    lines += [f"- {n}" for n in c.notes] + ([""] if c.notes else [])
+    lines += [f"| figure | A | B | A - B | {level} interval of A - B | p |", "|---|---|---|---|---|---|"]
+    for k, d in c.figures.items():
+        scale = c.scales[k]
+        ci = f"[{_diff(d.low, scale)}, {_diff(d.high, scale)}]" if d.low is not None and d.high is not None else "–"
+        if d.undefined and d.low is not None:
+            ci += f" ({d.undefined} of {d.resamples} resamples without a value)"
+        lines.append(f"| {k} | {show(d.a, scale)} | {show(d.b, scale)} | {_diff(d.diff, scale)} | {ci} | {_p(d.p, resamples)} |")
+    lines += [
+        "",
+        f"Over {c.entries:,} entries. Interval: paired {METHOD} over entries (each entry resampled for A and B at once), "
+        f"{resamples:,} resamples, seed {seed}. p: {TEST} (each entry's answers swapped between A and B with probability 1/2), "
+        f"{resamples:,} permutations; not corrected for the number of figures. Rates are shown x100. "
+        "Both cover the sampling of the questions, not the judge's own error.",
+    ]
+    return "\n".join(lines)
+
+
+def as_json(c: Comparison) -> dict[str, Any]:
+    """For each figure: a, b, diff, ci (low, high), p, and how they were drawn."""
+    return {
+        k: {
+            "a": d.a,
+            "b": d.b,
+            "diff": d.diff,
+            "ci": [d.low, d.high],
+            "p": d.p,
+            "entries": c.entries,
+            "resamples": d.resamples,
+            "undefined_resamples": d.undefined,
+            "seed": d.seed,
+            "level": d.level,
+            "interval": f"paired {METHOD} over entries",
+            "test": TEST,
+            "scale": c.scales[k],
+        }
+        for k, d in c.figures.items()
+    }
+
+
+@click.command("compare")
+@click.argument("a", type=click.Path(exists=True))
+@click.argument("b", type=click.Path(exists=True))
+@click.option("--resamples", type=click.IntRange(min=1), default=RESAMPLES, show_default=True, help="Bootstrap resamples, and permutations of the test.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the resamples and permutations.")
+@click.option("--json", "as_json_", is_flag=True, help="Print JSON: for each figure, a, b, diff, ci and p (and how they were drawn).")
+def compare_cmd(a: str, b: str, resamples: int, seed: int, as_json_: bool) -> None:
+    """Compare two evaluations of the same dataset, figure by figure: A - B, its paired bootstrap
+    interval and a paired approximate-randomization p-value."""
+    ea, eb = Evaluation.read(a), Evaluation.read(b)
+    c = compare(ea, eb, resamples=resamples, seed=seed)
+    if as_json_:
+        for n in c.notes:
+            click.echo(f"note: {n}", err=True)
+        click.echo(json.dumps(as_json(c), indent=1))
+    else:
+        click.echo(render(c, ea, eb, resamples, seed))
+
+
+__all__ = ["compare", "Evaluation", "Comparison", "as_json", "render"]

@@ -1,0 +1,132 @@
+"""Intervals on every figure of `kalma evaluate`, and `kalma compare` between two evaluations,
+through the command line as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dataset_builder.demo import demo_entries
+from evaluation.runner import evaluate
+from kalma.cli import main
+from kalma.jsonl import write_jsonl
+from kalma.kg import open_source
+from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Summary
+
+
+def _cite(t) -> str:
+    return f"{t.subject_label} has {t.value_label} as {t.relation_label} [{t.subject}, {t.relation_label}: {t.value_label}]."
+
+
+def _answers(entries: list[DatasetEntry], cited: int, run: str = "", **extra) -> list[Answer]:
+    """Each entry answered citing its first `cited` minimum-set triples, and one wrong citation."""
+    out = []
+    for e in entries:
+        ts = (e.minimum_set or [])[:cited]
+        wrong = f"It was also big [{e.people[0]}, height: 7 m]."
+        out.append(Answer(entry_id=e.id, text=" ".join(_cite(t) for t in ts) + " " + wrong, model=f"cites-{cited}", run=run, **extra))
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("intervals")
+    entries = demo_entries(open_source("demo"))
+    write_jsonl(d / "dataset.jsonl", entries, "dataset")
+    write_jsonl(d / "other.jsonl", entries[:-1], "dataset")
+    files = {
+        "good": _answers(entries, 3),
+        "weak": _answers(entries, 1),
+        "seeds": _answers(entries, 3, run="s1") + _answers(entries, 2, run="s2"),
+        "closed": _answers(entries, 1, kg=KnowledgeGraph()),
+    }
+    out = {"dir": d}
+    for name, answers in files.items():
+        write_jsonl(d / f"{name}.jsonl", answers, "answers")
+        evaluate(d / "dataset.jsonl", d / f"{name}.jsonl", d / name, metrics=["citation", "alignment", "na"], progress=False)
+        out[name] = d / name
+    evaluate(d / "other.jsonl", d / "weak.jsonl", d / "other", metrics=["citation"], progress=False)
+    evaluate(d / "dataset.jsonl", d / "weak.jsonl", d / "limited", metrics=["citation"], progress=False, limit=3)
+    out["other"], out["limited"] = d / "other", d / "limited"
+    return out
+
+
+def _summary(folder: Path) -> Summary:
+    return Summary.model_validate_json((folder / "summary.json").read_text())
+
+
+def test_every_figure_has_its_interval_and_how_it_was_drawn(runs):
+    s = _summary(runs["good"])
+    assert s.resampling is not None and (s.resampling.units, s.resampling.resamples, s.resampling.seed) == (6, 10_000, 0)
+    for metric, values in s.metrics.items():
+        for k, v in values.items():
+            b = s.intervals.get(metric, {}).get(k)
+            assert (b is not None) == (v is not None), f"{metric}.{k}"  # a value has an interval, an n/a has none
+            if b is not None and b.undefined == 0:
+                assert b.low is not None and b.high is not None and b.low <= b.high
+    table = (runs["good"] / "summary.md").read_text()
+    f1 = s.intervals["citation"]["f1_micro"]
+    assert f"| citation.f1_micro | {100 * s.metrics['citation']['f1_micro']:.1f} | [{100 * f1.low:.1f}, {100 * f1.high:.1f}] |" in table  # type: ignore[operator]
+    assert "percentile bootstrap over dataset entries" in table and "not the judge's own error" in table
+    assert not s.run_spread  # one run per entry: no spread over runs
+
+
+def test_several_runs_per_entry_report_their_spread_apart(runs):
+    s = _summary(runs["seeds"])
+    assert s.resampling is not None and s.resampling.units == 6 and s.resampling.runs == ["s1", "s2"]  # entries, not answers, are the units
+    spread = s.run_spread["citation"]["recall_micro"]
+    assert spread.runs == 2 and spread.std is not None and spread.std > 0  # s1 cites three needed triples, s2 two
+    assert "Spread over the runs s1, s2" in (runs["seeds"] / "summary.md").read_text()
+
+
+def test_the_cli_takes_the_number_of_resamples(runs, tmp_path):
+    d = runs["dir"]
+    given = ["--dataset", str(d / "dataset.jsonl"), "--answers", str(d / "weak.jsonl"), "--metrics", "citation"]
+    res = CliRunner().invoke(main, ["evaluate", *given, "--resamples", "500", "--seed", "3", "-o", str(tmp_path / "e")])
+    assert res.exit_code == 0, res.output
+    s = _summary(tmp_path / "e")
+    assert s.resampling is not None and (s.resampling.resamples, s.resampling.seed) == (500, 3)
+
+
+def _compare(*args: str):
+    return CliRunner().invoke(main, ["compare", *args])
+
+
+def test_compare_two_systems_with_a_real_difference(runs):
+    res = _compare(str(runs["good"]), str(runs["weak"]), "--json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    recall = got["citation.recall_micro"]
+    assert set(recall) >= {"a", "b", "diff", "ci", "p"} and len(recall["ci"]) == 2
+    a, b = _summary(runs["good"]).metrics["citation"]["recall_micro"], _summary(runs["weak"]).metrics["citation"]["recall_micro"]
+    assert (recall["a"], recall["b"]) == (pytest.approx(a), pytest.approx(b)) and recall["diff"] == pytest.approx(a - b)
+    assert recall["ci"][0] > 0 and recall["p"] < 0.05  # every entry recalls more: the smallest p six entries allow
+    assert recall["p"] == pytest.approx(2 / 64, abs=0.01)  # only the identity and the full swap reach it
+    text = _compare(str(runs["good"]), str(runs["weak"])).stdout
+    assert "paired approximate randomization" in text and "| citation.recall_micro |" in text
+
+
+def test_compare_two_identical_evaluations(runs):
+    got = json.loads(_compare(str(runs["good"]), str(runs["good"] / "scores.jsonl"), "--json", "--resamples", "500").stdout)
+    for k, d in got.items():
+        if d["a"] is not None:
+            assert (d["diff"], d["ci"], d["p"]) == (0.0, [0.0, 0.0], 1.0), k
+
+
+def test_compare_refuses_other_questions_and_other_knowledge_in_one_line(runs):
+    for other, said in ((runs["other"], "different datasets"), (runs["closed"], "given different knowledge")):
+        res = _compare(str(runs["weak"]), str(other))
+        assert res.exit_code == 1 and said in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+    res = _compare(str(runs["weak"]), str(runs["dir"] / "dataset.jsonl"))
+    assert res.exit_code == 1 and "not a scores file" in res.stderr, res.output
+
+
+def test_compare_says_which_entries_only_one_scored(runs):
+    res = _compare(str(runs["limited"]), str(runs["good"]), "--json")
+    assert res.exit_code == 0, res.output
+    assert "0 entries only A scored and 3 only B scored are left out: compared over the 3 entries both scored" in res.stderr
+    assert json.loads(res.stdout)["citation.recall_micro"]["entries"] == 3
+    assert "alignment: only B has it" in res.stderr
