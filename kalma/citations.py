@@ -57,6 +57,7 @@ KINDS = {
     "empty_bracket": "`[]`",
     "unclosed": "`[` never closed",
     "unopened": "`]` never opened",
+    "nested": "a bracket inside a bracket (a value writes `[` and `]` as `\\[` and `\\]`)",
     "too_much_markup": "more citation markup than any answer holds (`MARKUP_BUDGET`): the rest of the text is one span",
 }
 # Characters of bracket content one answer may hold, each bracket counted at least
@@ -401,7 +402,8 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
     """Every `[...]` in `text` (backslash escapes honoured), parsed, plus stray-bracket errors.
 
     One left-to-right pass over runs of brackets. A `[` opened before the previous one closed
-    leaves that one unclosed; unclosed brackets that touch (`[[[`, `[a[a`) become one masked
+    leaves that one unclosed, unless whole brackets inside it are followed by the `]` that closes
+    it (`[Q1, father: [Name]]`): that is one `nested` bracket; unclosed brackets that touch (`[[[`, `[a[a`) become one masked
     span holding one `unclosed` error each, and a run of one bracket repeated with only spaces
     between (`[NA] [NA] [NA]`) becomes one span holding its citations that many times and its
     errors counted that many times, so hostile text costs no more than ordinary text."""
@@ -442,8 +444,9 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
             run_start = start
         run_end, run_count = stop, run_count + count
 
-    def close(start: int, end: int, content: str) -> bool:
-        """Take the bracket text[start:end]; False once the markup budget is spent."""
+    def close(start: int, end: int, content: str, nested: bool = False) -> bool:
+        """Take the bracket text[start:end] (holding whole brackets when `nested`); False once the
+        markup budget is spent."""
         nonlocal budget
         budget -= max(len(content), _BRACKET_COST)
         if budget < 0:
@@ -453,6 +456,11 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
             err = MarkupError("too_much_markup", _unescape(text[start : start + 80]), start, rest)
             brackets.append(Bracket(start, len(text), text[start:], [], False, [err]))
             return False
+        if nested:  # one malformed bracket, not an unclosed one, an inner one and a stray `]`
+            emit()
+            flush()
+            brackets.append(Bracket(start, end, text[start:end], [], False, [MarkupError("nested", _unescape(text[start : min(start + 80, end)]), start)]))
+            return True
         if same and same[2] == content and not text[same[1] : start].strip(" \t"):
             same[1], same[3] = end, same[3] + 1
             return True
@@ -463,33 +471,45 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
         same[:] = [start, end, content, 1]
         return True
 
+    inner: list[tuple[int, int, str]] = []  # whole brackets inside the open one: nested, if a `]` closes it
+
+    def never_closed(start: int, stop: int) -> bool:
+        """The bracket opened at `start` reaches up to `stop`, or its first inner bracket, which
+        then count as brackets of their own; False once the markup budget is spent."""
+        nonlocal open_at
+        unclosed(start, inner[0][0] if inner else stop)
+        open_at = None
+        taken = all(close(*b) for b in inner)
+        inner.clear()
+        return taken
+
     for m in _BRACKET_RUN_RE.finditer(text):
         token, i = m.group(0), m.start()
         if token[0] == "\\":  # an escape
             continue
         if m.group(1) is not None:  # a whole simple bracket
             if open_at is not None:
-                unclosed(open_at, i)
-                open_at = None
-            if not close(i, m.end(), m.group(1)):
+                inner.append((i, m.end(), m.group(1)))
+            elif not close(i, m.end(), m.group(1)):
                 return brackets, stray
             continue
         if token[0] == "[":
-            if open_at is not None:
-                unclosed(open_at, i)
+            if open_at is not None and not never_closed(open_at, i):
+                return brackets, stray
             if len(token) > 1:  # all but the last of "[[[" are unclosed at once
                 unclosed(i, i + len(token) - 1, len(token) - 1)
             open_at = i + len(token) - 1
             continue
         first = i
         if open_at is not None:
-            if not close(open_at, i + 1, text[open_at + 1 : i]):
+            if not close(open_at, i + 1, text[open_at + 1 : i], nested=bool(inner)):
                 return brackets, stray
             open_at, first = None, i + 1
+            inner.clear()
         if i + len(token) > first:
             stray.append(MarkupError("unopened", "]", first, i + len(token) - first))
-    if open_at is not None:
-        unclosed(open_at, len(text))
+    if open_at is not None and not never_closed(open_at, len(text)):
+        return brackets, stray
     emit()
     flush()
     return brackets, stray

@@ -208,7 +208,7 @@ def test_nothing_is_dropped_silently(text, kinds, n):
 def test_every_error_kind_is_documented():
     from kalma.citations import KINDS
 
-    a = parse_answer("[Q1] [Q1, x: y, ] [Q1, x: y,, z: w] [Q1, : v] [Q1, x: ] [] [sic] [Q1 | y] ] [Q1, x: y")
+    a = parse_answer("[Q1] [Q1, x: y, ] [Q1, x: y,, z: w] [Q1, : v] [Q1, x: ] [] [sic] [Q1 | y] ] [Q1, x: [y]] [Q1, x: y")
     assert {e.kind for e in a.errors} == set(KINDS) - {"too_much_markup"}  # that one: test_parser.py
 
 
