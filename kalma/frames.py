@@ -169,4 +169,4 @@ def _write_table(rows: list[dict[str, Any]], out: Path) -> None:
     with out.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, columns, delimiter="\t" if out.suffix.lower() == ".tsv" else ",")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: csv_safe(v) for k, v in r.items()} for r in rows)  # an answer's text is no formula for a spreadsheet
