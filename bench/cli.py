@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from evaluation.cli import scoring, scoring_options
+from evaluation.cli import answers_path, scoring, scoring_options
 from kalma.cli import LIMIT, NO_CACHE
 
 
@@ -33,7 +33,8 @@ def run(config: str, output: str, overwrite: bool, limit: int | None) -> None:
     for caveat in dict.fromkeys(c for r in out.results for c in r.caveats):
         click.echo(f"note: {caveat}")
     cached, total = sum(r.from_cache for r in out.results), sum(r.answers for r in out.results)
-    click.echo(f"note: {cached} of {total} answers came from the call cache (--no-cache makes every call now)")
+    anew = " (rerun with --no-cache to make every call now)" if cached else ""  # advice only where the cache served answers
+    click.echo(f"note: {cached} of {total} answers came from the call cache{anew}")
     click.echo(f"wrote {output}/results.json")
 
 
@@ -42,8 +43,8 @@ def _answers_is_the_argument(ctx: click.Context, param: click.Parameter, value: 
         raise click.UsageError(f"the answers file is the first argument, not an option: kalma bench submit {value} --dataset … --leaderboard …")
 
 
-@bench.command("submit")
-@click.argument("submission", type=click.Path(exists=True, dir_okay=False))
+@bench.command("submit", context_settings={"allow_extra_args": True})
+@click.argument("submission", type=click.Path(exists=True))
 @click.option("--answers", hidden=True, is_eager=True, expose_value=False, callback=_answers_is_the_argument)
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--leaderboard", "board", required=True, type=click.Path(file_okay=False))
@@ -56,7 +57,9 @@ def _answers_is_the_argument(ctx: click.Context, param: click.Parameter, value: 
 @click.option("--partial", is_flag=True, help="File answers to part of the dataset: scored on those entries only, shown apart and never ranked.")
 @scoring_options
 @LIMIT
+@click.pass_context
 def submit_cmd(
+    ctx: click.Context,
     submission: str,
     dataset: str,
     board: str,
@@ -70,12 +73,14 @@ def submit_cmd(
     limit: int | None,
     **scoring_args: Any,
 ) -> None:
-    """Validate a submission (every problem, with its line), score it, and file it on the leaderboard."""
+    """Validate a submission (every problem, with its line), score it, and file it on the leaderboard.
+    SUBMISSION is an answers file, or lm_eval's output folder (its newest run's samples)."""
     from evaluation.runner import markdown_table
 
     from .submissions import SubmissionError, submit
 
     options, metrics = scoring(**scoring_args)
+    submission = answers_path(submission, ctx.args, "SUBMISSION")
     given = {"name": name, "model": model, "url": url, "description": description}
     try:
         rec = submit(submission, dataset, board, options, metrics, meta=given, kg=kg_source, dataset_name=dataset_name, partial=partial, limit=limit)

@@ -18,6 +18,7 @@ citations are counted, not rejected: they are part of what the benchmark scores.
 from __future__ import annotations
 
 import shutil
+import urllib.parse
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +28,7 @@ from pydantic import ValidationError
 
 from evaluation.base import EvalOptions
 from evaluation.runner import evaluate
-from kalma.answers_file import load_answers
+from kalma.answers_file import header_model, load_answers
 from kalma.errors import KalmaError
 from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.locks import OutputLock
@@ -52,7 +53,8 @@ class Checked:
 
 def read_meta(path: str | Path, header: dict[str, Any], answers: list[Answer], given: dict[str, Any]) -> tuple[SubmissionMeta | None, list[str]]:
     """The submission's metadata: the header's `submission` section under the options `given`;
-    `seed` (one) is read as `seeds`, and the seeds default to those of the answers."""
+    `seed` (one) is read as `seeds`, and the seeds default to those of the answers. The model
+    defaults to the one the file names (what `kalma answer` ran, the harness's results file)."""
     raw = header.get("submission", {})
     if not isinstance(raw, dict):
         return None, [f"{path}:1: field 'submission': must be an object, got {type(raw).__name__}"]
@@ -60,6 +62,12 @@ def read_meta(path: str | Path, header: dict[str, Any], answers: list[Answer], g
     if "seed" in merged:
         merged.setdefault("seeds", [merged.pop("seed")])
     merged.setdefault("seeds", sorted({a.seed for a in answers if a.seed is not None}))
+    if (named := header_model(header)) is not None:
+        merged.setdefault("model", named)
+    url = merged.get("url")
+    if isinstance(url, str) and url and not _web_address(url):  # the board shows it as a link
+        where = "--url" if given.get("url") is not None else f"{path}:1: field 'submission.url'"
+        return None, [f"{where}: {url[:80]!r} is not an http or https address"]
     try:
         return SubmissionMeta.model_validate(merged), []
     except ValidationError as exc:
@@ -75,12 +83,18 @@ def read_meta(path: str | Path, header: dict[str, Any], answers: list[Answer], g
         return None, problems
 
 
+def _web_address(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in {"http", "https"} and bool(parts.netloc)
+
+
 def validate(path: str | Path, entries: list[DatasetEntry], given: dict[str, Any] | None = None, partial: bool = False, limit: int | None = None) -> Checked:
     """Every problem of a submission at once: bad lines, unknown ids, duplicate answers, entries
     missing from a run (of the first `limit`; unless `partial`: then only a run missing what
     another run answers), and bad metadata. Answers are keyed like everywhere else: by entry id and run label, so one file
-    may hold several seeds."""
+    may hold several seeds. A harness run limited to some documents is partial."""
     loaded = load_answers(path, {e.id: e for e in entries}, (given or {}).get("model"))
+    partial = partial or loaded.asked is not None
     problems = [p.message for p in loaded.problems]
     meta, meta_problems = read_meta(path, loaded.header, loaded.answers, given or {})
     problems += meta_problems
@@ -170,7 +184,7 @@ def submit(
             kg_source=kg,
             progress=False,
             named=checked.meta.model,
-            partial=partial,
+            partial=partial,  # and a limited harness run, which `evaluate` reads as partial too
             limit=limit,
         )
         record = FiledSubmission(

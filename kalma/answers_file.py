@@ -18,7 +18,8 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from .jsonl import ReadResult, RecordError, read_jsonl
+from .errors import KalmaError
+from .jsonl import HEADER_PREFIX, ReadResult, RecordError, read_jsonl
 from .models.base import leading_reasoning
 from .schema import Answer, DatasetEntry, Setting
 
@@ -63,7 +64,8 @@ class AnswersFile:
     problems: list[Problem] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # answer id -> line
     unnamed: int = 0  # answers whose model neither the line, the header nor the caller named
-    matched: str | None = None  # how items without an entry id were matched to entries (ALCE's files), said first
+    matched: str | None = None  # which file of another system was read, and how its items found their entries: said first
+    asked: str | None = None  # a harness run limited to some documents (`lm_eval --limit`): scored on those entries only
 
     def model_caveat(self) -> str | None:
         """What every report says when some answers name no model."""
@@ -73,6 +75,13 @@ class AnswersFile:
             f"{self.unnamed} of {len(self.answers)} answers name no model (not in their lines, the file's header or --model): "
             f"recorded as {UNKNOWN_MODEL!r}; pass --model to say which model wrote them"
         )
+
+    def made_by(self) -> dict[str, Any]:
+        """What the file's header says made its answers: `kalma answer`'s configuration, or the
+        harness's run (model, arguments, `--gen_kwargs`, `--limit`, lm-eval's version)."""
+        made = self.header.get("provenance")
+        config = made.get("config") if isinstance(made, dict) else None
+        return config if isinstance(config, dict) else {}
 
     def counts(self) -> dict[str, int]:
         c = Counter(p.kind for p in self.problems)
@@ -105,13 +114,17 @@ def load_answers(path: str | Path, entries: Mapping[str, DatasetEntry] | Collect
     "data": [{"question", "output", …}]}`, or a bare array of such items) are read too: each item
     is matched to its entry by its id, else by its question (general or specific, when `entries`
     are given with their questions); and lm-evaluation-harness's samples files of the KaLMA tasks
-    (`--log_samples`), each generation by its document's entry id (`read_harness`)."""
-    alce = read_alce(path, entries) or read_harness(path)
-    res = alce.result if alce else read_jsonl(path, Answer, kind="answers", strict=False)
+    (`--log_samples`), each generation by its document's entry id (`read_harness`). A file of
+    another kind (lm-eval's results file, another task's samples, records with other fields) is
+    refused in one line that says what it is."""
+    foreign = read_foreign(path, entries)
+    res = foreign.result if foreign else read_jsonl(path, Answer, kind="answers", strict=False)
+    if not foreign and not res.records:
+        other_fields(path)
     out = AnswersFile(answers=[], header=res.header, problems=[Problem("corrupt_item" if e.item else "corrupt_line", str(e)) for e in res.errors])
-    if alce:
-        out.problems += alce.unmatched
-        out.matched = alce.said()
+    if foreign:
+        out.problems += foreign.unmatched
+        out.matched, out.asked = foreign.said(), foreign.asked
     ids = set(entries)
     fallback = header_model(res.header) or (model.strip() if model and model.strip() else None)
     for a, line in zip(res.records, res.lines):
@@ -127,10 +140,9 @@ def load_answers(path: str | Path, entries: Mapping[str, DatasetEntry] | Collect
             continue
         aid = a.answer_id()
         if aid in out.lines:
-            where = f"{path}: item {line}" if alce else f"{path}:{line}"
-            out.problems.append(
-                Problem("duplicate", f"{where}: duplicate answer {aid!r} (first on {'item' if alce else 'line'} {out.lines[aid]}); this copy skipped")
-            )
+            unit = foreign.unit if foreign else "line"
+            where = f"{path}: item {line}" if unit == "item" else f"{path}:{line}"
+            out.problems.append(Problem("duplicate", f"{where}: duplicate answer {aid!r} (first on {unit} {out.lines[aid]}); this copy skipped"))
             continue
         out.lines[aid] = line
         out.answers.append(a)
@@ -145,7 +157,7 @@ def load_answers(path: str | Path, entries: Mapping[str, DatasetEntry] | Collect
 
 
 @dataclass
-class Alce:
+class ForeignFile:
     """Another system's output file read as answers (ALCE's result file, the harness's samples):
     the records, and what could not be matched."""
 
@@ -154,29 +166,75 @@ class Alce:
     by: Counter[str]  # how each item found its entry: "id", "specific question", "general question"
     items: int
     kind: str = "ALCE result file"
+    unit: str = "item"  # what its positions count: ALCE's items, the harness's lines
+    about: str = "an ALCE result file: `output` is each answer's text; `kalma evaluate --dataset …` matches each item to its entry by its question"
+    asked: str | None = None  # the harness asked only some documents (`lm_eval --limit`), in words
 
     def said(self) -> str:
         how = ", ".join(f"{n} by {k}" for k, n in self.by.items())
         n = len(self.unmatched)
         missed = f"; {n} matched no entry and {'was' if n == 1 else 'were'} skipped" if n else ""
-        return f"{self.kind}: {sum(self.by.values())} of {self.items} items matched to entries ({how}){missed}"
+        asked = f"; {self.asked}" if self.asked else ""
+        return f"{self.kind}: {sum(self.by.values())} of {self.items} items matched to entries ({how}){missed}{asked}"
 
 
-def read_harness(path: str | Path) -> Alce | None:
+def read_foreign(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection[str]) -> ForeignFile | None:
+    """`path` read as another system's output (ALCE's result file, lm-evaluation-harness's samples
+    of a KaLMA task), or None when it is neither."""
+    return read_alce(path, entries) or read_harness(path)
+
+
+# What another tool's records call an answer's two fields (RAG evaluation files, QA predictions).
+_ENTRY_ID_NAMES, _TEXT_NAMES = ("id", "qid", "question_id", "example_id"), ("answer", "output", "prediction", "response", "generation", "completion")
+
+
+def other_fields(path: str | Path) -> None:
+    """Raise, in one line, when `path`'s first record is a JSON object with neither `entry_id` nor
+    `text`: a file of another tool, whose every line would otherwise be one corrupt line. It names
+    the fields found and the two expected, and a rename that would do."""
+    with Path(path).open("rb") as fh:
+        for raw in fh:
+            if raw.strip() and not raw.lstrip().startswith(HEADER_PREFIX):
+                break
+        else:
+            return
+    try:
+        first = json.loads(raw)
+    except ValueError:
+        return
+    if not isinstance(first, dict) or {"entry_id", "text"} & set(first):
+        return
+    found = list(first)
+    pairs = ((_ENTRY_ID_NAMES, "entry_id"), (_TEXT_NAMES, "text"))
+    renames = [f"{old} -> {new}" for names, new in pairs if (old := next((n for n in names if n in found), None))]
+    hint = f" (rename {', '.join(renames)})" if renames else ""
+    shown = ", ".join(found[:8]) + (", …" if len(found) > 8 else "")
+    raise KalmaError(
+        f"{path}: JSON Lines of another kind: its records have the fields {shown}; an answer needs entry_id (the dataset entry's id) and text{hint}"
+    )
+
+
+def read_harness(path: str | Path) -> ForeignFile | None:
     """lm-evaluation-harness's samples file of a KaLMA task (`samples_kalma_…_DATE.jsonl`, written
     with `--log_samples`), or None when `path` is not one: each line a document (its entry id
     and setting) with the model's generation. The model and the generation settings come from the
-    run's results file beside it (`results_DATE.json`), and every answer records them."""
+    run's results file beside it (`results_DATE.json`), and every answer records them; a run the
+    harness limited (`--limit`) says how many documents it asked. The results file itself, and
+    another task's samples, are refused in one line."""
     path = Path(path)
     with path.open("rb") as fh:
         first = fh.readline(1 << 24).removeprefix(codecs.BOM_UTF8).strip()
     try:
         one = json.loads(first)
     except ValueError:
-        return None
+        one = None
     if not (isinstance(one, dict) and "doc_id" in one and isinstance(one.get("doc"), dict) and ("filtered_resps" in one or "resps" in one)):
+        _not_results_file(path, first)
         return None
     task, run = _harness_run(path)
+    if not isinstance(one["doc"].get("id"), str) or "entry" not in one["doc"]:
+        fields = ", ".join(list(one["doc"])[:6])
+        raise KalmaError(f"{path}: samples of the lm-eval task {task!r}, not of a KaLMA task (kalma_specific, kalma_general): its documents hold {fields}")
     res: ReadResult[Answer] = ReadResult(records=[], header={"provenance": {"config": {"llm": run["model"], "lm_eval": run}}} if run else {})
     unmatched, by, items = [], Counter[str](), 0
     for n, raw in enumerate(path.read_bytes().removeprefix(codecs.BOM_UTF8).splitlines(), start=1):
@@ -199,13 +257,66 @@ def read_harness(path: str | Path) -> Alce | None:
         res.records.append(Answer(entry_id=doc["id"], text=text, setting=setting, model=run.get("model", "") if run else "", settings=settings, meta=meta))
         res.lines.append(n)
         by["id"] += 1
-    return Alce(res, unmatched, by, items, kind=f"lm-evaluation-harness samples file ({task})")
+    counted = run.get("documents", {}) if run else {}
+    asked = None
+    if counted.get("effective") is not None and counted["effective"] < counted.get("original", 0):
+        how = f"lm_eval --limit {run['limit']:g}" if isinstance(run.get("limit"), (int, float)) else "lm_eval"
+        asked = f"{how} asked {counted['effective']} of its {counted['original']} documents: scored on their entries only"
+    about = f"an lm-evaluation-harness samples file of {task}: each line's generation is an answer, matched to its entry by its document's id"
+    return ForeignFile(res, unmatched, by, items, kind=f"lm-evaluation-harness samples file {path.name} ({task})", unit="line", asked=asked, about=about)
+
+
+HARNESS_TASKS = ("kalma_specific", "kalma_general")  # a folder's samples read first: the paper's main setting
+
+
+def harness_samples(folder: str | Path) -> tuple[Path, str]:
+    """The samples file to read in lm-evaluation-harness's output folder (its `--output_path`,
+    which holds a subfolder per model and a `results_STAMP.json` per run): the newest run's
+    `kalma_specific` samples, else its `kalma_general` ones; and a sentence saying which file
+    that is, among how many runs, and what else the run logged."""
+    root = Path(folder)
+    runs: dict[Path, list[Path]] = {}
+    for results in [*root.glob("results_*.json"), *root.glob("*/results_*.json")]:
+        stamp = results.stem.removeprefix("results_")
+        found = [f for task in HARNESS_TASKS if (f := results.with_name(f"samples_{task}_{stamp}.jsonl")).is_file()]
+        runs[results] = found
+    kalma = sorted((r for r, found in runs.items() if found), key=lambda r: r.stem.removeprefix("results_"))
+    if not kalma:
+        what = (
+            f"{len(runs)} lm_eval run{'s' if len(runs) != 1 else ''} but no samples of a KaLMA task (run lm_eval --tasks kalma … --log_samples)"
+            if runs
+            else "no lm-evaluation-harness run (results_*.json, in it or a folder under it)"
+        )
+        raise KalmaError(f"{root} is a folder holding {what}; give an answers file, or the folder lm_eval --output_path wrote")
+    newest = kalma[-1]
+    chosen, *others = runs[newest]
+    more = f"; give {others[0]} to score its general questions" if others else ""
+    which = f"the newest of {len(kalma)} KaLMA runs" if len(kalma) > 1 else "the only KaLMA run"
+    return chosen, f"reading {chosen} ({which} in {root}, {newest.stem.removeprefix('results_')}){more}"
+
+
+def _not_results_file(path: Path, first: bytes) -> None:
+    """lm-eval's results file (one indented JSON object of figures) given where its samples are
+    read: one line naming the samples files beside it."""
+    if first != b"{" and not first.startswith(b'{"results"'):
+        return
+    try:
+        found = json.loads(path.read_bytes().removeprefix(codecs.BOM_UTF8))
+    except (ValueError, RecursionError):
+        return
+    if not (isinstance(found, dict) and "results" in found and ("lm_eval_version" in found or "n-samples" in found)):
+        return
+    stamp = path.stem.removeprefix("results_")
+    beside = sorted(path.parent.glob(f"samples_kalma_*_{stamp}.jsonl"))
+    use = f": {', '.join(str(b) for b in beside)}" if beside else " (none here: run lm_eval with --log_samples)"
+    raise KalmaError(f"{path}: lm-evaluation-harness's results file holds figures, not answers; use the samples file beside it{use}")
 
 
 def _harness_run(samples: Path) -> tuple[str, dict[str, Any]]:
     """The task a samples file belongs to, and what its results file says of the run: the model
     (`lm-eval:hf:PRETRAINED`, as the harness names it), its arguments, dtype and device, the
-    generation settings and the harness's version; {} without a results file beside it."""
+    generation settings (the task's, under `--gen_kwargs`), the harness's version and `--limit`
+    with the documents it asked; {} without a results file beside it."""
     stem = samples.stem.removeprefix("samples_")
     task, _, stamp = stem.rpartition("_")
     results = samples.with_name(f"results_{stamp}.json")
@@ -225,6 +336,9 @@ def _harness_run(samples: Path) -> tuple[str, dict[str, Any]]:
         "dtype": config.get("model_dtype"),
         "device": config.get("device"),
         "generation": generation,
+        "gen_kwargs": config.get("gen_kwargs"),
+        "limit": config.get("limit"),
+        "documents": found.get("n-samples", {}).get(task, {}),
         "chat_template": bool(found.get("chat_template")),
         "lm_eval_version": found.get("lm_eval_version"),
         "results_file": str(results),
@@ -237,7 +351,7 @@ def _question_key(text: str) -> str:
     return text.removeprefix("question:").strip()
 
 
-def read_alce(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection[str]) -> Alce | None:
+def read_alce(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection[str]) -> ForeignFile | None:
     """ALCE's own output (`run.py` writes `{"args", "data"}`; some tools keep the bare `data`
     array), or None when `path` is not one. Items carry `question` and `output`; `output` is the
     answer text, and an item without an entry id is matched by its question."""
@@ -287,4 +401,4 @@ def read_alce(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection
             res.lines.append(n)
         except ValidationError as exc:
             res.errors.append(RecordError(path, n, "", str(exc.errors()[0]["msg"]), item=True))
-    return Alce(res, unmatched, by, len(items))
+    return ForeignFile(res, unmatched, by, len(items))

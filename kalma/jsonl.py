@@ -152,7 +152,7 @@ def read_jsonl(path: str | Path, model: type[R], *, kind: str | None = None, str
     `kind` with nothing in it is an error unless `allow_empty` (an output about to be resumed).
     """
     path = Path(path)
-    _not_utf16(path)
+    _not_text_lines(path, kind)
     result: ReadResult[R] = ReadResult(records=[])
     header_line = 0
     first = True
@@ -254,10 +254,16 @@ def article(word: str) -> str:
 _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 
 
-def _not_utf16(path: Path) -> None:
-    """A UTF-16 or UTF-32 file (PowerShell's `>` and `Out-File` write UTF-16) is one error, not one per line."""
+def _not_text_lines(path: Path, kind: str | None) -> None:
+    """A UTF-16 or UTF-32 file (PowerShell's `>` and `Out-File` write UTF-16), or a Parquet one
+    (a table saved by pandas or `datasets`), is one error, not one per line."""
     with path.open("rb") as fh:
         head = fh.read(4)
+    if head == b"PAR1":
+        want = f"{article(kind)} {kind!r} file, " if kind else ""
+        raise RecordError(
+            path, 1, "", f"a Parquet file, not JSON Lines: expected {want}one JSON object per line (pandas: to_json(OUT, orient='records', lines=True))"
+        )
     for bom, name in _WIDE_BOMS:
         if head.startswith(bom):
             raise RecordError(
