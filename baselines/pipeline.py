@@ -18,6 +18,7 @@ from tqdm import tqdm
 from kalma.errors import BackendError
 from kalma.kg import open_source
 from kalma.models import GenParams, get_llm
+from kalma.models.openai_backend import reachable_first
 from kalma.nlp import DEFAULT_SPACY
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint, value_digest
@@ -66,6 +67,10 @@ def answer_dataset(
     resumed only when it was made from the same dataset, KGs and settings (`kalma.resume`)."""
     entries, limited = first_entries(entries, cfg.limit)
     llm = get_llm(cfg.llm)
+    try:
+        reachable_first(llm)  # a server that is not there is said before spaCy, the KG and /models make it wait
+    except BackendError as exc:
+        raise BackendError(f"{exc}; no answer was written") from None
     traces: list[dict[str, object]] = [{} for _ in entries]
     if given is not None:
         kgs = [given[e.id][0] for e in entries]

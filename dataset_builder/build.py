@@ -18,19 +18,24 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
 
+from kalma.cache import get_cache
+from kalma.errors import Interrupted
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 from kalma.models import get_llm, get_scorer
+from kalma.models.openai_backend import reachable_first
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
 from kalma.schema import BuildTrace, DatasetEntry, RemovedRecord
 from kalma.seeds import derive_seed
 
+from . import WINDOW
 from .disambiguate import disambiguate, load_relation_table
 from .evolve import EvolveConfig, evolution, interleave
 from .pool import inverse_table, make_pool
@@ -55,10 +60,18 @@ def beside(out: str | Path, name: str) -> Path:
     return out.with_name(f"{out.stem if out.suffix == '.jsonl' else out.name}.{name}.jsonl")
 
 
-# Entries evolved at once, their rounds scored together (`evolve.interleave`); the default is
-# measured in bench/perf/builder_window. It does not change what is built (the resume test
-# builds in two windows), so the resume fingerprint leaves it out.
-WINDOW = 128
+def kept(out: str | Path, trace_file: Path, done: int, entries: int, window: int) -> str:
+    """What an interrupted build keeps, and how to go on: entries are written as their window
+    finishes, and the calls of the unfinished ones are in the call cache (when it is on)."""
+    calls = (
+        "the rerun replays from the call cache the model calls they made"
+        if get_cache().path is not None
+        else "the call cache is off: the rerun makes their model calls again"
+    )
+    return (
+        f"{done} of {entries} entries are done ({out}, and {trace_file.name} for the failed); the ones under way (up to {window} at once) are not, "
+        f"but {calls}: run the same command again to resume"
+    )
 
 
 def build(
@@ -72,6 +85,10 @@ def build(
 ) -> dict[str, object]:
     table = load_relation_table(cfg.relation_table)
     selection = read_records(records, cfg.columns, set(table))
+    llm = get_llm(cfg.llm)
+    reachable_first(llm)  # a server that is not there is said before the KG and the scorer load
+    scorer = get_scorer(cfg.lm)
+    reachable_first(scorer)
     began = time.perf_counter()
     source = open_source(cfg.kg)
     resolutions, status = disambiguate(selection.records, source, table)
@@ -85,7 +102,6 @@ def build(
     inverses = inverse_table(source, {t.relation for p in pools for t in p.triples() if t.relation})
     kg_seconds = time.perf_counter() - began  # every KG question is asked above, in batches
     counts, n = relation_counts(pools)
-    llm, scorer = get_llm(cfg.llm), get_scorer(cfg.lm)
 
     removed: list[RemovedRecord] = selection.removed + [
         RemovedRecord(
@@ -137,15 +153,20 @@ def build(
             for r, pool in todo
             for eid in [f"{stem}-{r.record.source_line}"]
         )
-        for outcome in tqdm(interleave(entries, scorer, window), total=len(todo), desc=f"build ({cfg.llm})", unit="entry", disable=not progress):
-            eid = outcome.trace.entry_id
-            if eid not in traces.done:  # a kill between the two writes redoes the entry, not its trace row
-                traces.write(outcome.trace)
-                if outcome.trace.status == "failed":
-                    failures[eid] = outcome.trace.failures
-            if outcome.entry is not None:
-                output.write(outcome.entry)
-                written += 1
+        bar = tqdm(interleave(entries, scorer, window), total=len(todo), desc=f"build ({cfg.llm})", unit="entry", disable=not progress)
+        try:
+            with closing(bar):  # closed before the interruption is said, never glued to its line
+                for outcome in bar:
+                    eid = outcome.trace.entry_id
+                    if eid not in traces.done:  # a kill between the two writes redoes the entry, not its trace row
+                        traces.write(outcome.trace)
+                        if outcome.trace.status == "failed":
+                            failures[eid] = outcome.trace.failures
+                    if outcome.entry is not None:
+                        output.write(outcome.entry)
+                        written += 1
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted: {kept(out, trace_file, len(set(output.done) | set(failures)), len(resolved), window)}") from None
     failed = Counter(reason for found in failures.values() for reason in found)
     return {
         "records": accounted,

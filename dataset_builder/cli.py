@@ -6,6 +6,8 @@ import click
 
 from kalma.cli import NO_CACHE, OVERWRITE, new_output
 
+from . import WINDOW
+
 
 @click.group("dataset")
 def dataset() -> None:
@@ -30,19 +32,24 @@ def demo(kg: str, output: str, overwrite: bool) -> None:
 
 
 @dataset.command("import-biokalma")
-@click.option("--specific", required=True, type=click.Path(exists=True, dir_okay=False), help="complex_question_graph.json")
+@click.argument("release_file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--specific", "specific_option", hidden=True, type=click.Path(exists=True, dir_okay=False), help="RELEASE_FILE's older name.")
 @click.option(
     "--general", type=click.Path(exists=True, dir_okay=False), help="simple_question_graph.json (index-aligned); without it, entries have no general question"
 )
 @click.option("-o", "--output", default="runs/biokalma/dataset.jsonl", show_default=True, type=click.Path(dir_okay=False))
 @OVERWRITE
-def import_biokalma(specific: str, general: str | None, output: str, overwrite: bool) -> None:
-    """Convert the authors' release into a dataset (no minimum sets: precision/recall unavailable).
+def import_biokalma(release_file: str | None, specific_option: str | None, general: str | None, output: str, overwrite: bool) -> None:
+    """Convert the authors' release (RELEASE_FILE: complex_question_graph.json, as `kalma kg
+    import-biokalma` takes it) into a dataset (no minimum sets: precision/recall unavailable).
     The default output is under runs/, which git ignores: release data never enters a commit."""
     from kalma.biokalma import release_entries
     from kalma.jsonl import write_jsonl
     from kalma.provenance import provenance
 
+    specific = release_file if release_file is not None else specific_option
+    if specific is None or (release_file is not None and specific_option is not None):
+        raise click.UsageError("give the release's complex_question_graph.json once: kalma dataset import-biokalma FILE [--general simple_question_graph.json]")
     new_output(output, overwrite)
     n = write_jsonl(output, release_entries(specific, general), "dataset", provenance(source="biokalma release", specific=specific, general=general))
     click.echo(f"wrote {n} entries to {output}")
@@ -108,9 +115,10 @@ def publish_cmd(built: str, output: str, license_: str, name: str | None, overwr
 @click.option("--seed", default=0, show_default=True)
 @click.option(
     "--window",
-    default=None,
+    default=WINDOW,
+    show_default=True,
     type=click.IntRange(min=1),
-    help="Entries evolved at once, their candidates scored in one call (default 128; 1 evolves one at a time).",
+    help="Entries evolved at once, their candidates scored in one call (1 evolves one at a time).",
 )
 @click.option("--relations", "relation_table", type=click.Path(exists=True, dir_okay=False), help="JSON {relation: PID} added to the default table.")
 @click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
@@ -126,7 +134,7 @@ def build_cmd(
     alpha: float,
     attempts: int,
     seed: int,
-    window: int | None,
+    window: int,
     relation_table: str | None,
     columns: str,
     overwrite: bool,
@@ -135,7 +143,7 @@ def build_cmd(
     """Build a BioKaLMA-style dataset from relation records (paper §2.2)."""
     import json
 
-    from .build import WINDOW, BuildConfig, build
+    from .build import BuildConfig, build
     from .evolve import EvolveConfig
     from .records import DEFAULT_COLUMNS
 
@@ -148,5 +156,5 @@ def build_cmd(
     cfg = BuildConfig(
         kg=kg, llm=llm, lm=lm, seed=seed, relation_table=relation_table, columns=cols, evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts)
     )
-    report = build(records, output, cfg, overwrite=overwrite, window=window or WINDOW)
+    report = build(records, output, cfg, overwrite=overwrite, window=window)
     click.echo(json.dumps(report, indent=2, ensure_ascii=False))

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -105,6 +107,15 @@ class LazyGroup(click.Group):
 
         if not standalone_mode:  # a caller embedding the CLI handles errors itself
             return super().main(args, prog_name, complete_var, False, **extra)
+        terminated: list[int] = []
+
+        def on_sigterm(signum: int, _frame: object) -> None:
+            terminated.append(signum)
+            raise KeyboardInterrupt  # unwinds as Ctrl-C does: outputs closed, lock files removed, what is kept said
+
+        # the main thread only: signal handlers cannot be set elsewhere (a test runner's thread)
+        own = threading.current_thread() is threading.main_thread()
+        before = signal.signal(signal.SIGTERM, on_sigterm) if own else None
         try:
             rv = super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.Exit as exc:
@@ -114,8 +125,11 @@ class LazyGroup(click.Group):
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt) as exc:
             said = exc.__cause__ if isinstance(exc, click.Abort) else exc  # click wraps Ctrl-C in Abort
-            click.echo(f"kalma: {said}" if isinstance(said, Interrupted) else "kalma: interrupted", err=True)
-            sys.exit(130)
+            text = str(said) if isinstance(said, Interrupted) else "interrupted"
+            if terminated:  # `kill`, a scheduler, a container stopping: said as such, exit 128 + 15
+                text = "terminated (SIGTERM)" + text.removeprefix("interrupted")
+            click.echo(f"kalma: {text}", err=True)
+            sys.exit(128 + terminated[0] if terminated else 130)
         except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
             if os.environ.get("KALMA_DEBUG"):
                 raise
@@ -124,6 +138,9 @@ class LazyGroup(click.Group):
             else:
                 click.echo(f"kalma: internal error ({type(exc).__name__}: {one_line(exc)}); set KALMA_DEBUG=1 to see the traceback", err=True)
             sys.exit(1)
+        finally:
+            if own:
+                signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def _entry_points(self) -> dict[str, object]:
@@ -158,31 +175,33 @@ def main() -> None:
 @main.command("check")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--kind", type=click.Choice(sorted(RECORD_KINDS)), required=True)
+@click.option("--all-errors", is_flag=True, help="Report every bad line instead of stopping at the first (the file is never changed).")
 @click.option(
-    "--all-errors",
     "--lenient",
-    "lenient",
     is_flag=True,
-    help="Report every bad line instead of stopping at the first (the file is never changed); --lenient is its older name.",
+    help="Accept a file with bad lines, as `kalma evaluate --lenient` does: every bad line is reported, and the exit status is 0.",
 )
-def check(path: str, kind: str, lenient: bool) -> None:
-    """Validate a record file and report its bad lines; exits 1 when it has any."""
-    from .answers_file import read_alce
-    from .jsonl import RecordError, read_jsonl
+def check(path: str, kind: str, all_errors: bool, lenient: bool) -> None:
+    """Validate a record file and report its bad lines; exits 1 when it has any (unless --lenient)."""
+    from .answers_file import other_fields, read_foreign
+    from .errors import KalmaError
+    from .jsonl import read_jsonl
 
-    alce = read_alce(path, ()) if kind == "answers" else None
     try:
-        res = alce.result if alce else read_jsonl(path, RECORD_KINDS[kind], kind=kind, strict=not lenient)
-    except RecordError as exc:
+        foreign = read_foreign(path, ()) if kind == "answers" else None
+        res = foreign.result if foreign else read_jsonl(path, RECORD_KINDS[kind], kind=kind, strict=not (all_errors or lenient))
+        if kind == "answers" and not foreign and not res.records:
+            other_fields(path)
+    except KalmaError as exc:
         raise click.ClickException(str(exc)) from exc
     for err in res.errors:
         click.echo(str(err), err=True)
-    good, bad = len(res.records) + (len(alce.unmatched) if alce else 0), len(res.errors)
-    unit = "item" if alce or any(e.item for e in res.errors) else "line"
+    good, bad = len(res.records) + (len(foreign.unmatched) if foreign else 0), len(res.errors)
+    unit = foreign.unit if foreign else "item" if any(e.item for e in res.errors) else "line"
     click.echo(f"{path}: {good} good record{'s' if good != 1 else ''}, {bad} bad {unit}{'s' if bad != 1 else ''}")
-    if alce:
-        click.echo(f"{path}: an ALCE result file: `output` is each answer's text; `kalma evaluate --dataset …` matches each item to its entry by its question")
-    if res.errors:
+    if foreign:
+        click.echo(f"{path}: {foreign.about}")
+    if res.errors and not lenient:
         raise SystemExit(1)
 
 

@@ -84,6 +84,14 @@ def reachable(base_url: str, spec: str) -> None:
         raise BackendError(f"{spec}: cannot reach {base_url} ({exc.strerror or type(exc).__name__}); is this machine online?") from None
 
 
+def reachable_first(*backends: object) -> None:
+    """`reachable` for each backend over an API, before a command loads anything else (spaCy, a
+    local model, a knowledge graph): a server that is not there is said at once, not after them."""
+    for b in backends:
+        if isinstance(b, Endpoint):
+            reachable(b.base_url or OPENAI_API, b.spec)
+
+
 def prices() -> dict[str, tuple[float, float]]:
     """USD per million (prompt, completion) tokens, from KALMA_PRICES='{"model": [in, out]}'."""
     raw = os.environ.get("KALMA_PRICES", "")
