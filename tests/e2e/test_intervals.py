@@ -21,11 +21,12 @@ def _cite(t) -> str:
     return f"{t.subject_label} has {t.value_label} as {t.relation_label} [{t.subject}, {t.relation_label}: {t.value_label}]."
 
 
-def _answers(entries: list[DatasetEntry], cited: int, run: str = "", **extra) -> list[Answer]:
-    """Each entry answered citing its first `cited` minimum-set triples, and one wrong citation."""
+def _answers(entries: list[DatasetEntry], cited: int, run: str = "", varied: bool = False, **extra) -> list[Answer]:
+    """Each entry answered citing its first `cited` minimum-set triples (`varied`: entry i its first
+    i % cited + 1), and one wrong citation."""
     out = []
-    for e in entries:
-        ts = (e.minimum_set or [])[:cited]
+    for i, e in enumerate(entries):
+        ts = (e.minimum_set or [])[: i % cited + 1 if varied else cited]
         wrong = f"It was also big [{e.people[0]}, height: 7 m]."
         out.append(Answer(entry_id=e.id, text=" ".join(_cite(t) for t in ts) + " " + wrong, model=f"cites-{cited}", run=run, **extra))
     return out
@@ -42,6 +43,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "weak": _answers(entries, 1),
         "seeds": _answers(entries, 3, run="s1") + _answers(entries, 2, run="s2"),
         "closed": _answers(entries, 1, kg=KnowledgeGraph()),
+        "varied": _answers(entries, 3, varied=True),
+        "twice": _answers(entries, 3, run="s1", varied=True) + _answers(entries, 3, run="s2", varied=True),  # varied's answers, given twice
     }
     out = {"dir": d}
     for name, answers in files.items():
@@ -114,6 +117,19 @@ def test_compare_two_identical_evaluations(runs):
     for k, d in got.items():
         if d["a"] is not None:
             assert (d["diff"], d["ci"], d["p"]) == (0.0, [0.0, 0.0], 1.0), k
+
+
+def test_an_entry_answered_twice_weighs_as_one_in_the_pairing(runs):
+    """The same answers given twice (two runs of a deterministic system) compare with another
+    system exactly as when given once: values, interval and p. Entries' answers are averaged
+    before they are swapped, so an entry never weighs double in the test."""
+    once, twice = (json.loads(_compare(str(runs[a]), str(runs["good"]), "--json", "--resamples", "2000").stdout) for a in ("varied", "twice"))
+    assert once.keys() == twice.keys()
+    for k in once:
+        for field in ("a", "b", "diff", "p"):
+            assert twice[k][field] == pytest.approx(once[k][field]), (k, field)
+        assert twice[k]["ci"] == [pytest.approx(x) for x in once[k]["ci"]], k
+    assert once["citation.recall_micro"]["p"] < 0.5  # a case where a swap changes something
 
 
 def test_compare_refuses_other_questions_and_other_knowledge_in_one_line(runs):

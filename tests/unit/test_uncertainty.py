@@ -139,6 +139,14 @@ def test_the_bootstrap_interval_equals_the_one_from_every_resample_of_six_entrie
     assert got.point == pytest.approx(15 / 21)
 
 
+def test_the_observed_assignment_counts_so_p_is_never_zero():
+    """A is far better on every one of 20 entries: no random swap reaches the observed difference
+    but the observed assignment itself, so p is 1/(resamples + 1), never 0."""
+    a = {"hit": np.full(20, 9.0), "n": np.full(20, 10.0)}
+    b = {"hit": np.full(20, 1.0), "n": np.full(20, 10.0)}
+    assert paired(a, b, {"micro": _micro}, resamples=200, seed=0)["micro"].p == 1 / 201
+
+
 def test_two_identical_inputs_differ_by_nothing():
     a, _ = _six_entries()
     d = paired(a, {k: v.copy() for k, v in a.items()}, {"micro": _micro}, resamples=1000, seed=0)["micro"]
