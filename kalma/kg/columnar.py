@@ -2,16 +2,17 @@
 in Rust, with the GIL released; Python only for the lines outside the common shape.
 
 The lines are Arrow offsets over the block's own bytes. One pass for substrings keeps those that
-may matter; they are cut into terms with `splitn` and read by their terms, as the pattern parser
-(`NTriples`) reads them: a claim by its predicate, a label by its predicate and language tag.
-A line of the common shape is `<S> <P> O .` with one space between terms, no backslash (so no
-escape to undo and no quote inside a literal), and an object that is an IRI, a blank node or a
+may matter; they are cut into terms with `splitn` and read by their terms, by the grammar of
+`kalma.kg.ntriples` that the pattern parser (`NTriples`) is built from: a claim by its
+predicate, a label by its predicate and language tag. A line of the common shape is
+`<S> <P> O .` with one space between terms and before the dot, no backslash (so no escape to
+undo and no quote inside a literal), UTF-8, and an object that is an IRI, a blank node or a
 literal (`"…"`, `"…"@lang`, `"…"^^<datatype>`); each kind of object is read on its own rows.
-Every other line the store would read or count (an escape, unusual spacing, a claim's predicate
-inside a literal, anything malformed) goes to the pattern parser on its own, with its line
-number, so the rows, and what is counted and named as malformed, are the pattern parser's:
-`tests/unit/test_wikidata_dumps.py` holds the two to identical stores on real entities, on
-hostile lines and on generated dumps.
+The columns read only lines of that shape, and hand every other line the store would read or
+count (an escape, other spacing, a claim's predicate inside a literal, bytes that are not UTF-8,
+anything malformed) to the pattern parser on its own, with its line number: the rows, and what is
+counted and named as malformed, are the pattern parser's. `tests/unit/test_ntriples_fuzz.py`
+holds the two to identical rows and malformed lines on generated lines.
 
 Subsets (`Filter`) decide per run of one subject's claim lines, as the pattern parser does;
 a block where such a run meets a line outside the common shape is parsed by `NTriples` whole.
@@ -21,48 +22,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dumps import WD, Block, Filter, Malformed, NTriples, Rows
+from . import ntriples as nt
+from .dumps import Block, Filter, Malformed, NTriples, Rows
 
-CLAIM = "> <http://www.wikidata.org/prop/direct/P"
-DIRECT_CLAIM = "#directClaim> <"
-DIRECT_IRI = "http://www.wikidata.org/prop/direct/"
-PROP_DIRECT = f"<{DIRECT_IRI}"
-LABELS = {
-    "<http://www.w3.org/2000/01/rdf-schema#label>": "label",
-    "<http://www.w3.org/2004/02/skos/core#altLabel>": "alias",
-    "<http://schema.org/description>": "description",
-}
-PROPERTY_TYPE = "<http://wikiba.se/ontology#propertyType>"
-DIRECT = "<http://wikiba.se/ontology#directClaim>"
-ONTOLOGY = "http://wikiba.se/ontology#"
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+PROP_DIRECT = f"<{nt.DIRECT}"
+LABELS = {f"<{p}>": kind for p, kind in nt.LABELS.items()}
+PROPERTY_TYPE = f"<{nt.PROPERTY_TYPE}>"
+DIRECT = f"<{nt.DIRECT_CLAIM}>"
 
 
-def parse_block(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter, name: str) -> tuple[dict[str, Any], Malformed, int]:
-    """One block's rows as Arrow tables (the store's columns), what was malformed, and its lines."""
+def parse_block(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter) -> tuple[dict[str, Any], Malformed, int]:
+    """One block's rows as Arrow tables (the store's columns), what was malformed (its lines
+    numbered from `first_line`), and its lines."""
     import polars as pl
 
-    frame, n_lines = _lines(block, first_line)
+    frame, n_lines, raw = _lines(block, first_line)
     text, s, p, o = pl.col("line"), pl.col("s"), pl.col("p"), pl.col("o")
     # One pass over every line for any of the substrings a read line holds (a superset of them:
     # sitelinks, other languages' labels, most of the rest never go further); the lines left are
-    # read by their terms, as the pattern parser reads them, with no other scan of a whole line.
-    frame = frame.filter(text.str.contains_any([CLAIM, PROPERTY_TYPE, DIRECT, *(f'"@{lang}' for lang in languages)]))
+    # read by their terms, with no other scan of a whole line.
+    frame = frame.filter(text.str.contains_any([nt.CLAIM, PROPERTY_TYPE, DIRECT, *(f'"@{lang}' for lang in languages)]))
     parts = frame.with_columns(text.str.splitn(" ", 3).alias("t")).unnest("t").rename({"field_0": "s", "field_1": "p", "field_2": "o"})
     common = (
         ~text.str.contains("\\", literal=True)
         & s.str.starts_with("<")
         & s.str.ends_with(">")
+        & (s.str.len_bytes() > 2)
         & (s.str.count_matches(">", literal=True) == 1)  # no `>` inside the IRI
-        & ~s.str.contains_any(["\t", "\r", "\x0b", "\x0c"])  # nor the other ASCII spaces the pattern refuses
-        & o.str.ends_with(" .\n")
+        & ~s.str.contains_any(["\t", "\r", "\x0b", "\x0c"])  # nor the other ASCII spaces `nt.SUBJECT` refuses
+        & o.str.ends_with(nt.COMMON_END)
+        & ~o.str.ends_with(" " + nt.COMMON_END)  # one space before the dot, not two
+        & ~o.str.ends_with("\t" + nt.COMMON_END)
     )
-    parts = parts.with_columns(common.fill_null(False).alias("common"), p.str.starts_with(PROP_DIRECT + "P").alias("claim"), o.str.strip_suffix(" .\n"))
+    if raw:  # lines with bytes that are not UTF-8: the pattern parser reads and counts them
+        common = common & ~pl.col("n").is_in(list(raw))
+    parts = parts.with_columns(common.fill_null(False).alias("common"), p.str.starts_with(PROP_DIRECT + "P").alias("claim"), o.str.strip_suffix(nt.COMMON_END))
     claims, invalid = _claims(parts.filter(pl.col("common") & pl.col("claim")), keep)
-    # A line of the common shape that names a claim's predicate outside its predicate (or a
-    # claim whose object the columns do not read) is the pattern parser's: it may name it malformed.
-    mentions = _mentions()
-    rest = parts.filter(pl.col("common") & ~pl.col("claim")).with_columns(mentions.alias("mentions"))
+    # A line of the common shape that names a claim's predicate elsewhere than as its predicate
+    # (inside a literal, say; a directClaim line names it as its object) is the pattern parser's:
+    # it may be a claim line it names malformed.
+    rest = parts.filter(pl.col("common") & ~pl.col("claim")).with_columns((text.str.contains(nt.CLAIM, literal=True) & (p != DIRECT)).alias("mentions"))
     odd = pl.concat(
         [
             parts.filter(~pl.col("common")).filter(_wanted(languages)),
@@ -72,18 +71,20 @@ def parse_block(block: Block, first_line: int, languages: tuple[str, ...], keep:
     ).sort("n")
     rest = rest.filter(~pl.col("mentions"))
     rows, bad = Rows(), Malformed()
-    if odd.height and not keep.everything and odd.select((pl.col("claim") | mentions).any()).item():
-        return _whole(block, first_line, languages, keep, name, n_lines)  # a run of claims meets an odd line: the pattern parser decides it all
+    if odd.height and not keep.everything and odd.select((pl.col("claim") | text.str.contains(nt.CLAIM, literal=True)).any()).item():
+        return _whole(block, first_line, languages, keep, n_lines)  # a run of claims meets an odd line: the pattern parser decides it all
     fallback = NTriples(languages, keep)
     for line, n in zip(odd["line"].to_list(), odd["n"].to_list()):
-        fallback.parse(line.encode(), rows, bad, name, n)
+        fallback.parse(raw.get(n) or line.encode(), rows, bad, n)
         fallback.finish(rows)
     return _tables(claims, _labels(rest, languages), _props(rest), rows), bad, n_lines
 
 
-def _lines(block: Block, first_line: int) -> tuple[Any, int]:
-    """A block's lines, each with its newline, numbered, and how many newlines it has: Arrow
-    offsets at the newlines over the block's own bytes (no Python string, no split and explode)."""
+def _lines(block: Block, first_line: int) -> tuple[Any, int, dict[int, bytes]]:
+    """A block's lines, each with its newline, numbered; how many newlines it has; and the lines
+    with bytes that are not UTF-8, by number, as they are (the frame holds them read as U+FFFD).
+    The lines are Arrow offsets at the newlines over the block's own bytes (no Python string, no
+    split and explode)."""
     import numpy as np
     import polars as pl
     import pyarrow as pa
@@ -95,36 +96,30 @@ def _lines(block: Block, first_line: int) -> tuple[Any, int]:
     try:
         lines.validate(full=True)  # UTF-8 (a newline byte is never inside a character)
     except pa.ArrowInvalid:
-        return _lines(block.decode("utf-8", "replace").encode(), first_line)
+        fixed, broken = nt.repaired(block)
+        frame, n_lines, _ = _lines(fixed, first_line)
+        pieces = bytes(block).split(b"\n")
+        return frame, n_lines, {first_line + i: pieces[i] + b"\n" * (i < len(pieces) - 1) for i in broken}
     frame = pl.DataFrame({"line": pl.from_arrow(lines), "n": pl.int_range(first_line, first_line + len(lines), eager=True)})
-    return frame, len(ends)
-
-
-def _mentions() -> Any:
-    """A line that names a claim's predicate, by substring: what the pattern parser counts as a
-    claim line, and names malformed when it does not parse."""
-    import polars as pl
-
-    text = pl.col("line")
-    return text.str.contains(CLAIM, literal=True) & ~text.str.contains(DIRECT_CLAIM, literal=True)
+    return frame, len(ends), {}
 
 
 def _wanted(languages: tuple[str, ...]) -> Any:
-    """The lines the pattern parser reads or counts, by substring: for the lines not of the
-    common shape, which are few, before each is parsed on its own."""
+    """The lines the pattern parser may read or name malformed, by substring (a superset of
+    them): for the lines not of the common shape, which are few, before each is parsed on its own."""
     import polars as pl
 
     text = pl.col("line")
     tagged = pl.any_horizontal([text.str.contains(f'"@{lang}', literal=True) for lang in languages])
     is_label = pl.any_horizontal([text.str.contains(f"{p} ", literal=True) for p in LABELS]) & tagged
-    return _mentions() | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True)
+    return text.str.contains(nt.CLAIM, literal=True) | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True)
 
 
-def _whole(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter, name: str, n_lines: int) -> tuple[dict[str, Any], Malformed, int]:
+def _whole(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter, n_lines: int) -> tuple[dict[str, Any], Malformed, int]:
     from .store import arrow_table
 
     parser, rows, bad = NTriples(languages, keep), Rows(), Malformed()
-    parser.parse(block, rows, bad, name, first_line)
+    parser.parse(block, rows, bad, first_line)
     parser.finish(rows)
     return (
         {"labels": arrow_table("labels", rows.labels), "claims": arrow_table("claims", rows.claims), "properties": arrow_table("properties", rows.props)},
@@ -133,17 +128,13 @@ def _whole(block: Block, first_line: int, languages: tuple[str, ...], keep: Filt
     )
 
 
-ENTITY = r"^[QP][0-9]+$"  # `dumps.is_entity`, as a polars pattern
-PROPERTY = r"^P[0-9]+$"
-
-
 def _short(iri: Any) -> Any:
-    """`Q42` for a Wikidata entity IRI (a column of `<…>` terms); any other IRI as it is, without
-    its brackets."""
+    """`nt.short` over a column of `<…>` terms: `Q42` for a Wikidata entity IRI; any other IRI as
+    it is, without its brackets."""
     import polars as pl
 
-    short = iri.str.strip_prefix(f"<{WD}").str.strip_suffix(">")  # keeps its `<` unless it was an entity's
-    return pl.when(short.str.contains(ENTITY)).then(short).otherwise(iri.str.strip_prefix("<").str.strip_suffix(">"))
+    short = iri.str.strip_prefix(f"<{nt.WD}").str.strip_suffix(">")  # keeps its `<` unless it was an entity's
+    return pl.when(short.str.contains(f"^{nt.ENTITY}$")).then(short).otherwise(iri.str.strip_prefix("<").str.strip_suffix(">"))
 
 
 def _claims(df: Any, keep: Filter) -> tuple[Any, Any]:
@@ -162,9 +153,15 @@ def _claims(df: Any, keep: Filter) -> tuple[Any, Any]:
     iris = df.filter(is_iri).with_columns(
         _short(o).alias("value"), pl.lit("").alias("datatype"), pl.lit("").alias("lang"), inner.str.contains(">", literal=True).alias("bad")
     )
-    iris = iris.with_columns(pl.when(pl.col("value").str.contains(ENTITY)).then(pl.lit("item")).otherwise(pl.lit("uri")).alias("value_type"))
+    iris = iris.with_columns(pl.when(pl.col("value").str.contains(f"^{nt.ENTITY}$")).then(pl.lit("item")).otherwise(pl.lit("uri")).alias("value_type"))
+    # a blank node's label: at least one character, and no space (Rust's `\s` is Unicode's, more than
+    # the pattern refuses: such a line only goes to the pattern parser)
     bnodes = df.filter(is_bnode).with_columns(
-        o.alias("value"), pl.lit("bnode").alias("value_type"), pl.lit("").alias("datatype"), pl.lit("").alias("lang"), o.str.contains(r"\s").alias("bad")
+        o.alias("value"),
+        pl.lit("bnode").alias("value_type"),
+        pl.lit("").alias("datatype"),
+        pl.lit("").alias("lang"),
+        (o.str.contains(r"\s") | (o.str.len_bytes() < 3)).alias("bad"),
     )
     quoted = o.str.splitn('"', 3)
     literals = df.filter(is_literal).with_columns(quoted.struct.field("field_1").alias("value"), quoted.struct.field("field_2").alias("suffix"))
@@ -173,13 +170,13 @@ def _claims(df: Any, keep: Filter) -> tuple[Any, Any]:
     typed = suffix.str.starts_with("^^<") & suffix.str.ends_with(">")
     literals = literals.with_columns(
         pl.lit("literal").alias("value_type"),
-        pl.when(typed & (datatype != XSD_STRING)).then(datatype).otherwise(pl.lit("")).alias("datatype"),
+        pl.when(typed & (datatype != nt.XSD_STRING)).then(datatype).otherwise(pl.lit("")).alias("datatype"),
         pl.when(suffix.str.starts_with("@")).then(suffix.str.slice(1)).otherwise(pl.lit("")).alias("lang"),
-        ~((suffix == "") | suffix.str.contains(r"^@[A-Za-z0-9-]+$") | (typed & ~datatype.str.contains(">", literal=True))).alias("bad"),
+        ~((suffix == "") | suffix.str.contains(f"^@{nt.LANG}$") | (typed & ~datatype.str.contains(">", literal=True))).alias("bad"),
     ).drop("suffix")
     columns = ["subject", "pid", "value", "value_type", "datatype", "lang", "n", *(["run"] if not keep.everything else [])]
     read = pl.concat([f.select(*columns, "bad") for f in (iris, bnodes, literals)])
-    valid = ~pl.col("bad").fill_null(True) & pl.col("pid").str.contains(PROPERTY)
+    valid = ~pl.col("bad").fill_null(True) & pl.col("pid").str.contains(f"^{nt.PROPERTY}$")
     read = read.with_columns(valid.alias("valid"))
     claims = read.filter("valid").select(columns)
     invalid = pl.concat([read.filter(~pl.col("valid"))["n"], df.filter(~(is_iri | is_bnode | is_literal))["n"]])
@@ -214,12 +211,12 @@ def _props(df: Any) -> Any:
     import polars as pl
 
     obj = pl.col("o").str.strip_prefix("<").str.strip_suffix(">")
-    typed = df.filter((pl.col("p") == PROPERTY_TYPE) & pl.col("o").str.starts_with(f"<{ONTOLOGY}") & pl.col("o").str.ends_with(">"))
-    typed = typed.select(_short(pl.col("s")).alias("pid"), obj.str.strip_prefix(ONTOLOGY).alias("type"), pl.lit(False).alias("direct"))
-    typed = typed.filter(pl.col("type").str.contains(r"^[A-Za-z]+$"))
+    typed = df.filter((pl.col("p") == PROPERTY_TYPE) & pl.col("o").str.starts_with(f"<{nt.ONTOLOGY}") & pl.col("o").str.ends_with(">"))
+    typed = typed.select(_short(pl.col("s")).alias("pid"), obj.str.strip_prefix(nt.ONTOLOGY).alias("type"), pl.lit(False).alias("direct"))
+    typed = typed.filter(pl.col("type").str.contains(f"^{nt.TYPE_NAME}$"))
     direct = df.filter((pl.col("p") == DIRECT) & pl.col("o").str.starts_with(PROP_DIRECT) & pl.col("o").str.ends_with(">"))
-    direct = direct.select(_short(pl.col("s")).alias("pid"), obj.str.strip_prefix(DIRECT_IRI).alias("direct_pid"))
-    direct = direct.filter(pl.col("direct_pid").str.contains(PROPERTY) & (pl.col("direct_pid") == pl.col("pid")))
+    direct = direct.select(_short(pl.col("s")).alias("pid"), obj.str.strip_prefix(nt.DIRECT).alias("direct_pid"))
+    direct = direct.filter(pl.col("direct_pid").str.contains(f"^{nt.PROPERTY}$") & (pl.col("direct_pid") == pl.col("pid")))
     direct = direct.select("pid", pl.lit("").alias("type"), pl.lit(True).alias("direct"))
     return pl.concat([typed, direct])
 

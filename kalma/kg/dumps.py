@@ -11,12 +11,14 @@ plain or compressed (`.gz`, `.bz2`, `.zst`), into the rows of a local store (`ka
   (`blocks`); a block always ends at a line end (and, in N-Triples, where a subject's lines
   end), so blocks are independent: what a Spark job needs, and where an import can stop and
   resume.
-- **N-Triples** (`NTriples`): one compiled pattern finds, block by block, only the lines the
-  store keeps (the direct claims `wdt:P…`; `rdfs:label`, `skos:altLabel` and
-  `schema:description` in the languages asked; `wikibase:propertyType`, `wikibase:directClaim`);
-  every other line (sitelinks, `skos:prefLabel` and `schema:name` repeats, other languages,
-  lexemes, normalized ids) is skipped by the pattern engine without a Python step. Literals are
-  unescaped as N-Triples defines (`\\u00e9`, `\\"` and the other escapes).
+- **N-Triples** (`NTriples`): one compiled pattern, built from the grammar in
+  `kalma.kg.ntriples`, finds block by block only the lines the store keeps (the direct claims
+  `wdt:P…`; `rdfs:label`, `skos:altLabel` and `schema:description` in the languages asked;
+  `wikibase:propertyType`, `wikibase:directClaim`); every other line (sitelinks, `skos:prefLabel`
+  and `schema:name` repeats, other languages, lexemes, normalized ids) is skipped by the pattern
+  engine without a Python step. Literals are unescaped as N-Triples defines (`\\u00e9`, `\\"` and
+  the other escapes). Where polars is installed, `kalma.kg.columnar` reads the same grammar
+  column by column, and hands this parser every line outside Wikidata's common shape.
 - **JSON** (`JsonEntities`): one entity a line, parsed with orjson; the truthy statements of
   each property (its preferred ones, else its normal ones; never deprecated; `somevalue` as
   Wikidata's `.well-known/genid` IRI, `novalue` left out) become the same rows the truthy
@@ -26,9 +28,9 @@ plain or compressed (`.gz`, `.bz2`, `.zst`), into the rows of a local store (`ka
 - **Subsets** (`Filter`): `classes` (e.g. Q5) and `qids` keep the claims of matching subjects
   only (a subject's lines are contiguous in both dumps); labels are kept for every entity, so
   the neighbours of the people kept keep their names (the store's final step prunes the rest).
-- **Malformed input** is counted and its first lines kept, never a stop: a line the store would
-  read (it names one of the predicates above) that does not parse, or a JSON line that is not an
-  entity.
+- **Malformed input** is counted and its first lines kept, never a stop: a claim line that does
+  not parse, a line read with bytes that are not UTF-8 (each such byte read as U+FFFD), or a JSON
+  line that is not an entity.
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import KalmaError
+from . import ntriples as nt
+from .ntriples import WD, XSD
 
-WD = "http://www.wikidata.org/entity/"
 GENID = "http://www.wikidata.org/.well-known/genid/"
 Block = bytes | bytearray  # a block of a dump: `blocks` yields buffers it cut by truncation
-XSD = "http://www.w3.org/2001/XMLSchema#"
 BLOCK = 8 << 20  # bytes a block holds before it is cut at a line end
 EXAMPLES = 5  # malformed lines named in a report
 
@@ -71,14 +73,22 @@ class Rows:
 
 @dataclass
 class Malformed:
-    count: int = 0
-    examples: list[str] = field(default_factory=list)
+    """Malformed lines: how many, and the first `EXAMPLES` of them, in order: (line, why, text).
+    A parser numbers a block's lines from where it is told; `named` moves them on, by the lines of
+    the blocks before, as it names them."""
 
-    def add(self, where: str, line: Block | str, why: str) -> None:
+    count: int = 0
+    first: list[tuple[int, str, str]] = field(default_factory=list)
+
+    def add(self, line: int, text: Block | str, why: str) -> None:
         self.count += 1
-        if len(self.examples) < EXAMPLES:
-            text = line if isinstance(line, str) else line.decode("utf-8", "replace")
-            self.examples.append(f"{where}: {why}: {text[:160]!r}")
+        if len(self.first) < EXAMPLES:
+            said = text if isinstance(text, str) else bytes(text).decode("utf-8", "replace")
+            self.first.append((line, why, said[:160]))
+
+    def named(self, name: str, before: int = 0) -> list[str]:
+        """The examples as a report names them: `NAME:LINE: why: 'text'`, each line moved on by `before`."""
+        return [f"{name}:{line + before}: {why}: {text!r}" for line, why, text in self.first]
 
 
 @dataclass(frozen=True)
@@ -209,6 +219,40 @@ def _decoder(path: str, compression: str, threads: int) -> IO[bytes]:
     raise ValueError(f"unknown compression {compression!r}")
 
 
+SNIFF = 1 << 20  # decompressed bytes `check_dump` reads
+_NT_ENTITY = re.compile(f"^<{re.escape(WD)}[^>\\s]*> <[^>\\s]+> .*{nt.END}".encode(), re.M)  # a statement about an entity
+_JSON_ENTITY = (re.compile(rb'"type"\s*:\s*"(?:item|property|lexeme)"'), re.compile(rb'"id"\s*:\s*"[QPL][0-9]+"'))  # in any order
+
+
+def check_dump(path: str | Path, fmt: str, compression: str) -> None:
+    """Refuse, in one line naming the file and why, a file that is no Wikidata dump (a JSON Lines
+    dataset, a text file), before anything is written: the first MiB of an N-Triples dump holds
+    lines about Wikidata's entities, and the first line of a JSON dump's array is an entity."""
+    with open_dump(path, compression) as fh:
+        head = fh.read(SNIFF)
+    if fmt == "nt":
+        if _NT_ENTITY.search(head):
+            return
+        why = "the file is empty" if not head.strip() else f"no N-Triples line about a Wikidata entity (<{WD}…>) in its first MiB"
+    else:
+        first = next((x.strip() for x in head.split(b"\n") if x.strip() not in (b"", b"[")), b"")
+        if first.startswith(b"{") and all(p.search(first) for p in _JSON_ENTITY):
+            return
+        why = "the file is empty" if not first else f"its first line is no entity of Wikidata's JSON dump ({_what_json(first)})"
+    raise DumpError(f"{path}: not a Wikidata dump: {why}; nothing was imported")
+
+
+def _what_json(line: bytes) -> str:
+    """What a JSON line holds, in words, for a refusal."""
+    try:
+        found = json.loads(line.rstrip(b","))
+    except ValueError:
+        return "not JSON"
+    if isinstance(found, dict):
+        return f"an object with the keys {', '.join(sorted(found)[:8])}"
+    return f"a JSON {type(found).__name__}"
+
+
 def blocks(stream: IO[bytes], start: int = 0, cut: Any = None, size: int = BLOCK) -> Iterator[tuple[int, Block]]:
     """(offset in the decompressed stream, block) from `start` on; each block ends where
     `cut(block)` says (by default at its last line end), the rest carried to the next.
@@ -267,48 +311,26 @@ def _line_end(block: Block) -> int:
 
 # ---------------------------------------------------------------- N-Triples
 
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
-_SIMPLE = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-
-
-def unescape(text: str) -> str:
-    """An N-Triples string's escapes (`\\u00e9`, `\\U0001F600`, `\\"`, `\\n`, …) as characters."""
-    if "\\" not in text:
-        return text
-
-    def one(m: re.Match[str]) -> str:
-        if m.group(1) or m.group(2):
-            return chr(int(m.group(1) or m.group(2), 16))
-        return _SIMPLE.get(m.group(3), "\\" + m.group(3))
-
-    return _ESCAPE.sub(one, text)
-
-
-_LABEL_PREDICATES = {
-    b"http://www.w3.org/2000/01/rdf-schema#label": "label",
-    b"http://www.w3.org/2004/02/skos/core#altLabel": "alias",
-    b"http://schema.org/description": "description",
-}
-_OBJECT = re.compile(rb'^(?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:@([A-Za-z0-9-]+)|\^\^<([^>]*)>)?|(_:\S+))$', re.S)
-# A claim's predicate as a line writes it (a property's directClaim line writes it as its object).
-_CLAIM_PREDICATE = b"> <http://www.wikidata.org/prop/direct/P"
-_DIRECT_CLAIM = b"#directClaim> <"
+_LABEL_KINDS = {p.encode(): kind for p, kind in nt.LABELS.items()}
 
 
 class NTriples:
-    """Rows from blocks of a truthy N-Triples dump (see the module docstring)."""
+    """Rows from blocks of a truthy N-Triples dump, by one compiled pattern built from the
+    grammar in `kalma.kg.ntriples` (see the module docstring)."""
 
     def __init__(self, languages: tuple[str, ...] = ("en",), keep: Filter = Filter()):
-        langs = b"|".join(re.escape(lang.encode()) for lang in languages)
+        langs = "|".join(re.escape(lang) for lang in languages)
+        labels = "|".join(re.escape(p) for p in nt.LABELS)
         self.languages, self.keep = languages, keep
         self.pattern = re.compile(
-            rb"^<([^>\s]+)> <(?:"
-            rb"http://www\.wikidata\.org/prop/direct/(P[0-9]+)> (.+?)"
-            rb"|(http://www\.w3\.org/2000/01/rdf-schema#label|http://www\.w3\.org/2004/02/skos/core#altLabel|http://schema\.org/description)> "
-            rb'"((?:[^"\\\n]|\\.)*)"@(' + langs + rb")"
-            rb"|http://wikiba\.se/ontology#propertyType> <http://wikiba\.se/ontology#([A-Za-z]+)>"
-            rb"|http://wikiba\.se/ontology#directClaim> <http://www\.wikidata\.org/prop/direct/(P[0-9]+)>"
-            rb")[ \t]*\.[ \t]*\r?$",
+            (
+                f"^<({nt.SUBJECT})> <(?:"
+                f"{re.escape(nt.DIRECT)}({nt.PROPERTY})> (.+?)"
+                f'|({labels})> "({nt.LITERAL})"@({langs})'
+                f"|{re.escape(nt.PROPERTY_TYPE)}> <{re.escape(nt.ONTOLOGY)}({nt.TYPE_NAME})>"
+                f"|{re.escape(nt.DIRECT_CLAIM)}> <{re.escape(nt.DIRECT)}({nt.PROPERTY})>"
+                f"){nt.END}"
+            ).encode(),
             re.M,
         )
         self.pending: tuple[str, list[Claim]] = ("", [])
@@ -332,18 +354,20 @@ class NTriples:
             at = prev
         return end  # one subject's lines fill the whole block: cut at a line end all the same
 
-    def parse(self, block: Block, rows: Rows, bad: Malformed, name: str, first_line: int = 1) -> None:
-        found = 0  # claim lines found
+    def parse(self, block: Block, rows: Rows, bad: Malformed, first_line: int = 1) -> None:
+        """The rows of a block's lines, numbered from `first_line`; what is malformed into `bad`."""
+        block, broken = nt.repaired(block)
+        claims = odd = 0  # claim lines found; of them, with an object that is no term
         keep, pending = self.keep, self.pending
         for subject, pid, obj, lpred, text, lang, ptype, direct in self.pattern.findall(block):
-            sid = _short(subject.decode())
+            sid = nt.short(subject.decode())
             if pid:
-                found += 1
-                claim = _claim(sid, pid.decode(), obj)
-                if claim is None:  # (rare: find its line only now)
-                    line = first_line + block.count(b"\n", 0, max(block.find(b"/prop/direct/" + pid + b"> " + obj), 0))
-                    bad.add(f"{name}:{line}", subject + b" " + pid + b" " + obj, "an object that is no IRI, literal or blank node")
+                claims += 1
+                found = nt.read_object(obj)
+                if found is None:
+                    odd += 1  # named by its line below
                     continue
+                claim = (sid, pid.decode(), *found, None, None)
                 if keep.everything:
                     rows.claims.append(claim)
                 elif pending[0] == sid:
@@ -352,14 +376,15 @@ class NTriples:
                     self._flush(rows)
                     pending = self.pending = (sid, [claim])
             elif lpred:
-                rows.labels.append((sid, _LABEL_PREDICATES[lpred], lang.decode(), unescape(text.decode())))
+                rows.labels.append((sid, _LABEL_KINDS[lpred], lang.decode(), nt.unescape(text.decode())))
             elif ptype:
                 rows.props.append((sid, ptype.decode(), False))
             elif direct and direct.decode() == sid:  # the property's own direct-claim predicate
                 rows.props.append((sid, "", True))
-        # a claim line that did not parse (the pattern skips it): looked for line by line, in this block only
-        if block.count(_CLAIM_PREDICATE) - block.count(_DIRECT_CLAIM) > found:
-            self._name_bad(block, bad, name, first_line)
+        # a claim line the pattern passed over, or read without its object, or bytes read as U+FFFD:
+        # rare, so looked for line by line only then
+        if odd or broken or nt.claim_lines_at_most(block) > claims:
+            self._name_bad(block, broken, bad, first_line)
 
     def _flush(self, rows: Rows) -> None:
         subject, claims = self.pending
@@ -371,38 +396,17 @@ class NTriples:
         """At a block's end: a block ends where its last subject's lines end (`cut`)."""
         self._flush(rows)
 
-    def _name_bad(self, block: Block, bad: Malformed, name: str, first_line: int) -> None:
-        for n, line in enumerate(bytes(block).split(b"\n"), start=first_line):
-            if _CLAIM_PREDICATE in line and _DIRECT_CLAIM not in line and not self.pattern.match(line):
-                bad.add(f"{name}:{n}", line, "a claim that is not an N-Triples line")
-
-
-def _short(iri: str) -> str:
-    """`Q42` for a Wikidata entity IRI; any other IRI as it is."""
-    if iri.startswith(WD):
-        rest = iri[len(WD) :]
-        if is_entity(rest):
-            return rest
-    return iri
-
-
-def is_entity(value: str) -> bool:
-    """An entity id: Q or P, then ASCII digits (`str.isdigit` alone takes `²` and `٣`)."""
-    return value[:1] in ("Q", "P") and value[1:].isdigit() and value.isascii()
-
-
-def _claim(subject: str, pid: str, obj: bytes) -> Claim | None:
-    m = _OBJECT.match(obj)
-    if m is None:
-        return None
-    iri, lexical, lang, datatype, bnode = m.groups()
-    if iri is not None:
-        value = _short(iri.decode())
-        return (subject, pid, value, "item" if is_entity(value) else "uri", "", "", None, None)
-    if bnode is not None:
-        return (subject, pid, bnode.decode(), "bnode", "", "", None, None)
-    dt = datatype.decode() if datatype else ""
-    return (subject, pid, unescape(lexical.decode()), "literal", "" if dt == XSD + "string" else dt, lang.decode() if lang else "", None, None)
+    def _name_bad(self, block: Block, broken: set[int], bad: Malformed, first_line: int) -> None:
+        """Each malformed line of the block once, in order."""
+        for i, line in enumerate(bytes(block).split(b"\n")):
+            m = self.pattern.match(line)
+            if m is None:
+                if nt.is_claim_line(line):
+                    bad.add(first_line + i, line, "a claim that is not an N-Triples line")
+            elif m.group(2) and nt.read_object(m.group(3)) is None:
+                bad.add(first_line + i, line, "an object that is no IRI, literal or blank node")
+            elif i in broken:
+                bad.add(first_line + i, line, "bytes that are not UTF-8 (read as U+FFFD)")
 
 
 # ---------------------------------------------------------------- JSON
@@ -541,9 +545,8 @@ class JsonEntities:
 
     cut = staticmethod(_line_end)
 
-    def parse(self, block: Block, rows: Rows, bad: Malformed, name: str, first_line: int = 1) -> None:
+    def parse(self, block: Block, rows: Rows, bad: Malformed, first_line: int = 1) -> None:
         for n, line in enumerate(bytes(block).split(b"\n"), start=first_line):  # (a copy: a small cost beside orjson's)
-            where = f"{name}:{n}"
             line = line.strip()
             if line.endswith(b","):
                 line = line[:-1]
@@ -552,10 +555,10 @@ class JsonEntities:
             try:
                 entity = self.loads(line)
             except ValueError:
-                bad.add(where, line, "not a JSON entity")
+                bad.add(n, line, "not a JSON entity")
                 continue
             if not isinstance(entity, dict) or "id" not in entity:
-                bad.add(where, line, "no entity id")
+                bad.add(n, line, "no entity id")
                 continue
             entity_rows(entity, self.languages, self.keep, rows)
 
@@ -571,31 +574,15 @@ def entity_nt(entity: dict[str, Any], languages: tuple[str, ...] = ("en",)) -> l
     rows = Rows()
     if not entity_rows(entity, languages, Filter(), rows):
         return []
+    written = {kind: [p] for p, kind in nt.LABELS.items()}
+    written["label"] += nt.LABEL_REPEATS
     out = []
     for eid, kind, lang, text in rows.labels:
-        lit = f"{_nt_string(text)}@{lang}"
-        preds = {
-            "label": ("http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3.org/2004/02/skos/core#prefLabel", "http://schema.org/name"),
-            "alias": ("http://www.w3.org/2004/02/skos/core#altLabel",),
-            "description": ("http://schema.org/description",),
-        }[kind]
-        out += [f"<{WD}{eid}> <{p}> {lit} ." for p in preds]
+        out += [f"{nt.iri(eid)} <{p}> {nt.quote(text)}@{lang} ." for p in written[kind]]
     for pid, ptype, _ in rows.props:
-        out.append(f"<{WD}{pid}> <http://wikiba.se/ontology#directClaim> <http://www.wikidata.org/prop/direct/{pid}> .")
+        out.append(f"{nt.iri(pid)} <{nt.DIRECT_CLAIM}> <{nt.DIRECT}{pid}> .")
         if ptype:
-            out.append(f"<{WD}{pid}> <http://wikiba.se/ontology#propertyType> <http://wikiba.se/ontology#{ptype}> .")
+            out.append(f"{nt.iri(pid)} <{nt.PROPERTY_TYPE}> <{nt.ONTOLOGY}{ptype}> .")
     for subject, pid, value, vtype, datatype, lang, _, _ in rows.claims:
-        if vtype == "item":
-            obj = f"<{WD}{value}>"
-        elif vtype == "uri":
-            obj = f"<{value}>"
-        else:
-            obj = _nt_string(value) + (f"@{lang}" if lang else f"^^<{datatype}>" if datatype else "")
-        out.append(f"<{WD}{subject}> <http://www.wikidata.org/prop/direct/{pid}> {obj} .")
+        out.append(f"{nt.iri(subject)} <{nt.DIRECT}{pid}> {nt.term(value, vtype, datatype, lang)} .")
     return out
-
-
-def _nt_string(text: str) -> str:
-    """`text` as an N-Triples string literal, non-ASCII escaped as many dumps write it."""
-    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-    return '"' + "".join(c if ord(c) < 128 else (f"\\u{ord(c):04X}" if ord(c) < 0x10000 else f"\\U{ord(c):08X}") for c in body) + '"'

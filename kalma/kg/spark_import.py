@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .dumps import Filter, JsonEntities, Malformed, NTriples, Rows, dump_format
+from .dumps import EXAMPLES, Filter, JsonEntities, Malformed, NTriples, Rows, check_dump, dump_format
 from .store import COLUMNS, SORT, STORE_VERSION, TABLES, dump_date
 
 LINES_PER_BLOCK = 50_000
@@ -44,14 +44,14 @@ def _parse(fmt: str, languages: tuple[str, ...], keep: Filter) -> Any:
                 chunk.append(line)
             if chunk and (line is None or len(chunk) >= LINES_PER_BLOCK):
                 rows = Rows()
-                parser.parse(("\n".join(chunk) + "\n").encode("utf-8"), rows, bad, "a partition of the dump")
+                parser.parse(("\n".join(chunk) + "\n").encode("utf-8"), rows, bad)
                 parser.finish(rows)
                 yield from (("labels", r) for r in rows.labels)
                 yield from (("claims", r) for r in rows.claims)
                 yield from (("properties", r) for r in rows.props)
                 yield ("lines", (len(chunk),))
                 chunk = []
-        yield from (("malformed", (e,)) for e in bad.examples)
+        yield from (("malformed", (e,)) for e in bad.named("a partition of the dump"))
         yield ("malformed_count", (bad.count,))
 
     return run
@@ -78,6 +78,7 @@ def spark_import(
     keep = keep or Filter()
     began = time.monotonic()
     fmt, compression = dump_format(dump)
+    check_dump(dump, fmt, compression)
     # Spark starts its Python workers with `python3` from PATH unless told: with the suite installed
     # in a virtual environment nobody activated, that interpreter has no `kalma`. Use this one
     # (a cluster's own PYSPARK_PYTHON, where set, stands).
@@ -116,7 +117,7 @@ def spark_import(
             counts[table] = spark.read.parquet(str(Path(store) / table)).count()
         lines = tagged.filter(lambda r: r[0] == "lines").map(lambda r: r[1][0]).sum()
         bad = tagged.filter(lambda r: r[0] == "malformed_count").map(lambda r: r[1][0]).sum()
-        examples = tagged.filter(lambda r: r[0] == "malformed").map(lambda r: r[1][0]).take(5)
+        examples = tagged.filter(lambda r: r[0] == "malformed").map(lambda r: r[1][0]).take(EXAMPLES)
     finally:
         spark.stop()
     path = Path(dump)

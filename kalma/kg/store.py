@@ -35,18 +35,21 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..folders import check_replaceable
 from ..schema import EntityGraph, Triple
-from .base import WD_ENTITY as WD
+from . import ntriples as nt
 from .base import Info, Row, Term, assemble_graphs, entity_info, row_to_triple
-from .dumps import BLOCK, Block, DumpError, JsonEntities, Malformed, NTriples, Rows, blocks, decoder_name, dump_format, is_entity, open_dump
+from .dumps import BLOCK, EXAMPLES, Block, JsonEntities, Malformed, NTriples, Rows, blocks, check_dump, decoder_name, dump_format, open_dump
 from .dumps import Filter as Filter
 
 STORE_VERSION = 1
@@ -134,31 +137,38 @@ def import_dump(
     threads: int | None = None,
     progress: bool = True,
     part_rows: int = PART_ROWS,
-    stop_after: int | None = None,
     block_size: int = BLOCK,
+    on_checkpoint: Callable[[Progress], None] | None = None,
+    replace_other: bool = False,
 ) -> dict[str, Any]:
     """Import `dump` into `store` (see the module docstring); returns its `meta.json`. This thread
     decodes the dump and cuts it into blocks; `threads` workers (default: one per core) parse them
     (`_parsed`) and their rows come back in dump order, so a checkpoint always covers a prefix of
     the dump; parts and checkpoints are written by a thread of their own (`_Writer`).
-    `stop_after` stops after that many parts, as a kill would (for the resume test)."""
+
+    `on_checkpoint(state)` is called as each part is handed to the writer: what it raises stops
+    the import there, as a kill would, with that part and its checkpoint written (the resume tests
+    stop imports so). With `replace_other`, an import of another dump or with other options found
+    in `store` is removed, not refused: the staging folder of `kg import --overwrite`, which that
+    command alone writes."""
     dump, store, keep = Path(dump), Path(store), keep or Filter()
     if not dump.is_file():
         raise ConfigError(f"{dump}: no such dump file")
     fmt, compression = dump_format(dump)
+    check_dump(dump, fmt, compression)  # before anything is written: a file that is no dump leaves nothing
+    identity = _dump_identity(dump)
     options = {"languages": list(languages), "classes": sorted(keep.classes), "qids": len(keep.qids), "format": fmt}
-    finished = _finished(store, _dump_identity(dump), options)
+    finished = _finished(store, identity, options, replace_other)
     if finished is not None:
         return {**finished, "already": True}
-    state = _resume(store, _dump_identity(dump), options)
+    state = _resume(store, identity, options, replace_other)
     if state.parts and progress:
         print(f"resuming the import into {store} after {state.lines:,} lines ({state.offset / 1e6:,.0f} MB decompressed, part {state.parts})", file=sys.stderr)
     (store / "parts").mkdir(parents=True, exist_ok=True)
     if not (store / "parts" / "checkpoint.json").is_file():  # at once: a kill from here on leaves an import the same command resumes
         _save(store, state)
-    setup = (fmt, tuple(languages), keep, str(dump))
+    setup = (fmt, tuple(languages), keep)
     cut = NTriples.cut if fmt == "nt" else JsonEntities.cut
-    bad = Malformed(state.malformed, list(state.examples))
     pending: dict[str, list[Any]] = {t: [] for t in TABLES}
     began = time.monotonic() - state.seconds
     bar = _bar(progress, state.offset, decoder_name(compression, threads))
@@ -168,32 +178,32 @@ def import_dump(
     writer = _Writer(store)
     main_thread = time.thread_time()  # this thread's CPU alone: what bounds the import on many cores
     try:
-        with open_dump(dump, compression, threads) as stream:
-            for tables, found, end, lines in _parsed(blocks(stream, state.offset, cut, block_size), setup, state.lines, workers):
+        # (closed on the way out of an error too: the parsers stop, not only when collected)
+        with open_dump(dump, compression, threads) as stream, closing(_parsed(blocks(stream, state.offset, cut, block_size), setup, workers)) as parsed:
+            for tables, found, end, lines in parsed:
                 for table, rows in tables.items():
                     if rows.num_rows:
                         pending[table].append(rows)
-                bad.count += found.count
-                bad.examples += found.examples[: max(0, 5 - len(bad.examples))]
+                state.malformed += found.count
+                state.examples += found.named(str(dump), state.lines)[: EXAMPLES - len(state.examples)]
                 bar.update(end - state.offset)
                 state.offset, state.lines = end, state.lines + lines
                 if logged is not None and time.monotonic() - logged >= LOG_EVERY:
                     logged = time.monotonic()
                     print(f"import: {state.lines:,} lines, {state.offset / 1e6:,.0f} MB decompressed, {_rate(state, began)}", file=sys.stderr, flush=True)
                 if sum(t.num_rows for ts in pending.values() for t in ts) >= part_rows:
-                    writer.submit(_checkpoint(state, pending, bad, began))
+                    writer.submit(_checkpoint(state, pending, began))
                     bar.set_postfix_str(_rate(state, began))
-                    if stop_after is not None and state.parts >= stop_after:
-                        writer.close()
-                        return asdict(state)
+                    if on_checkpoint is not None:
+                        on_checkpoint(state)
         state.done = True
-        writer.submit(_checkpoint(state, pending, bad, began))
-        writer.close()
-        if not any(state.rows.values()) and not bad.count:
-            raise DumpError(f"{dump}: no Wikidata statement, label or property in its {state.lines:,} lines: is it a Wikidata dump?")
+        writer.submit(_checkpoint(state, pending, began))
+    except BaseException:
+        writer.close(check=False)  # the part in flight is still written: a rerun resumes from its checkpoint
+        raise
     finally:
-        writer.close(wait=False)
         bar.close()
+    writer.close()
     import resource
 
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -210,13 +220,14 @@ def import_dump(
     return finalize(store, keep, threads, decoder=decoder_name(compression, threads), compression=compression, workers=workers)
 
 
+Parsed = tuple[dict[str, Any], Malformed, int, int]  # a block's tables, what was malformed, where it ends, its lines
 _PARSER: Any = None  # each worker's parser, made once (`_start`)
 
 
-def _start(fmt: str, languages: tuple[str, ...], keep: Filter, name: str) -> None:
+def _start(fmt: str, languages: tuple[str, ...], keep: Filter) -> None:
     global _PARSER
     _die_with_parent()
-    _PARSER = (NTriples(languages, keep) if fmt == "nt" else JsonEntities(languages, keep)), name
+    _PARSER = NTriples(languages, keep) if fmt == "nt" else JsonEntities(languages, keep)
 
 
 def _die_with_parent() -> None:
@@ -234,87 +245,60 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _parse_one(job: tuple[int, Block, int]) -> tuple[dict[str, Any], Malformed, int, int]:
+def _parse_one(job: tuple[int, Block]) -> Parsed:
     """One block's rows as Arrow tables (cheap to send back), what was malformed, where the block
     ends in the decompressed stream, and its lines."""
-    offset, block, first_line = job
-    parser, name = _PARSER
+    offset, block = job
     rows, bad = Rows(), Malformed()
-    parser.parse(block, rows, bad, name, first_line)
-    parser.finish(rows)
+    _PARSER.parse(block, rows, bad)
+    _PARSER.finish(rows)
     tables: dict[str, list[Any]] = {"labels": rows.labels, "claims": rows.claims, "properties": rows.props}
     return {t: arrow_table(t, r) for t, r in tables.items()}, bad, offset + len(block), block.count(b"\n")
 
 
-def _columnar_one(job: tuple[int, Block, int], setup: tuple[Any, ...]) -> tuple[dict[str, Any], Malformed, int, int]:
+def _columnar_one(job: tuple[int, Block], setup: tuple[Any, ...]) -> Parsed:
     """`_parse_one` for N-Triples, column by column (`kalma.kg.columnar`): safe in threads."""
     from .columnar import parse_block
 
-    offset, block, first_line = job
-    _, languages, keep, name = setup
-    tables, found, lines = parse_block(block, first_line, languages, keep, name)
+    offset, block = job
+    _, languages, keep = setup
+    tables, found, lines = parse_block(block, 1, languages, keep)
     return tables, found, offset + len(block), lines
 
 
-def _shifted(example: str, name: str, lines: int) -> str:
-    """A malformed line's example (`NAME:N: why: text`) with its line number moved on by `lines`."""
-    number, _, rest = example[len(name) + 1 :].partition(":")
-    return f"{name}:{int(number) + lines}:{rest}"
+def _in_order(submit: Callable[[Any], Future[Parsed]], jobs: Iterable[Any], depth: int) -> Iterator[Parsed]:
+    """Each job's result in the jobs' order, with at most `depth` jobs submitted and not yet
+    taken, so memory stays flat however far the workers run ahead."""
+    flight: deque[Future[Parsed]] = deque()
+    for job in jobs:
+        flight.append(submit(job))
+        if len(flight) >= depth:
+            yield flight.popleft().result()
+    while flight:
+        yield flight.popleft().result()
 
 
-def _parsed(source: Iterable[tuple[int, Block]], setup: tuple[Any, ...], first_line: int, workers: int) -> Iterable[tuple[dict[str, Any], Malformed, int, int]]:
-    """Every block's rows, in order, with at most two blocks a worker in flight (memory stays
-    flat): N-Triples column by column in `workers` threads where polars is installed (it releases
-    the GIL, and no row is pickled; a forked process would inherit its thread pool locked), else
-    `_parse_one` in this process for one worker or in a pool of `workers` processes."""
-
-    def jobs() -> Iterable[tuple[int, Block, int]]:
-        line = first_line
-        for offset, block in source:
-            yield offset, block, line + 1
-            line += block.count(b"\n")
-
+def _parsed(source: Iterable[tuple[int, Block]], setup: tuple[Any, ...], workers: int) -> Generator[Parsed, None, None]:
+    """Every block's rows, in order, two blocks a worker in flight at most, each block's lines
+    numbered from 1 (the caller, which counts lines, moves the malformed ones on: this thread need
+    not scan every block for its newlines, 0.3 CPU-s per GB). N-Triples are parsed column by
+    column in `workers` threads where polars is installed (it releases the GIL, and no row is
+    pickled; a forked process would inherit its thread pool locked), else by `_parse_one` in this
+    process for one worker or in a pool of `workers` processes."""
     if setup[0] == "nt" and COLUMNAR:
-        from collections import deque
         from concurrent.futures import ThreadPoolExecutor
 
-        # Each block's lines are numbered from 1 in its thread and what it found malformed is
-        # renumbered here, in order: this thread, which holds the GIL between the column
-        # operations, no longer scans every block for its newlines (0.3 CPU-s per GB).
-        before = first_line
-
-        def renumbered(result: tuple[dict[str, Any], Malformed, int, int]) -> tuple[dict[str, Any], Malformed, int, int]:
-            nonlocal before
-            tables, found, end, lines = result
-            found.examples = [_shifted(x, setup[3], before) for x in found.examples]
-            before += lines
-            return tables, found, end, lines
-
         with ThreadPoolExecutor(workers) as threads:
-            pending: deque[Any] = deque()
-            for offset, block in source:
-                pending.append(threads.submit(_columnar_one, (offset, block, 1), setup))
-                if len(pending) >= 2 * workers:
-                    yield renumbered(pending.popleft().result())
-            while pending:
-                yield renumbered(pending.popleft().result())
-        return
-    if workers <= 1:
+            yield from _in_order(lambda job: threads.submit(_columnar_one, job, setup), source, 2 * workers)
+    elif workers <= 1:
         _start(*setup)
-        yield from map(_parse_one, jobs())
-        return
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
+        yield from map(_parse_one, source)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start, initargs=setup) as pool:
-        flight: deque[Any] = deque()
-        for job in jobs():
-            flight.append(pool.submit(_parse_one, job))
-            if len(flight) >= 2 * workers:
-                yield flight.popleft().result()
-        while flight:
-            yield flight.popleft().result()
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start, initargs=setup) as pool:
+            yield from _in_order(lambda job: pool.submit(_parse_one, job), source, 2 * workers)
 
 
 def _bar(progress: bool, start: int, decoder: str) -> Any:
@@ -330,7 +314,7 @@ def _rate(state: Progress, began: float) -> str:
     return f"{triples / seconds:,.0f} rows/s, {state.offset / seconds / 1e6:,.0f} MB/s decompressed"
 
 
-def _finished(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> dict[str, Any] | None:
+def _finished(store: Path, dump: dict[str, Any], options: dict[str, Any], replace_other: bool) -> dict[str, Any] | None:
     """The meta of a finished import of the same dump with the same options into `store`, if
     that is what it holds (a rerun is then done, not refused)."""
     meta = store / "meta.json"
@@ -339,21 +323,31 @@ def _finished(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> dic
     try:
         found = json.loads(meta.read_text())
     except ValueError as exc:
+        if replace_other:
+            _discard(store)
+            return None
         raise ConfigError(f"{meta}: not readable JSON ({exc}); the store is damaged: import again with --overwrite") from None
     same = {k: found.get("dump", {}).get(k) for k in dump} == dump and found.get("options") == options
     if not same:
+        if replace_other:
+            _discard(store)
+            return None
         raise ConfigError(f"{store} holds a finished import of another dump or other options; give another folder (or --overwrite to replace it)")
     return dict(found)
 
 
-def _resume(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> Progress:
+def _resume(store: Path, dump: dict[str, Any], options: dict[str, Any], replace_other: bool) -> Progress:
     """The checkpoint of an import of the same dump with the same options, parts after it
-    removed; else a fresh start (an import of anything else into the folder is refused)."""
+    removed; else a fresh start (an import of anything else into the folder is refused, or with
+    `replace_other` removed)."""
     check = store / "parts" / "checkpoint.json"
     if check.is_file():
         state = Progress(**json.loads(check.read_text()))
         if state.dump != dump or state.options != options:
-            raise ConfigError(f"{store} holds an import of another dump or other options ({state.dump['path']}); give another folder (or --overwrite)")
+            if not replace_other:
+                raise ConfigError(f"{store} holds an import of another dump or other options ({state.dump['path']}); give another folder (or --overwrite)")
+            _discard(store)
+            return Progress(dump, options)
         for stale in (store / "parts").glob("*-*.parquet"):
             if int(stale.stem.rsplit("-", 1)[1]) >= state.parts:
                 stale.unlink()
@@ -361,11 +355,20 @@ def _resume(store: Path, dump: dict[str, Any], options: dict[str, Any]) -> Progr
             tmp.unlink()
         return state
     if store.exists() and any(p.name != "parts" or any((store / "parts").iterdir()) for p in store.iterdir()):
-        raise ConfigError(f"{store} exists and is not an import under way; give a new folder (or --overwrite)")
+        if not replace_other:
+            raise ConfigError(f"{store} exists and is not an import under way; give a new folder (or --overwrite)")
+        _discard(store)
     return Progress(dump, options)  # nothing, or the empty `parts/` of an import killed before its first checkpoint
 
 
-def _checkpoint(state: Progress, pending: dict[str, list[Any]], bad: Malformed, began: float) -> tuple[int, dict[str, list[Any]], Progress]:
+def _discard(store: Path) -> None:
+    """Remove what an earlier import left in `store` (see `replace_other`), if it holds nothing
+    an import does not write."""
+    check_replaceable(store, True, WRITES, "kalma kg import")
+    shutil.rmtree(store)
+
+
+def _checkpoint(state: Progress, pending: dict[str, list[Any]], began: float) -> tuple[int, dict[str, list[Any]], Progress]:
     """Count the pending rows into `state` as its next part, and empty `pending`; what the writer
     then puts on disk: (part number, the rows by table, the checkpoint that counts them)."""
     index, rows = state.parts, {}
@@ -375,7 +378,6 @@ def _checkpoint(state: Progress, pending: dict[str, list[Any]], bad: Malformed, 
             state.rows[table] += n
         found.clear()
     state.parts += 1
-    state.malformed, state.examples = bad.count, list(bad.examples)
     state.seconds = time.monotonic() - began
     return index, rows, copy.deepcopy(state)  # the writer saves it while this thread goes on
 
@@ -383,8 +385,9 @@ def _checkpoint(state: Progress, pending: dict[str, list[Any]], bad: Malformed, 
 class _Writer:
     """Writes parts, then the checkpoint that counts them, in a thread of its own and in order,
     one part in flight at most: the main thread, which decodes and cuts the dump and hands out
-    the blocks, does not wait on Parquet (pyarrow writes it without the GIL). A kill between a
-    part and its checkpoint leaves parts the next run removes and redoes."""
+    the blocks, does not wait on Parquet (pyarrow writes it without the GIL). A part is handed
+    over only once the one before is on disk: a checkpoint never counts a part that failed. A
+    kill between a part and its checkpoint leaves parts the next run removes and redoes."""
 
     def __init__(self, store: Path):
         from concurrent.futures import ThreadPoolExecutor
@@ -402,11 +405,12 @@ class _Writer:
             write_part(self.store / "parts", table, found, index)
         _save(self.store, state)
 
-    def close(self, wait: bool = True) -> None:
-        """Wait for the last part (raising its error) and stop; `wait=False` after a failure elsewhere."""
-        if wait and self.last is not None:
+    def close(self, check: bool = True) -> None:
+        """Wait for the last part, raising its error (`check=False`: on the way out of an error
+        elsewhere, which stands), and stop."""
+        self.pool.shutdown(wait=True)
+        if check and self.last is not None:
             self.last.result()
-        self.pool.shutdown(wait=wait)
 
 
 def _save(store: Path, state: Progress) -> None:
@@ -442,17 +446,18 @@ def finalize(store: str | Path, keep: Filter | None = None, threads: int | None 
     state = Progress(**json.loads((parts / "checkpoint.json").read_text()))
     reading = json.loads((parts / "reading.json").read_text()) if (parts / "reading.json").is_file() else {}
     # DuckDB spills past its limit: a fixed default keeps the import's memory flat in the dump's size
-    con = connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", DUCKDB_MEMORY), store / ".duckdb-spill")
+    spill = store / ".duckdb-spill"
     try:
-        counts = _write_tables(store, con, _views(con, parts, state, keep))
+        with connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", DUCKDB_MEMORY), spill) as con:  # closed on a failure too
+            counts = _write_tables(store, con, _views(con, parts, state, keep))
     except Exception as exc:  # duckdb.Error: a part on disk that is not whole Parquet
         if "duckdb" not in type(exc).__module__:
             raise
         from ..errors import one_line
 
         raise ConfigError(f"{parts}: a part is damaged ({one_line(exc)[:300]}); import again with --overwrite") from None
-    con.close()
-    shutil.rmtree(store / ".duckdb-spill", ignore_errors=True)
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
     meta = {
         "kalma_store": STORE_VERSION,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -679,19 +684,13 @@ class LocalWikidata:
     def neighbourhood(self, qids: Sequence[str]) -> str:
         """N-Triples of what a snapshot of `qids` holds: the statements `snapshot_construct` asks
         a SPARQL source for, read from the store."""
-        from .dumps import _nt_string
-
         qids = list(dict.fromkeys(qids))
         if not qids:
             return ""
         lines = set()
-        preds = {
-            "label": "http://www.w3.org/2000/01/rdf-schema#label",
-            "alias": "http://www.w3.org/2004/02/skos/core#altLabel",
-            "description": "http://schema.org/description",
-        }
+        preds = {kind: p for p, kind in nt.LABELS.items()}
         for eid, kind, text in self._rows("SELECT id, kind, text FROM labels WHERE lang = ? AND id IN (SELECT unnest(?::VARCHAR[]))", self.lang, qids):
-            lines.add(f"{_iri(eid)} <{preds[kind]}> {_nt_string(text)}@{self.lang} .")
+            lines.add(f"{nt.iri(eid)} <{preds[kind]}> {nt.quote(text)}@{self.lang} .")
         claims = self._rows(
             "SELECT c.subject, c.pid, c.value, c.value_type, c.datatype, c.lang FROM claims c JOIN properties p ON p.pid = c.pid AND p.direct "
             "AND coalesce(p.type, '') <> 'ExternalId' WHERE c.subject IN (SELECT unnest(?::VARCHAR[]))",
@@ -700,11 +699,11 @@ class LocalWikidata:
         pids = sorted({c[1] for c in claims})
         values = sorted({c[2] for c in claims if c[3] in ("item", "uri")})
         for subject, pid, value, vtype, datatype, lang in claims:
-            lines.add(f"{_iri(subject)} <http://www.wikidata.org/prop/direct/{pid}> {_nt_object(value, vtype, datatype, lang)} .")
+            lines.add(f"{nt.iri(subject)} <{nt.DIRECT}{pid}> {nt.term(value, vtype, datatype, lang)} .")
         for pid, ptype in self._rows("SELECT pid, type FROM properties WHERE pid IN (SELECT unnest(?::VARCHAR[]))", pids):
-            lines.add(f"<{WD}{pid}> <http://wikiba.se/ontology#directClaim> <http://www.wikidata.org/prop/direct/{pid}> .")
+            lines.add(f"{nt.iri(pid)} <{nt.DIRECT_CLAIM}> <{nt.DIRECT}{pid}> .")
             if ptype:
-                lines.add(f"<{WD}{pid}> <http://wikiba.se/ontology#propertyType> <http://wikiba.se/ontology#{ptype}> .")
+                lines.add(f"{nt.iri(pid)} <{nt.PROPERTY_TYPE}> <{nt.ONTOLOGY}{ptype}> .")
         for eid, kind, text in self._rows(
             "SELECT id, kind, text FROM labels WHERE lang = ? AND ((kind IN ('label', 'alias') AND id IN (SELECT unnest(?::VARCHAR[]))) "
             "OR (kind = 'label' AND id IN (SELECT unnest(?::VARCHAR[]))))",
@@ -712,9 +711,9 @@ class LocalWikidata:
             pids,
             values,
         ):
-            lines.add(f"{_iri(eid)} <{preds[kind]}> {_nt_string(text)}@{self.lang} .")
+            lines.add(f"{nt.iri(eid)} <{preds[kind]}> {nt.quote(text)}@{self.lang} .")
         for pid, inverse in self._rows("SELECT subject, value FROM claims WHERE pid = 'P1696' AND subject IN (SELECT unnest(?::VARCHAR[]))", pids):
-            lines.add(f"<{WD}{pid}> <http://www.wikidata.org/prop/direct/P1696> <{WD}{inverse}> .")
+            lines.add(f"{nt.iri(pid)} <{nt.DIRECT}P1696> {nt.iri(inverse)} .")
         return "".join(line + "\n" for line in sorted(lines))
 
 
@@ -722,12 +721,8 @@ def _num(q: str) -> int:
     return int(q[1:])
 
 
-def _iri(eid: str) -> str:
-    return f"<{WD}{eid}>" if is_entity(eid) else f"<{eid}>"
-
-
 def _uri(eid: str) -> Term:
-    return {"type": "uri", "value": _iri(eid)[1:-1]}
+    return {"type": "uri", "value": nt.iri(eid)[1:-1]}
 
 
 def _term(value: str, vtype: str, datatype: str, lang: str) -> Term:
@@ -742,13 +737,3 @@ def _term(value: str, vtype: str, datatype: str, lang: str) -> Term:
     elif datatype:
         term["datatype"] = datatype
     return term
-
-
-def _nt_object(value: str, vtype: str, datatype: str, lang: str) -> str:
-    from .dumps import _nt_string
-
-    if vtype in ("item", "uri"):
-        return _iri(value)
-    if vtype == "bnode":
-        return value
-    return _nt_string(value) + (f"@{lang}" if lang else f"^^<{datatype}>" if datatype else "")

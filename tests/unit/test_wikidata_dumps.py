@@ -8,13 +8,16 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kalma.kg.dumps import GENID, Filter, entity_nt
 from kalma.kg.store import connect, import_dump
 from tests.conftest import ROOT
+from tests.unit.test_ntriples_fuzz import every_malformed_line  # noqa: F401 - a fixture
 
 FIXTURES = ROOT / "tests" / "fixtures" / "wikidata"
 DUMP_ENTITIES = ["Q1.json", "Q4115189.json", "Q4132785.json", "Q22002395.json", "P3035.json", "L525.json"]
@@ -134,8 +137,10 @@ def test_a_killed_import_resumes_with_no_row_lost_or_doubled(json_store, tmp_pat
         dump = write(tmp_path / f"latest.{fmt}", entities())
         store = tmp_path / f"store-{fmt}"
         # blocks of 1 kB, a part and a checkpoint after each: the kill comes after the second
-        stopped = import_dump(dump, store, progress=False, part_rows=1, stop_after=2, block_size=1024)
-        assert not stopped["done"] and stopped["parts"] == 2 and 0 < stopped["offset"] < dump.stat().st_size
+        with pytest.raises(Stopped) as stop:
+            import_dump(dump, store, progress=False, part_rows=1, block_size=1024, on_checkpoint=stop_at(2))
+        stopped = json.loads((store / "parts" / "checkpoint.json").read_text())
+        assert stop.value.state.parts == stopped["parts"] == 2 and not stopped["done"] and 0 < stopped["offset"] < dump.stat().st_size
         (store / "parts" / f"claims-{stopped['parts']:05d}.parquet").write_bytes(b"a part written after the checkpoint, torn")
         meta = import_dump(dump, store, progress=False, part_rows=1, block_size=1024)
         assert meta["read"]["decompressed_bytes"] == dump.stat().st_size
@@ -149,6 +154,68 @@ def test_a_killed_import_resumes_with_no_row_lost_or_doubled(json_store, tmp_pat
         assert not (store / "parts").exists()  # the tables hold it all
 
 
+class Stopped(Exception):
+    """Raised at a checkpoint to stop an import there, as a kill would."""
+
+    def __init__(self, state: Any):
+        self.state = state
+
+
+def stop_at(parts: int) -> Callable[[Any], None]:
+    """An `on_checkpoint` that stops the import once `parts` parts are handed to the writer."""
+
+    def check(state: Any) -> None:
+        if state.parts >= parts:
+            raise Stopped(state)
+
+    return check
+
+
+def test_a_part_that_cannot_be_written_stops_the_import_and_no_checkpoint_counts_it(tmp_path):
+    """A part the writer cannot write (a full disk; here a folder where its file goes) stops the
+    import with that error, and no checkpoint counts its rows or any after them: once the way is
+    clear, the same import resumes into the store of an import never stopped."""
+    dump = write_nt_dump(tmp_path / "d.nt", entities())
+    store, obstacles = tmp_path / "store", [tmp_path / "store" / "parts" / f"{t}-00002.tmp" for t in ("labels", "claims", "properties")]
+
+    def block_the_third(state: Any) -> None:
+        if state.parts == 1:
+            for path in obstacles:
+                path.mkdir()
+
+    with pytest.raises(IsADirectoryError):
+        import_dump(dump, store, progress=False, part_rows=1, block_size=1024, on_checkpoint=block_the_third)
+    assert json.loads((store / "parts" / "checkpoint.json").read_text())["parts"] == 2
+    for path in obstacles:
+        path.rmdir()
+    resumed = import_dump(dump, store, progress=False, part_rows=1, block_size=1024)
+    once = import_dump(dump, tmp_path / "once", progress=False, part_rows=1, block_size=1024)
+    assert resumed["read"]["rows_before_dedup"] == once["read"]["rows_before_dedup"] and resumed["rows"] == once["rows"]
+
+
+def test_finalize_closes_its_connection_when_a_part_is_damaged(tmp_path):
+    """The final step's DuckDB connection (and its spill folder) does not outlive a failure."""
+    import duckdb
+
+    from kalma.errors import ConfigError
+    from kalma.kg.store import finalize
+
+    dump, store = write_nt_dump(tmp_path / "d.nt", entities()), tmp_path / "store"
+    with pytest.raises(Stopped):
+        import_dump(dump, store, progress=False, part_rows=1, block_size=1024, on_checkpoint=stop_at(2))
+    sorted((store / "parts").glob("*-00000.parquet"))[0].write_bytes(b"PAR1 torn")
+    with pytest.raises(ConfigError, match="a part is damaged") as failed:
+        finalize(store)
+    tb, frames = failed.tb, []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    (con,) = [f.f_locals["con"] for f in frames if f.f_code.co_name == "finalize"]
+    with pytest.raises(duckdb.ConnectionException, match="closed"):
+        con.execute("SELECT 1")
+    assert not (store / ".duckdb-spill").exists()
+
+
 def test_a_subset_by_class_keeps_its_claims_and_what_they_name(tmp_path):
     """--classes Q571 (book): the two books keep their claims; the universe and the sandbox do not;
     labels are kept for what the kept claims name, in both dump formats."""
@@ -160,33 +227,67 @@ def test_a_subset_by_class_keeps_its_claims_and_what_they_name(tmp_path):
         assert {r[0] for r in table(tmp_path / fmt, "labels")} == {"Q4132785"}  # the only labelled entity named
 
 
+WD, WDT = "<http://www.wikidata.org/entity/", "<http://www.wikidata.org/prop/direct/"
+LABEL, DIRECT_CLAIM, PROPERTY_TYPE = (
+    "<http://www.w3.org/2000/01/rdf-schema#label>",
+    "<http://wikiba.se/ontology#directClaim>",
+    "<http://wikiba.se/ontology#propertyType>",
+)
 HOSTILE = [
-    '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "Caf\\u00e9 \\"Le Q\\"" @en .',
-    '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "Caf\\u00e9 \\"Le Q\\""@en .',
-    '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "He said "hi""@en .',  # unescaped quotes: no label
-    '<http://www.wikidata.org/entity/Q7> <http://schema.org/description> "a café, twice."@en .\r',
-    '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2004/02/skos/core#altLabel> "Kaffee"@de .',
-    "<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5>  .",
-    '<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P1476> "Le \\"Q\\""@fr .',
-    '<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P1082> "+42"^^<http://www.w3.org/2001/XMLSchema#decimal> .',
-    '<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P1448> "plain"^^<http://www.w3.org/2001/XMLSchema#string> .',
-    "<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P570> _:b0 .",
-    "<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P856> <https://example.org/a b> .",
-    "<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P18> <http://x/a>b> .",  # malformed
-    '<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P19> "torn',  # malformed
-    "<http://www.wikidata.org/entity/Q8> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5> . ",
-    "<http://www.wikidata.org/entity/L5> <http://www.wikidata.org/prop/direct/P5185> <http://www.wikidata.org/entity/Q1084> .",
-    "<http://www.wikidata.org/entity/P31> <http://wikiba.se/ontology#directClaim> <http://www.wikidata.org/prop/direct/P31> .",
-    "<http://www.wikidata.org/entity/P31> <http://wikiba.se/ontology#propertyType> <http://wikiba.se/ontology#WikibaseItem> .",
+    f'{WD}Q7> {LABEL} "Caf\\u00e9 \\"Le Q\\"" @en .',
+    f'{WD}Q7> {LABEL} "Caf\\u00e9 \\"Le Q\\""@en .',
+    f'{WD}Q7> {LABEL} "He said "hi""@en .',  # unescaped quotes: no label
+    f'{WD}Q7> <http://schema.org/description> "a café, twice."@en .\r',
+    f'{WD}Q7> <http://www.w3.org/2004/02/skos/core#altLabel> "Kaffee"@de .',
+    f"{WD}Q7> {WDT}P31> {WD}Q5>  .",
+    f'{WD}Q7> {WDT}P1476> "Le \\"Q\\""@fr .',
+    f'{WD}Q7> {WDT}P1082> "+42"^^<http://www.w3.org/2001/XMLSchema#decimal> .',
+    f'{WD}Q7> {WDT}P1448> "plain"^^<http://www.w3.org/2001/XMLSchema#string> .',
+    f"{WD}Q7> {WDT}P570> _:b0 .",
+    f"{WD}Q7> {WDT}P856> <https://example.org/a b> .",
+    f"{WD}Q7> {WDT}P18> <http://x/a>b> .",  # 12, malformed: a `>` inside an IRI
+    f'{WD}Q7> {WDT}P19> "torn',  # 13, malformed
+    f"{WD}Q8> {WDT}P31> {WD}Q5> . ",
+    f"{WD}L5> {WDT}P5185> {WD}Q1084> .",
+    f"{WD}P31> {DIRECT_CLAIM} {WDT}P31> .",
+    f"{WD}P31> {PROPERTY_TYPE} <http://wikiba.se/ontology#WikibaseItem> .",
     # a claim whose literal holds a directClaim line's words: still a claim
-    '<http://www.wikidata.org/entity/Q8> <http://www.wikidata.org/prop/direct/P1476> "see #directClaim> <here"@en .',
+    f'{WD}Q8> {WDT}P1476> "see #directClaim> <here"@en .',
     # a tab inside the subject: no N-Triples line, named malformed for its claim predicate
-    "<http://www.wikidata.org/entity/Q9\tx> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5> .",
-    # a claim predicate's words inside labels: a French one (not read, named), an English one (read)
-    '<http://www.wikidata.org/entity/Q9> <http://www.w3.org/2000/01/rdf-schema#label> "a> <http://www.wikidata.org/prop/direct/P1 b"@fr .',
-    '<http://www.wikidata.org/entity/Q9> <http://www.w3.org/2000/01/rdf-schema#label> "a> <http://www.wikidata.org/prop/direct/P1 b"@en .',
+    f"{WD}Q9\tx> {WDT}P31> {WD}Q5> .",  # 19
+    # a claim predicate's words inside labels: a French one (not read), an English one (read)
+    f'{WD}Q9> {LABEL} "a> {WDT}P1 b"@fr .',
+    f'{WD}Q9> {LABEL} "a> {WDT}P1 b"@en .',
     # digits outside ASCII make no entity id
-    "<http://www.wikidata.org/entity/Q9> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q²> .",
+    f"{WD}Q9> {WDT}P31> {WD}Q²> .",
+    # two spaces or a tab before the final dot, none, one after it: read all the same
+    f'{WD}Q7> {LABEL} "Two spaces"@en  .',
+    f'{WD}Q7> <http://schema.org/description> "a tab"@en\t.',
+    f'{WD}Q7> {LABEL} "no space"@en.',
+    f"{WD}P31> {PROPERTY_TYPE} <http://wikiba.se/ontology#WikibaseItem>  .",
+    f"{WD}P31> {DIRECT_CLAIM} {WDT}P31>  .",
+    f'{WD}Q8> {WDT}P1476> "see #directClaim> <there"@en . ',
+    f"{WD}Q8> {WDT}P31> {WD}Q5>.",
+    # terms the columns leave to the pattern parser, which names each claim malformed
+    f"<> {WDT}P31> {WD}Q5> .",  # 30: an empty subject
+    f"{WD}Q7> {WDT}P570> _: .",  # 31: a blank node without a label
+    f"{WD}Q7> {WDT}P570> _:b 0 .",  # 32: a blank node with a space
+    f'{WD}Q7> {WDT}P1476> "x"@en US .',  # 33: a language tag with a space
+    f"{WD}Q7> {WDT}P31x> {WD}Q5> .",  # 34: no property id
+    f"{WD}P31> {DIRECT_CLAIM} {WDT}P32> .",  # another property's direct predicate: not P31's
+    f'{WD}Q7> {LABEL} "\\uD800 half"@en .',  # half a UTF-16 pair alone: U+FFFD
+    f"<http://x/a>b> {WDT}P31> {WD}Q5> .",  # 37: a `>` inside the subject
+]
+MALFORMED = [
+    (12, "an object"),
+    (13, "a claim t"),
+    (19, "a claim t"),
+    (30, "a claim t"),
+    (31, "an object"),
+    (32, "an object"),
+    (33, "an object"),
+    (34, "a claim t"),
+    (37, "a claim t"),
 ]
 
 
@@ -222,41 +323,70 @@ def test_blocks_end_where_a_subject_ends_and_lose_no_byte(tmp_path, size):
     assert list(blocks(io.BytesIO(data), middle, cut=NTriples.cut, size=size)) == got[len(got) // 2 :]
 
 
-def test_bytes_that_are_no_utf8_are_read_as_replacement_characters():
-    """A torn or foreign byte in a dump costs its character, not the block: the columns read it as
-    U+FFFD, as the Python decoder's `replace` does, and every other line as before."""
-    pytest.importorskip("polars")
-    from kalma.kg.columnar import parse_block
-
-    block = (
-        b'<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "Caf\xe9"@en .\n'
-        b"<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5> .\n"
-    )
-    tables, found, lines = parse_block(block, 1, ("en",), Filter(), "d.nt")
-    assert tables["labels"].to_pylist() == [{"id": "Q7", "kind": "label", "lang": "en", "text": "Caf\ufffd"}]
-    assert tables["claims"].column("value").to_pylist() == ["Q5"] and found.count == 0 and lines == 2
-
-
 @pytest.mark.parametrize("keep", [Filter(), Filter(classes=frozenset({"Q5"})), Filter(qids=frozenset({"Q8"}))])
 def test_the_columnar_parser_reads_what_the_pattern_parser_reads(tmp_path, keep):
     """Column by column (polars) or by the compiled pattern: the same rows and the same malformed
     lines, on real entities and on lines of every shape the dumps can hold."""
-    pytest.importorskip("polars")
-    import pyarrow as pa
-
-    from kalma.kg.columnar import parse_block
-    from kalma.kg.dumps import Malformed, NTriples, Rows
-    from kalma.kg.store import arrow_table
+    from tests.unit.test_ntriples_fuzz import read_both
 
     real = write_nt_dump(tmp_path / "real.nt", entities(), languages=("en", "de")).read_text()
     ended = (real + "\n".join(HOSTILE) + "\n").encode()
     for languages, block in ((("en",), ended), (("en", "de"), ended), (("en",), ended[:-1])):  # the last: no newline at its end
-        parser, rows, bad = NTriples(languages, keep), Rows(), Malformed()
-        parser.parse(block, rows, bad, "d.nt", 1)
-        parser.finish(rows)
-        tables, found, lines = parse_block(block, 1, languages, keep, "d.nt")
-        want = {"labels": rows.labels, "claims": rows.claims, "properties": rows.props}
-        for name, got in tables.items():
-            key = lambda r: tuple((v is None, v) for v in r.values())  # noqa: E731
-            assert sorted(got.to_pylist(), key=key) == sorted(pa.Table.to_pylist(arrow_table(name, want[name])), key=key), (name, languages)
-        assert (found.count, sorted(found.examples)) == (bad.count, sorted(bad.examples)) and found.count >= 2 and lines == block.count(b"\n")
+        pattern, columns, bad_pattern, bad_columns = read_both(block, languages, keep)
+        assert columns == pattern and bad_columns == bad_pattern and len(bad_pattern) == 5, (languages, keep)
+
+
+@pytest.mark.usefixtures("every_malformed_line")
+def test_the_lines_of_the_grammars_edges_are_read_as_it_says():
+    """What each parser reads from the hostile lines, as the grammar (kalma.kg.ntriples) says: what
+    the columns dropped uncounted before (two spaces before the dot, a claim's literal holding
+    `#directClaim> <` on a line ending in `. `), the terms they must leave to the pattern parser, and
+    the malformed claims, each counted once, whatever else the block holds."""
+    from tests.unit.test_ntriples_fuzz import read_both
+
+    block = ("\n".join(HOSTILE) + "\n").encode()
+    for keep in (Filter(), Filter(classes=frozenset({"Q5"}))):
+        pattern, columns, bad_pattern, bad_columns = read_both(block, ("en",), keep)
+        assert columns == pattern and bad_columns == bad_pattern
+        labels, claims, props = pattern["labels"], pattern["claims"], pattern["properties"]
+        assert ("Q7", "label", "en", "Two spaces") in labels and ("Q7", "description", "en", "a tab") in labels
+        assert ("Q7", "label", "en", "no space") in labels and ("Q7", "label", "en", "\ufffd half") in labels
+        assert ("P31", "WikibaseItem", False) in props and ("P31", "", True) in props and ("P32", "", True) not in props
+        assert ("Q8", "P1476", "see #directClaim> <there", "literal", "", "en", None, None) in claims
+        assert ("Q8", "P31", "Q5", "item", "", "", None, None) in claims
+        assert not [c for c in claims if c[0] in ("", "http://x/a>b") or c[2] in ("_:", "_:b 0") or c[5] == "en US"]
+        assert [(n, why[:9]) for n, why in bad_pattern] == [(n, why[:9]) for n, why in MALFORMED], bad_pattern
+
+
+def test_a_block_of_many_lines_counts_each_malformed_claim_once():
+    """A line that is no claim but holds `#directClaim> <` (a label, here) does not cancel a
+    malformed claim's count, in a block the pattern parser reads whole."""
+    from kalma.kg.dumps import Malformed, NTriples, Rows
+
+    label = '<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "see #directClaim> <here"@en .'
+    torn = "<http://www.wikidata.org/entity/Q9> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5>"
+    bad = Malformed()
+    NTriples().parse(f"{label}\n{torn}\n".encode(), Rows(), bad)
+    assert bad.count == 1 and bad.first[0][:2] == (2, "a claim that is not an N-Triples line")
+
+
+def test_bytes_that_are_no_utf8_are_read_as_replacement_characters_and_counted():
+    """A torn or foreign byte in a dump costs its character, not the import: both parsers read it as
+    U+FFFD, as Python's `replace` does, and count the line (the pattern parser when it reads a
+    block whole, as with a subset, too); every other line is read as before."""
+    from tests.unit.test_ntriples_fuzz import read_both
+
+    block = (
+        b'<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "Caf\xe9"@en .\n'
+        b"<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5> .\n"
+        b'<http://www.wikidata.org/entity/Q7> <http://www.wikidata.org/prop/direct/P1476> "\xff\xfe"@en .\n'
+        b"<http://www.wikidata.org/entity/Q7> <http://schema.org/about> <http://x/\xe9> .\n"  # no line the store reads
+    )
+    for keep in (Filter(), Filter(classes=frozenset({"Q5"}))):
+        pattern, columns, bad_pattern, bad_columns = read_both(block, ("en",), keep)
+        assert columns == pattern and bad_columns == bad_pattern == [
+            (1, "bytes that are not UTF-8 (read as U+FFFD)"),
+            (3, "bytes that are not UTF-8 (read as U+FFFD)"),
+        ]
+        assert pattern["labels"] == [("Q7", "label", "en", "Caf\ufffd")]
+        assert {c[2] for c in pattern["claims"]} == {"Q5", "\ufffd\ufffd"}
