@@ -244,15 +244,24 @@ def _writer(out: Path) -> IO[bytes]:
     return out.open("wb")
 
 
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n")[-1].strip(), formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--people", type=int, default=10_000, help="people in the dump, the release's first (default 10,000; about 55 N-Triples lines each)")
+    ap.add_argument("--format", choices=["nt", "json"], default="nt", help="truthy N-Triples (latest-truthy.nt) or the JSON dump (latest-all.json); default nt")
+    ap.add_argument("--seed", type=int, default=0, help="the seed of the invented people: the same seed writes the same dump (default 0)")
+    ap.add_argument("--records", metavar="FILE", help="also write the builder's relation records (JSON Lines) here")
+    ap.add_argument("--no-release", action="store_true", help="invented people only, even where ../shared holds the release")
+    ap.add_argument("-o", "--output", required=True, metavar="DUMP", help="the dump to write; .gz, .bz2 or .zst at its end compresses it")
+    return ap
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--people", type=int, default=10_000)
-    ap.add_argument("--format", choices=["nt", "json"], default="nt")
-    ap.add_argument("--records", help="also write the relation records (JSON Lines) here")
-    ap.add_argument("--no-release", action="store_true", help="invented people only")
-    ap.add_argument("-o", "--output", required=True)
-    args = ap.parse_args()
-    counts = write_dump(Path(args.output), args.people, args.format, records=Path(args.records) if args.records else None, with_release=not args.no_release)
+    args = parser().parse_args()
+    counts = write_dump(
+        Path(args.output), args.people, args.format, seed=args.seed, records=Path(args.records) if args.records else None, with_release=not args.no_release
+    )
     print(json.dumps(counts))
 
 
