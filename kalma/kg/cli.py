@@ -127,7 +127,9 @@ def import_cmd(
 
             meta = spark_import(dump, str(target), master, languages, keep)
         else:
-            meta = import_dump(dump, target, languages, keep, threads)
+            # what an earlier --overwrite left in its staging folder (another dump: a download since
+            # completed, other options) is replaced too: that folder is this command's alone
+            meta = import_dump(dump, target, languages, keep, threads, replace_other=target != Path(store))
         if target != Path(store):
             swap_in(target, Path(store))
     rows, read, bad = meta["rows"], meta["read"], meta["malformed"]["lines"]
@@ -146,28 +148,40 @@ def import_cmd(
 
 
 @kg.command("serve")
-@click.argument("snapshot")
+@click.argument("snapshot", required=False)
+@click.option(
+    "--kg",
+    "source",
+    default=None,
+    metavar="SNAPSHOT",
+    help="The snapshot to serve: a .ttl or .nt file, or demo (--kg, as the other kg commands name what they read; "
+    "`kalma kg serve SNAPSHOT`, its older spelling, works as well).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface; the endpoint has no authentication).")
 @click.option("--port", type=click.IntRange(1, 65535), default=7878, show_default=True)
-def serve(snapshot: str, host: str, port: int) -> None:
-    """Serve SNAPSHOT (a .ttl or .nt file, or `demo`) as a read-only SPARQL endpoint with the Oxigraph
-    server, until Ctrl-C or SIGTERM: what `--kg sparql:URL` (and any SPARQL client) can then query."""
-    import signal
+def serve(snapshot: str | None, source: str | None, host: str, port: int) -> None:
+    """Serve a snapshot (--kg SNAPSHOT: a .ttl or .nt file, or `demo`) as a read-only SPARQL endpoint
+    with the Oxigraph server, until Ctrl-C (exit 130) or SIGTERM (exit 143): what `--kg sparql:URL`
+    (and any SPARQL client) can then query."""
     import tempfile
     import time
     from pathlib import Path
 
+    from ..errors import Interrupted
     from . import demo_snapshot_path
     from .serve import serve_snapshot
 
-    data = demo_snapshot_path() if snapshot == "demo" else Path(snapshot)
+    if snapshot and source and snapshot != source:
+        raise click.UsageError(f"two snapshots given ({snapshot} and --kg {source}): give one")
+    chosen = source or snapshot
+    if not chosen:
+        raise click.UsageError("give the snapshot to serve: --kg FILE (a .ttl or .nt file) or --kg demo")
+    data = demo_snapshot_path() if chosen == "demo" else Path(chosen)
     if not data.is_file():
-        raise click.BadParameter(f"no such snapshot file: {snapshot!r} (a .ttl or .nt file, or demo)", param_hint="SNAPSHOT")
+        raise click.BadParameter(f"no such snapshot file: {chosen!r} (a .ttl or .nt file, or demo)", param_hint="--kg")
 
-    def stop(*_: object) -> None:
-        raise KeyboardInterrupt  # SIGTERM cleans up as Ctrl-C does: the server stopped, its folder removed
-
-    signal.signal(signal.SIGTERM, stop)
+    # Ctrl-C and SIGTERM (which the command line turns into the same unwinding) stop the server and
+    # remove its folder on the way out
     with tempfile.TemporaryDirectory(prefix="kalma-serve-") as work, serve_snapshot(data, Path(work), host=host, port=port) as url:
         click.echo(f"serving {data} at {url}: query it with --kg sparql:{url} (Ctrl-C stops it)", err=True)
         click.echo(url)  # alone on stdout, for scripts
@@ -175,7 +189,7 @@ def serve(snapshot: str, host: str, port: int) -> None:
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
-            click.echo("stopped", err=True)
+            raise Interrupted(f"interrupted: stopped serving {data}") from None  # exit 130 (143 for SIGTERM)
 
 
 @kg.command("import-biokalma")

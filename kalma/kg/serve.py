@@ -38,6 +38,16 @@ def _oxigraph_bin() -> str:
     return str(exe) if exe.exists() else (shutil.which("oxigraph") or "oxigraph")
 
 
+def _load_error(said: str, data: Path | None) -> str:
+    """What `oxigraph load` says went wrong (where in the file, and what), without its advice to
+    pass `--lenient`, an option of its own that `kalma kg serve` does not have."""
+    for line in said.splitlines():
+        if line.startswith(f"Error while loading file {data}: "):
+            return line.removeprefix(f"Error while loading file {data}: ").strip()[:300]
+    lines = [x for x in said.splitlines() if x.strip() and "--lenient" not in x]
+    return (lines[0] if lines else "no reason given").strip()[:300]
+
+
 @contextmanager
 def serve_snapshot(data: Path | None, workdir: Path, start_timeout: float = 30.0, host: str = "127.0.0.1", port: int | None = None) -> Iterator[str]:
     """Load `data` (.nt or .ttl) into a store under `workdir` (a store already there is served as
@@ -51,7 +61,7 @@ def serve_snapshot(data: Path | None, workdir: Path, start_timeout: float = 30.0
     except FileNotFoundError:
         raise BackendError("the oxigraph server is not installed (pip install oxigraph)") from None
     except subprocess.CalledProcessError as exc:
-        raise BackendError(f"{data}: oxigraph could not load it: {exc.stderr.decode(errors='replace').strip()[:300]}") from None
+        raise BackendError(f"{data}: oxigraph could not load it: {_load_error(exc.stderr.decode(errors='replace'), data)}") from None
     if port and port_in_use(host, port):
         raise BackendError(f"port {port} is in use on {host}: give another with --port")
     port = port or free_port()
