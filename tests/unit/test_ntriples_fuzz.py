@@ -159,9 +159,9 @@ def read_both(data: bytes, languages: tuple[str, ...], keep: Filter) -> tuple[di
     parser, rows, bad = NTriples(languages, keep), Rows(), Malformed()
     parser.parse(data, rows, bad, 1)
     parser.finish(rows)
-    pattern = {"labels": rows.labels, "claims": rows.claims, "properties": rows.props}
-    tables, found, lines = parse_block(data, 1, languages, keep)
-    assert lines == data.count(b"\n")
+    pattern: dict[str, list[tuple]] = {"labels": list(rows.labels), "claims": list(rows.claims), "properties": list(rows.props)}
+    tables, found, n_lines = parse_block(data, 1, languages, keep)
+    assert n_lines == data.count(b"\n")
     columns = {name: [tuple(r.values()) for r in t.to_pylist()] for name, t in tables.items()}
     assert bad.count == found.count  # every malformed line is named (EXAMPLES is raised for these tests)
     lines = data.split(b"\n")
@@ -194,9 +194,9 @@ def rdflib_triples(line: bytes) -> list[tuple[Any, Any, Any, dict[str, str]]] | 
     """The triple rdflib reads from one line, with the labels of its blank nodes; None when rdflib
     refuses the line or reads text that is no valid Unicode (a UTF-16 half alone)."""
     from rdflib import URIRef
-    from rdflib.plugins.parsers.ntriples import W3CNTriplesParser
+    from rdflib.plugins.parsers.ntriples import DummySink, W3CNTriplesParser
 
-    class Sink:
+    class Sink(DummySink):  # (DummySink prints each triple: what rdflib's parser is typed to take)
         def __init__(self) -> None:
             self.triples: list[tuple[Any, Any, Any]] = []
 
@@ -207,7 +207,8 @@ def rdflib_triples(line: bytes) -> list[tuple[Any, Any, Any, dict[str, str]]] | 
         text = line.decode()
     except UnicodeDecodeError:
         return None
-    sink, labels = Sink(), {}
+    labels: dict[str, str]
+    sink, labels = Sink(), {}  # labels: each blank node's label in the line, by rdflib's own id
     try:
         W3CNTriplesParser(sink).parsestring(text, bnode_context=labels)
         for triple in sink.triples:
