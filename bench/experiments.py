@@ -46,14 +46,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from baselines.pipeline import BaselineConfig, answer_dataset
-from evaluation.base import DEFAULT_METRICS, EvalOptions, check_outputs, f1, show
-from evaluation.runner import dataset_limits, evaluate
+from evaluation.base import DEFAULT_METRICS, EvalOptions, check_outputs, f1, get_metric, show
+from evaluation.runner import SCORES_FILE, dataset_limits, evaluate
+from evaluation.uncertainty import Interval, intervals, table
 from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.kg import open_source
 from kalma.provenance import provenance
 from kalma.registry import spec_of, suggest
-from kalma.schema import DatasetEntry, Setting, first_entries, metric_value
+from kalma.schema import AnswerScores, DatasetEntry, Setting, first_entries, metric_value
 
 from .ablations import Condition, remove_knowledge, retrieval_accuracy
 from .records import BenchResults, BenchRow, DatasetId, Stat, TableRow
@@ -309,6 +310,14 @@ class Bench:
         self.results.append(row)
         return row
 
+    def pooled(self, runs: list[BenchRow]) -> dict[str, Interval]:
+        """The headline figures over every seed's answers to one condition, with their intervals over
+        the dataset's entries (each entry with all of its answers, whatever the seed)."""
+        rows = [r for b in runs for r in read_jsonl(self.rundir / b.eval_dir / SCORES_FILE, AnswerScores, kind="scores")]
+        ex = self.cfg.experiments.chosen()[runs[0].experiment]
+        metrics = [get_metric(spec, self.cfg.options(runs[0].seed)) for spec in ex.metrics or self.cfg.metrics]
+        return intervals(table(rows, metrics), seed=0)
+
     def run(self) -> BenchResults:
         cfg, chosen = self.cfg, self.cfg.experiments.chosen()
         every = [m for ex in chosen.values() for m in (ex.metrics or cfg.metrics)]
@@ -337,7 +346,7 @@ class Bench:
             provenance=provenance(dataset_file=str(self.dataset_path), **({"limit": self.limit} if self.limited else {})),
             caveats=caveats,
             results=self.results,
-            tables=tables(self.results),
+            tables=tables(self.results, self.pooled),
             tables_note=TABLE_NOTE,
         )
         (self.rundir / "results.json").write_text(out.model_dump_json(indent=2))
@@ -348,7 +357,10 @@ class Bench:
 F1_OF = {"citation.f1_micro": ("citation.precision_micro", "citation.recall_micro"), "na.na_f1_micro": ("na.na_precision_micro", "na.na_recall_micro")}
 TABLE_NOTE = (
     "micro x100; mean over seeds ± sample standard deviation (n-1); F1 = 2PR/(P+R) of the mean P and R, its ± the sample "
-    "standard deviation of the per-seed F1; n = answers per seed; (…) beside [NA] figures: [NA] sentences (P) and absent triples (R), over all seeds"
+    "standard deviation of the per-seed F1; [low, high]: the 95% interval over the dataset's entries of the figure over all seeds' "
+    "answers (percentile bootstrap, each entry with all its answers, 10,000 resamples, seed 0: the sampling of the questions, "
+    "not the judge's error); n = answers per seed; "
+    "(…) beside [NA] figures: [NA] sentences (P) and absent triples (R), over all seeds"
 )
 
 
@@ -378,14 +390,19 @@ def seed_stats(runs: list[BenchRow]) -> dict[str, Stat | None]:
     return out
 
 
-def tables(rows: list[BenchRow]) -> dict[str, list[TableRow]]:
-    """Per experiment and condition (and model): the headline metrics over seeds (`seed_stats`)."""
+def tables(rows: list[BenchRow], pooled: Callable[[list[BenchRow]], dict[str, Interval]] | None = None) -> dict[str, list[TableRow]]:
+    """Per experiment and condition (and model): the headline metrics over seeds (`seed_stats`),
+    each with the interval over entries that `pooled` gives the condition's seeds together."""
     check_outputs(HEADLINE, "bench HEADLINE")
     groups: dict[tuple[str, str, str], list[BenchRow]] = {}
     for r in rows:
         groups.setdefault((r.experiment, r.condition, r.llm), []).append(r)
     out: dict[str, list[TableRow]] = {}
     for (exp, cond, llm), rs in groups.items():
+        values = seed_stats(rs)
+        for k, i in (pooled(rs) if pooled else {}).items():
+            if (stat := values.get(k)) is not None and stat.mean is not None:
+                stat.low, stat.high = i.low, i.high
         out.setdefault(exp, []).append(
             TableRow(
                 condition=cond,
@@ -395,7 +412,7 @@ def tables(rows: list[BenchRow]) -> dict[str, list[TableRow]]:
                 seeds=[r.seed for r in rs],
                 answers=rs[0].answers,
                 models=rs[0].models,
-                values=seed_stats(rs),
+                values=values,
                 scales={m: rs[0].scales.get(m.partition(".")[0], {}).get(m.partition(".")[2], "rate") for m in HEADLINE},
             )
         )
@@ -409,6 +426,8 @@ def cell(key: str, stat: Stat | None, scale: str = "rate") -> str:
     text = show(stat.mean, scale)
     if stat.mean is not None and stat.std is not None:
         text += f"±{show(stat.std, scale)}"
+    if stat.low is not None and stat.high is not None:
+        text += f" [{show(stat.low, scale)}, {show(stat.high, scale)}]"
     return f"{text} ({stat.support})" if key in WITH_SUPPORT else text
 
 

@@ -5,7 +5,10 @@ DIR holds `submissions/<name>/submission.json` (from `kalma bench submit`) and, 
 `runs/<name>/results.json` (from `kalma bench run`), whose ablations become plots.
 
 Numbers are ranked only like with like: one table per dataset (by the digest of its entries),
-each row with the answers it was computed over and its seeds. The KaLMA paper's own rows sit in
+each row with the answers it was computed over and its seeds. Every figure carries its 95%
+interval over the dataset's entries; every pair of ranked rows is tested on the ranking figure
+(paired approximate randomization over entries, `evaluation.compare`), and a row no test
+separates from the row above is marked tied, with the ranks it could hold. The KaLMA paper's own rows sit in
 the table of the authors' release when it is on the board, and otherwise in a table of their
 own; they are reference values, never rerun here. A damaged entry is listed under the tables,
 with its file and the reason, and never takes the rest of the board down.
@@ -25,11 +28,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evaluation.base import UNUSABLE_LIMIT, show
+from evaluation.uncertainty import RESAMPLES, Difference
 from kalma.frames import csv_safe
 from kalma.jsonl import RecordError
-from kalma.schema import Summary, metric_value
+from kalma.schema import Bounds, Summary, metric_value
 
-from .records import BenchResults, DatasetId, FiledSubmission, TableRow
+from .records import BenchResults, DatasetId, FiledSubmission, Stat, TableRow
 from .submissions import filed_entries
 
 # (qualified output, heading): the board reads each declared output by name, so a renamed one fails `render`.
@@ -44,6 +48,14 @@ COLUMNS = [
     ("geval.fluency_mean", "Fluency (1-5)"),
 ]
 RANK_BY = "citation.f1_micro"
+ALPHA = 0.05  # a pair is told apart when its paired test's p is below this
+INTERVALS_NOTE = (
+    "Each value's bracket is its 95% interval over the dataset's entries (percentile bootstrap, each entry resampled with all of its "
+    "answers): it covers the sampling of the questions, not the judge's own error (an entailment model's mistakes move every row "
+    "alike and no interval shows them). Rank: the ranks a row could hold given the paired tests; = marks a row no test tells "
+    f"apart from the row above (paired approximate randomization on F1 over entries, two-sided, p ≥ {ALPHA}, not corrected for "
+    "the number of pairs)."
+)
 # KaLMA paper, Table 3 (micro, specific questions of BioKaLMA) and Table 5 / Figure 5 (ChatGPT, temperature 0.5).
 PAPER_COLUMNS = ["alignment.alignment_micro", "citation.correctness_micro", "citation.precision_micro", "citation.recall_micro", "citation.f1_micro"]
 PAPER_ROWS = [
@@ -88,6 +100,9 @@ class Row:
     read_first: str = ""  # the model behind a figure failed: unreadable judge replies, answers that cite nothing
     folder: Path | None = None  # the filed entry: its per-answer page is linked from the row
     partial: bool = False  # scored part of the dataset: never ranked with complete submissions
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # per column: its 95% interval over entries
+    rank: str = ""  # the ranks the paired tests allow it, "2" or "2-4"
+    tied: bool = False  # no paired test separates it from the row above
 
 
 @dataclass
@@ -95,6 +110,7 @@ class Table:
     dataset: str
     rows: list[Row] = field(default_factory=list)
     note: str = ""
+    tests: dict[tuple[str, str], Difference | str] = field(default_factory=dict)  # (row, row): the paired test on RANK_BY, or why none
 
 
 @dataclass
@@ -138,7 +154,67 @@ def _row(rec: FiledSubmission, folder: Path | None = None) -> Row:
         read_first="; ".join(_failures(s)),
         folder=folder,
         partial=s.coverage is not None,
+        intervals={k: (b.low, b.high) for k, _ in COLUMNS if (b := _bounds(s, k)) is not None and b.low is not None and b.high is not None},
     )
+
+
+def _bounds(s: Summary, key: str) -> Bounds | None:
+    metric, _, name = key.partition(".")
+    return s.intervals.get(metric, {}).get(name)
+
+
+def _rank(table: Table, resamples: int) -> None:
+    """Test every pair of ranked rows on RANK_BY with the evaluations' scores, then give each row
+    the ranks the tests allow it (1 + the rows significantly above it, to n - the rows
+    significantly below) and mark the rows no test separates from the row above."""
+    from evaluation.compare import Evaluation, compare
+    from kalma.errors import KalmaError
+
+    ranked = [r for r in table.rows if not r.reference and r.folder is not None]
+    evals: dict[str, Evaluation | str] = {}
+    for r in ranked:
+        try:
+            evals[r.name] = Evaluation.read(r.folder / "eval")  # type: ignore[operator]
+        except (KalmaError, OSError) as exc:
+            evals[r.name] = f"its scores cannot be read ({exc})"
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1 :]:
+            ea, eb = evals[a.name], evals[b.name]
+            if isinstance(ea, str) or isinstance(eb, str):
+                table.tests[a.name, b.name] = ea if isinstance(ea, str) else str(eb)
+                continue
+            try:
+                found = compare(ea, eb, resamples=resamples).figures.get(RANK_BY)
+            except KalmaError as exc:  # other knowledge given, no metric in common
+                table.tests[a.name, b.name] = str(exc)
+                continue
+            table.tests[a.name, b.name] = found if found is not None else f"{RANK_BY} not computed alike"
+    n = len(ranked)
+    for i, r in enumerate(ranked):
+        above = below = 0
+        for other in ranked:
+            d = _test(table, r.name, other.name)
+            if d is not None and d.p is not None and d.p < ALPHA and d.diff is not None:
+                above += d.diff < 0
+                below += d.diff > 0
+        r.rank = f"{1 + above}" if 1 + above == n - below else f"{1 + above}-{n - below}"
+        if i:
+            d = _test(table, r.name, ranked[i - 1].name)
+            r.tied = d is None or d.p is None or d.p >= ALPHA
+
+
+def _test(table: Table, a: str, b: str) -> Difference | None:
+    """The paired test of row `a` against row `b` (A - B), whichever order it was run in."""
+    if (found := table.tests.get((a, b))) is not None:
+        return found if isinstance(found, Difference) else None
+    found = table.tests.get((b, a))
+    if not isinstance(found, Difference):
+        return None
+
+    def flip(x: float | None) -> float | None:
+        return None if x is None else 0.0 - x  # never -0.0
+
+    return Difference(found.b, found.a, flip(found.diff), flip(found.high), flip(found.low), found.p, found.resamples, found.undefined, found.level, found.seed)
 
 
 def _failures(s: Summary) -> list[str]:
@@ -159,10 +235,10 @@ def _paper_rows() -> list[Row]:
     return [Row(name, name, "", 1085, "–", {k: v.get(k) for k, _ in COLUMNS}, "", "", backends, reference=True) for name, v in PAPER_ROWS]
 
 
-def collect(board: Path) -> Board:
-    """Every filed submission, one table per dataset, ranked by F1; partial submissions (part of
-    the dataset, or its first entries) in a table of their own under it, never ranked with
-    complete ones; damaged entries aside."""
+def collect(board: Path, resamples: int = RESAMPLES) -> Board:
+    """Every filed submission, one table per dataset, ranked by F1 with its paired tests; partial
+    submissions (part of the dataset, or its first entries) in a table of their own under it,
+    never ranked with complete ones; damaged entries aside."""
     groups: dict[str, tuple[DatasetId, list[Row], list[Row]]] = {}
     damaged = []
     for folder in filed_entries(board).values():  # never a staging folder: a submission still being scored
@@ -179,6 +255,7 @@ def collect(board: Path) -> Board:
     for dataset, rows, partial in groups.values():
         rows.sort(key=lambda r: -(r.values.get(RANK_BY) or -1.0))
         table = Table(dataset.label(), rows)
+        _rank(table, resamples)
         if dataset is release:
             table.rows += _paper_rows()
             table.note = "Rows marked paper are the KaLMA paper's Table 3 on BioKaLMA, with minimum sets this release lacks: reference values, not rerun here."
@@ -196,7 +273,8 @@ def collect(board: Path) -> Board:
 
 def plots(board: Path, site: Path) -> tuple[list[str], list[str]]:
     """Ablation figures from every run under board/runs, as PNG and SVG: each metric's mean over
-    seeds with ± one sample standard deviation as error bars, and the paper's curves in the same
+    seeds with its 95% interval over the dataset's entries as error bars (± one sample standard
+    deviation over seeds for a run made before intervals), and the paper's curves in the same
     colours, dashed. Returns (PNG names, damaged run files)."""
     import matplotlib
     import matplotlib.ticker
@@ -222,7 +300,10 @@ def plots(board: Path, site: Path) -> tuple[list[str], list[str]]:
             ax.set_ylabel("micro score (x100)")
             entail = rows[0].models.get("alignment", rows[0].models.get("na", "?")).split(" (")[0]
             seeds = len(rows[0].seeds)
-            ax.set_title(f"{title}: {results.dataset.label()}\n{seeds} seed(s), n = {rows[0].answers} answers each; entailment {entail}", fontsize=8)
+            bars = "95% interval over entries" if any(s is not None and s.low is not None for r in rows for s in r.values.values()) else "± sd over seeds"
+            ax.set_title(
+                f"{title}: {results.dataset.label()}\n{seeds} seed(s), n = {rows[0].answers} answers each; bars: {bars}; entailment {entail}", fontsize=8
+            )
             if exp == "retrieval":
                 ax.invert_xaxis()
             else:
@@ -243,17 +324,25 @@ def _x(condition: str) -> float:
     return float(condition.split("=")[-1])
 
 
+def _bar(s: Stat) -> tuple[float, float]:
+    """How far a point's bar reaches below and above it: to its interval over entries, else ± the seeds' deviation."""
+    assert s.mean is not None
+    if s.low is not None and s.high is not None:
+        return max(0.0, s.mean - s.low), max(0.0, s.high - s.mean)
+    return s.std or 0.0, s.std or 0.0
+
+
 def _draw(ax: Any, exp: str, rows: list[TableRow]) -> None:
     for n, llm in enumerate(sorted({r.llm for r in rows})):
         mine = sorted((r for r in rows if r.llm == llm), key=lambda r: _x(r.condition))
         xs = [_x(r.condition) for r in mine]
         for metric, (label, colour, marker) in PLOTTED.items():
-            points = [(x, s.mean, s.std or 0.0) for x, r in zip(xs, mine) if (s := r.values.get(metric)) is not None and s.mean is not None]
+            points = [(x, s.mean, _bar(s)) for x, r in zip(xs, mine) if (s := r.values.get(metric)) is not None and s.mean is not None]
             if points:
                 ax.errorbar(
                     [x for x, _, _ in points],
                     [100 * m for _, m, _ in points],
-                    yerr=[100 * sd for _, _, sd in points],
+                    yerr=[[100 * lo for _, _, (lo, _) in points], [100 * hi for _, _, (_, hi) in points]],
                     fmt=marker + ("-" if n == 0 else ":"),
                     color=colour,
                     capsize=3,
@@ -315,27 +404,98 @@ def _local(name: str) -> str:
     return "./" + urllib.parse.quote(name)
 
 
-def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
+def _bracket(r: Row, key: str, scale: str) -> str:
+    """A value's interval as every rendering prints it, or "" when it has none."""
+    b = r.intervals.get(key)
+    return f"[{show(b[0], scale)}, {show(b[1], scale)}]" if b else ""
+
+
+def _rank_cell(r: Row) -> str:
+    return f"{r.rank}{' =' if r.tied else ''}" if r.rank else "–"
+
+
+def _pairs(t: Table) -> list[tuple[Row, Row, Difference | str]]:
+    """Every tested pair of the table's ranked rows, in rank order."""
+    ranked = [r for r in t.rows if r.rank]
+    out = []
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1 :]:
+            found = t.tests.get((a.name, b.name))
+            out.append((a, b, found if found is not None else "not tested"))
+    return out
+
+
+def _verdict(d: Difference | str) -> str:
+    """A pair's test in a few words: the difference in F1 points and p, or why there is none."""
+    if isinstance(d, str):
+        return "not comparable"
+    if d.diff is None or d.p is None:
+        return "n/a"
+    from evaluation.compare import show_p
+
+    return f"{'+' if d.diff > 0 else ''}{show(d.diff)} (p {show_p(d.p, d.resamples)})"
+
+
+def _tests_md(t: Table) -> list[str]:
+    pairs = _pairs(t)
+    if not pairs:
+        return []
+    lines = [f"Paired tests on {RANK_BY} (row - column, x100; p of a paired approximate-randomization test over entries):", ""]
+    lines += ["| A | B | A - B (p) | told apart |", "|---|---|---|---|"]
+    for a, b, d in pairs:
+        apart = "yes" if isinstance(d, Difference) and d.p is not None and d.p < ALPHA else "no"
+        lines.append(f"| {a.name} | {b.name} | {_verdict(d)} | {apart if not isinstance(d, str) else d} |")
+    return lines + [""]
+
+
+def _tests_html(t: Table) -> str:
+    """The pairs as a compact matrix: row minus column, significant cells in bold."""
+    ranked = [r for r in t.rows if r.rank]
+    if len(ranked) < 2:
+        return ""
+    cells = []
+    for a in ranked:
+        row = [f"<th>{html.escape(a.name)}</th>"]
+        for b in ranked:
+            d = _test(t, a.name, b.name) if a is not b else None
+            why = t.tests.get((a.name, b.name), t.tests.get((b.name, a.name)))
+            if a is b:
+                row.append("<td>·</td>")
+            elif d is None:
+                row.append(f'<td title="{html.escape(str(why))}">not comparable</td>')
+            else:
+                apart = d.p is not None and d.p < ALPHA
+                text = html.escape(_verdict(d))
+                row.append(f'<td class="{"apart" if apart else "tied"}">{f"<b>{text}</b>" if apart else text}</td>')
+        cells.append("<tr>" + "".join(row) + "</tr>")
+    head = "<tr><th></th>" + "".join(f"<th>{html.escape(r.name)}</th>" for r in ranked) + "</tr>"
+    return (
+        f'<p class="note">Paired tests on {RANK_BY}: row minus column, x100, and the p of a two-sided paired approximate-randomization '
+        f'test over entries; bold: p &lt; {ALPHA}.</p>\n<table class="tests"><thead>{head}</thead><tbody>{"".join(cells)}</tbody></table>'
+    )
+
+
+def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> tuple[Path, list[str]]:
     """Write the page, Markdown and CSV; return the page and the damaged entries left off it."""
     from evaluation.base import check_outputs
 
     check_outputs([k for k, _ in COLUMNS] + PAPER_COLUMNS, "leaderboard columns")
     board, site = Path(board), Path(site)
     site.mkdir(parents=True, exist_ok=True)
-    state = collect(board)
+    state = collect(board, resamples)
     pages = _answer_pages(state, site)
     images, bad_runs = plots(board, site)
     damaged = state.damaged + bad_runs
     scales = {k: ("1-5" if k.startswith("geval.") else "rate") for k, _ in COLUMNS}
-    head = ["Submission", "Model", "n", "Seeds"] + [h for _, h in COLUMNS] + ["Malformed", "Filed (UTC)", "Backends per metric", "Read first"]
+    head = ["Submission", "Model", "n", "Seeds", "Rank"] + [h for _, h in COLUMNS] + ["Malformed", "Filed (UTC)", "Backends per metric", "Read first"]
     with (site / "leaderboard.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(
-            ["dataset", "kind", "submission", "model", "url", "answers", "seeds", *[k for k, _ in COLUMNS], "malformed", "filed", "backends", "read first"]
-        )
+        figures = [x for k, _ in COLUMNS for x in (k, f"{k} low", f"{k} high")]
+        named = ["dataset", "kind", "submission", "model", "url", "answers", "seeds", "rank", "tied with the row above"]
+        w.writerow([*named, *figures, "malformed", "filed", "backends", "read first"])
         for t in state.tables:
             for r in t.rows:
-                values = [r.values.get(k) for k, _ in COLUMNS]
+                values = [x for k, _ in COLUMNS for x in (r.values.get(k), *r.intervals.get(k, (None, None)))]
                 fixed = [
                     t.dataset,
                     "paper reference" if r.reference else "partial submission" if r.partial else "submission",
@@ -343,20 +503,22 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
                     r.model,
                     r.url,
                     r.answers,
-                    r.seeds,
+                    "" if r.seeds == "–" else r.seeds,  # no seeds is an empty cell, as every CSV reader reads it
+                    r.rank,
+                    "yes" if r.tied else "",
                 ]
                 w.writerow([csv_safe(x) for x in fixed + values + [r.malformed, r.filed, r.backends, r.read_first]])
     md: list[str] = []
     sections: list[str] = []
     for t in state.tables:
         cells = [
-            [r.name + (" *(paper)*" if r.reference else ""), r.model, str(r.answers), r.seeds]
-            + [_value(r, k, scales[k]) for k, _ in COLUMNS]
+            [r.name + (" *(paper)*" if r.reference else ""), r.model, str(r.answers), r.seeds, _rank_cell(r)]
+            + [" ".join(x for x in (_value(r, k, scales[k]), _bracket(r, k, scales[k])) if x) for k, _ in COLUMNS]
             + [_cell(v) for v in (r.malformed, r.filed, r.backends, r.read_first)]  # as the page shows them: 0 malformed is 0, not –
             for r in t.rows
         ]
         md += [f"## {t.dataset}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        md += ["| " + " | ".join(c) + " |" for c in cells] + ([f"\n{t.note}"] if t.note else []) + [""]
+        md += ["| " + " | ".join(c) + " |" for c in cells] + ([f"\n{t.note}"] if t.note else []) + [""] + _tests_md(t)
         body = "\n".join(
             f'<tr class="{"reference" if r.reference else "submission"}">'
             + f"<td>{_link(r.url, r.name) if r.url else html.escape(r.name)}"
@@ -364,17 +526,23 @@ def render(board: str | Path, site: str | Path) -> tuple[Path, list[str]]:
             + (f' <a class="answers" href="{_local("answers/" + r.name + ".html")}">answers</a>' if r.name in pages else "")
             + "</td>"
             + "".join(f'<td data-v="{v if isinstance(v, (int, float)) else ""}">{html.escape(_cell(v))}</td>' for v in (r.model, r.answers, r.seeds))
-            + "".join(f'<td data-v="{"" if (v := r.values.get(k)) is None else v}">{html.escape(_value(r, k, scales[k]))}</td>' for k, _ in COLUMNS)
+            + f'<td class="{"tie" if r.tied else ""}">{html.escape(_rank_cell(r))}</td>'
+            + "".join(
+                f'<td data-v="{"" if (v := r.values.get(k)) is None else v}">{html.escape(_value(r, k, scales[k]))}'
+                + (f'<br><span class="ci">{html.escape(ci)}</span>' if (ci := _bracket(r, k, scales[k])) else "")
+                + "</td>"
+                for k, _ in COLUMNS
+            )
             + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in (r.malformed, r.filed, r.backends, r.read_first))
             + "</tr>"
             for r in t.rows
         )
         sections.append(
             f'<h2>{html.escape(t.dataset)}</h2>\n<table class="board"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in head)}</tr></thead>'
-            f"\n<tbody>\n{body}\n</tbody></table>" + (f'\n<p class="note">{html.escape(t.note)}</p>' if t.note else "")
+            f"\n<tbody>\n{body}\n</tbody></table>" + (f'\n<p class="note">{html.escape(t.note)}</p>' if t.note else "") + _tests_html(t)
         )
     scale_note = "Values x100 (rates); fluency is G-Eval's 1-5. n: answers scored. One table per dataset: numbers are only ranked against the same questions."
-    (site / "leaderboard.md").write_text("# KaLMA leaderboard\n\n" + scale_note + "\n\n" + "\n".join(md))
+    (site / "leaderboard.md").write_text("# KaLMA leaderboard\n\n" + scale_note + "\n\n" + INTERVALS_NOTE + "\n\n" + "\n".join(md))
     figs = "\n".join(
         f'<figure><img src="{_local(i)}" alt="{html.escape(i)}" onload="loaded()" onerror="failed(this)">'
         f'<figcaption><a href="{_local(i[:-4] + ".svg")}">SVG</a></figcaption></figure>'
@@ -389,16 +557,20 @@ th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:right}} td:nth-child
 th{{background:#f0f0f0;cursor:pointer;user-select:none}} tr.reference{{background:#fff8e1;font-style:italic}}
 .tag{{font-size:.7rem;background:#f0c36d;border-radius:3px;padding:0 .3rem;font-style:normal}} .note{{font-size:.8rem;color:#555}}
 figure{{display:inline-block;margin:1rem}} img{{max-width:700px;border:1px solid #ddd}} .damaged{{color:#a00}}
+.ci{{font-size:.7rem;color:#666;white-space:nowrap}} td.tie{{color:#555}} table.tests td.apart{{background:#e8f5e9}} table.tests td.tied{{color:#777}}
 </style></head>
 <body data-images="{len(images)}" data-images-loaded="0" data-tables="{len(state.tables)}" data-damaged="{len(damaged)}">
 <h1>KaLMA leaderboard</h1>
 <p>{html.escape(scale_note)} Micro scores on specific questions; click a column to sort. The last column names the model behind
 each metric; <em>lexical</em> is a rule-based approximation of entailment. Also as <a href="./leaderboard.md">Markdown</a> and
 <a href="./leaderboard.csv">CSV</a>.</p>
+<p class="intervals">{html.escape(INTERVALS_NOTE)}</p>
 {"".join(sections)}
 {f'<h2>Not shown</h2><ul class="damaged">{missing}</ul>' if damaged else ""}
 <h2>Ablations</h2>
-<p>Each point is the mean over seeds, its bar ± one sample standard deviation; dashed: the paper's ChatGPT curves on BioKaLMA.</p>
+<p>Each point is the mean over seeds, its bar the 95% interval over the dataset's entries of the figure over all seeds' answers
+(the sampling of the questions; a run made before intervals shows ± one sample standard deviation over seeds, as its title says);
+dashed: the paper's ChatGPT curves on BioKaLMA.</p>
 {figs or "<p>No bench runs found.</p>"}
 <script>
 function loaded(){{const b=document.body;b.dataset.imagesLoaded=String(+b.dataset.imagesLoaded+1);}}

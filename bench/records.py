@@ -56,12 +56,16 @@ class DatasetId(BenchRecord):
 class Stat(BenchRecord):
     """One metric over seeds: the mean, the sample standard deviation (None with one seed), how
     many seeds had a value, and what the value was computed over, summed over seeds (citations,
-    sentences, triples or answers)."""
+    sentences, triples or answers); `low` and `high`, the 95% interval over the dataset's
+    entries of the figure over every seed's answers pooled (the sampling of the questions, apart
+    from the seeds' spread)."""
 
     mean: float | None
     std: float | None = None
     seeds: int = 0
     support: int = 0
+    low: float | None = None
+    high: float | None = None
 
 
 class BenchRow(BenchRecord):

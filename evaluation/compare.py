@@ -67,9 +67,12 @@ class Evaluation:
             out[m.name] = (spec, m)
         return out
 
-    def options(self) -> dict[str, Any]:
-        # The evaluation's own seed draws CONNER's negatives and G-Eval's samples: two runs of it are still comparable.
-        return {k: v for k, v in self.config.get("options", {}).items() if k != "seed"}
+    def options(self, m: Metric) -> dict[str, Any]:
+        """The options `m`'s figures depend on: the models it needs, the entailment threshold with
+        one, the formulas (--compat). The evaluation's own seed (CONNER's negatives, G-Eval's
+        samples) is not among them: two draws of it are still one metric."""
+        used = {"compat", *m.needs} | ({"threshold"} if "nli" in m.needs else set())
+        return {k: v for k, v in self.config.get("options", {}).items() if k in used}
 
 
 @dataclass
@@ -127,8 +130,8 @@ def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: i
     for name, (spec, m) in ma.items():
         if name not in mb:
             notes.append(f"{name}: only A has it")
-        elif mb[name][0] != spec or a.options() != b.options():
-            notes.append(f"{name}: not compared, it ran under other settings ({spec} {a.options()} against {mb[name][0]} {b.options()})")
+        elif mb[name][0] != spec or a.options(m) != b.options(m):
+            notes.append(f"{name}: not compared, it ran under other settings ({spec} {a.options(m)} against {mb[name][0]} {b.options(mb[name][1])})")
         else:
             shared.append(m)
     notes += [f"{name}: only B has it" for name in mb if name not in ma]
@@ -140,7 +143,8 @@ def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: i
     return Comparison(found, scales, len(both), notes)
 
 
-def _p(p: float | None, resamples: int) -> str:
+def show_p(p: float | None, resamples: int) -> str:
+    """A p-value as every report prints it: at its floor, 1 / (resamples + 1), as a bound."""
     if p is None:
         return "–"
     return f"≤ {1 / (resamples + 1):.2g}" if p <= 1 / (resamples + 1) else f"{p:.3g}"
@@ -162,7 +166,7 @@ def render(c: Comparison, a: Evaluation, b: Evaluation, resamples: int, seed: in
         ci = f"[{_diff(d.low, scale)}, {_diff(d.high, scale)}]" if d.low is not None and d.high is not None else "–"
         if d.undefined and d.low is not None:
             ci += f" ({d.undefined} of {d.resamples} resamples without a value)"
-        lines.append(f"| {k} | {show(d.a, scale)} | {show(d.b, scale)} | {_diff(d.diff, scale)} | {ci} | {_p(d.p, resamples)} |")
+        lines.append(f"| {k} | {show(d.a, scale)} | {show(d.b, scale)} | {_diff(d.diff, scale)} | {ci} | {show_p(d.p, resamples)} |")
     lines += [
         "",
         f"Over {c.entries:,} entries. Interval: paired {METHOD} over entries (each entry resampled for A and B at once), "

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from bench.ablations import remove_knowledge, replacement_plan, retrieval_accuracy
-from bench.experiments import Bench, BenchConfig
+from bench.experiments import Bench, BenchConfig, cell
 from bench.leaderboard import collect, render
 from bench.records import SubmissionMeta
 from bench.submissions import SubmissionError, as_submission, submit, validate
@@ -142,6 +142,9 @@ def test_bench_run_is_traceable_and_resumes(board):
         assert (d / "runs" / "t" / r.answers_file).exists() and (d / "runs" / "t" / r.eval_dir / "summary.json").exists()
     main = results.tables["main"][0]
     assert main.seeds == [0, 1] and main.values["citation.f1_micro"].std == 0.0 and main.answers == 6  # template is deterministic
+    f1 = main.values["citation.f1_micro"]
+    assert f1.low is not None and f1.high is not None and f1.low < f1.high  # the questions' sampling, which the seeds' spread (0) does not show
+    assert "[" in cell("citation.f1_micro", f1) and "95% interval over the dataset's entries" in results.tables_note
     removal = {r.condition: r.values["citation.recall_micro"].mean for r in results.tables["knowledge_removal"]}
     assert removal["k=0"] > removal["k=1"] > removal["k=2"] > removal["k=3"]
     assert results.dataset.entries == 6 and results.dataset.name == "kalma demo"
@@ -191,6 +194,8 @@ def test_leaderboard_in_a_real_browser(board, tmp_path):
     for name in ("template-s0", "template-s1", "GPT-4 (0.5)", "ChatGPT (0.5)", "LLaMA-7B"):
         assert f">{name}" in dom
     assert dom.count('class="reference"') == 3 and dom.count('class="submission"') == 2
+    assert dom.count('class="tests"') == 1 and dom.count('<span class="ci">') >= 8  # the pair's test, and every submission figure's interval
+    assert '<td class="tie">1-2 =</td>' in dom  # two seeds of one deterministic system: no test tells them apart
     shot = ROOT / "runs" / "test-artifacts" / "leaderboard.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(

@@ -49,7 +49,7 @@ def test_a_1_to_5_rating_is_never_shown_x100(entries, tmp_path):
         )
     assert s.value("geval.fluency_mean") == 1.0 and s.scales["geval"]["fluency_mean"] == "1-5" and s.scales["geval"]["fluency_invalid"] == "count"
     table = markdown_table(s)
-    assert "| geval.fluency_mean | 1.00 | a 1-5 rating | 6 |" in table and "100.0" not in table
+    assert "| geval.fluency_mean | 1.00 | [1.00, 1.00] | a 1-5 rating | 6 |" in table and "100.0" not in table  # its interval on its scale too
 
 
 def test_datasets_are_never_ranked_together(entries, tmp_path):

@@ -3,6 +3,7 @@ through the command line as a user runs them."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -146,3 +147,28 @@ def test_compare_says_which_entries_only_one_scored(runs):
     assert "0 entries only A scored and 3 only B scored are left out: compared over the 3 entries both scored" in res.stderr
     assert json.loads(res.stdout)["citation.recall_micro"]["entries"] == 3
     assert "alignment: only B has it" in res.stderr
+
+
+def test_the_leaderboard_shows_intervals_paired_tests_and_ties(runs, tmp_path):
+    d, board, site = runs["dir"], tmp_path / "board", tmp_path / "site"
+    for name, answers in (("good", "good"), ("good-too", "good"), ("weak", "weak")):
+        submit = ["bench", "submit", str(d / f"{answers}.jsonl"), "--dataset", str(d / "dataset.jsonl"), "--leaderboard", str(board)]
+        res = CliRunner().invoke(main, [*submit, "--name", name, "--model", f"m-{name}", "--metrics", "citation"])
+        assert res.exit_code == 0, res.output
+    assert CliRunner().invoke(main, ["leaderboard", str(board), "-o", str(site)]).exit_code == 0
+    md = (site / "leaderboard.md").read_text()
+    head = next(line for line in md.splitlines() if line.startswith("| Submission |")).split(" | ")
+    rows = {cells[0].removeprefix("| "): cells for line in md.splitlines() if len(cells := line.split(" | ")) == len(head)}
+    rank, f1 = head.index("Rank"), head.index("F1")
+    # Two identical submissions no test separates: both could be first; the weak one is third, told apart from both.
+    assert (rows["good"][rank], rows["good-too"][rank], rows["weak"][rank]) == ("1-2", "1-2 =", "3")
+    good = _summary(board / "submissions" / "good" / "eval")
+    low, high = good.intervals["citation"]["f1_micro"].low, good.intervals["citation"]["f1_micro"].high
+    assert rows["good"][f1] == f"{100 * good.metrics['citation']['f1_micro']:.1f} [{100 * low:.1f}, {100 * high:.1f}]"  # type: ignore[operator]
+    assert "| good | weak | +39.2 (p 0.0336) | yes |" in md and "| good | good-too | 0.0 (p 1) | no |" in md
+    assert "not the judge's own error" in md
+    csv_rows = {r["submission"]: r for r in csv.DictReader((site / "leaderboard.csv").open(encoding="utf-8"))}
+    assert float(csv_rows["good"]["citation.f1_micro low"]) == pytest.approx(low) and csv_rows["good-too"]["tied with the row above"] == "yes"
+    assert csv_rows["good"]["seeds"] == ""  # no seeds is an empty cell, not a dash
+    page = (site / "index.html").read_text()
+    assert page.count('class="tests"') == 1 and "<b>+39.2 (p 0.0336)</b>" in page and '<td class="tie">1-2 =</td>' in page
