@@ -8,6 +8,7 @@ RoBERTa: `<s> … </s>`, DeBERTa: `[CLS] … [SEP]`) and know the formats' words
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from bench.perf.random_models import WORDS
@@ -107,29 +108,26 @@ def build_roberta_classifier(folder: Path, labels: int = 2) -> Path:
     return folder
 
 
-def build_deberta_classifier(folder: Path, labels: int = 2) -> Path:
-    """A DeBERTa-v2 classifier with DeBERTa-v3's attention (relative positions only, in buckets)."""
+def build_deberta_classifier(
+    folder: Path, labels: int | dict[int, str] = 2, *, v1: bool = False, hidden: int = 32, heads: int = 2, intermediate: int = 64
+) -> Path:
+    """A DeBERTa classifier: DeBERTa-v2 with DeBERTa-v3's attention (relative positions only, in
+    buckets), or with `v1` a DeBERTa (v1) as its configs come (`max_relative_positions: -1`)."""
     import torch
-    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+    from transformers import DebertaConfig, DebertaForSequenceClassification, DebertaV2Config, DebertaV2ForSequenceClassification
 
     torch.manual_seed(3)
     tok = tokenizer(DEBERTA_SPECIAL, "[CLS] $A [SEP]", "[CLS] $A [SEP] $B [SEP]")
-    cfg = DebertaV2Config(
-        vocab_size=len(tok),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-        relative_attention=True,
-        position_biased_input=False,
-        pos_att_type=["p2c", "c2p"],
-        type_vocab_size=0,
-        pad_token_id=tok.pad_token_id,
-        num_labels=labels,
-    )
-    cfg.position_buckets, cfg.norm_rel_ebd, cfg.share_att_key = 256, "layer_norm", True
-    DebertaV2ForSequenceClassification(cfg).save_pretrained(folder)
+    names = labels if isinstance(labels, dict) else {i: f"LABEL_{i}" for i in range(labels)}
+    shape = dict(vocab_size=len(tok), hidden_size=hidden, num_hidden_layers=2, num_attention_heads=heads, intermediate_size=intermediate)
+    common = dict(relative_attention=True, pos_att_type=["p2c", "c2p"], max_position_embeddings=512, type_vocab_size=0, pad_token_id=tok.pad_token_id)
+    labelled = dict(id2label=names, label2id={v: k for k, v in names.items()})
+    if v1:
+        DebertaForSequenceClassification(DebertaConfig(**shape, **common, max_relative_positions=-1, **labelled)).save_pretrained(folder)
+    else:
+        cfg = DebertaV2Config(**shape, **common, position_biased_input=False, **labelled)
+        cfg.position_buckets, cfg.norm_rel_ebd, cfg.share_att_key = 256, "layer_norm", True
+        DebertaV2ForSequenceClassification(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
 
@@ -180,3 +178,30 @@ def build_hhem(folder: Path) -> tuple[Path, Path]:
     config = {"architectures": ["HHEMv2ForSequenceClassification"], "model_type": "HHEMv2", "foundation": str(foundation), "prompt": HHEM_PROMPT}
     (published / "config.json").write_text(json.dumps(config))
     return published, foundation
+
+
+def build_checkers(root: Path) -> SimpleNamespace:
+    """One tiny model of every checker under `root`: the folders and files each spec names."""
+    ckpt, base = build_alignscore(root / "alignscore")
+    hhem, foundation = build_hhem(root / "hhem")
+    return SimpleNamespace(
+        t5=str(build_minicheck_t5(root / "t5")),
+        roberta=str(build_roberta_classifier(root / "roberta")),
+        deberta=str(build_deberta_classifier(root / "deberta")),
+        ckpt=str(ckpt),
+        base=str(base),
+        hhem=str(hhem),
+        foundation=str(foundation),
+    )
+
+
+def specs(built: SimpleNamespace) -> dict[str, str]:
+    """The spec of each kind of checker on `built` (`build_checkers`)."""
+    return {
+        "minicheck-t5": f"minicheck-t5:{built.t5}",
+        "minicheck-roberta": f"minicheck:{built.roberta}",
+        "minicheck-deberta": f"minicheck:{built.deberta}",
+        "factcg": f"factcg:{built.deberta}",
+        "alignscore": f"alignscore:{built.ckpt},base={built.base}",
+        "hhem": f"hhem:{built.hhem}",
+    }

@@ -38,7 +38,7 @@ ENTAILMENT_CASES: dict[str, Callable[[Env], str]] = {
     "llm": lambda env: f"llm:hf:{env[0].causal}",
     "table": lambda env: f"table:{env[2] / 'judgements.jsonl'}",
     "minicheck-t5": lambda env: f"minicheck-t5:{_checker(env, 'minicheck-t5')}",
-    "minicheck": lambda env: f"minicheck:{_checker(env, 'minicheck')}",
+    "minicheck": lambda env: f"minicheck:{_checker(env, 'minicheck-roberta')}",
     "factcg": lambda env: f"factcg:{_checker(env, 'factcg')}",
     "alignscore": lambda env: f"alignscore:{_checker(env, 'alignscore')}",
     "hhem": lambda env: f"hhem:{_checker(env, 'hhem')}",
@@ -67,19 +67,17 @@ TEXTS = ["she was born in rome .", "painter", "Stephen Crane wrote The Red Badge
 CONTEXTS = ["Question: where was she born?", "", "Knowledge: Stephen Crane, notable work: The Red Badge of Courage"]
 
 
+_CHECKERS: dict[Path, dict[str, str]] = {}
+
+
 def _checker(env: Env, kind: str) -> str:
-    """A tiny random checker of `kind` (tests/checker_models), built once in the scratch folder;
-    AlignScore's argument is its checkpoint with the base it names."""
+    """The argument of a tiny random checker of `kind` (tests/checker_models), all of them built
+    once in the scratch folder."""
     from tests import checker_models as cm
 
-    folder = env[2] / "checkers" / kind
-    if kind == "alignscore":
-        ckpt, base = (folder / "AlignScore-tiny.ckpt", folder / "roberta-base-like") if folder.exists() else cm.build_alignscore(folder)
-        return f"{ckpt},base={base}"
-    if kind == "hhem":
-        return str(folder / "hhem" if folder.exists() else cm.build_hhem(folder)[0])
-    build = {"minicheck-t5": cm.build_minicheck_t5, "minicheck": cm.build_roberta_classifier, "factcg": cm.build_deberta_classifier}[kind]
-    return str(folder if folder.exists() else build(folder))
+    if env[2] not in _CHECKERS:
+        _CHECKERS[env[2]] = cm.specs(cm.build_checkers(env[2] / "checkers"))
+    return _CHECKERS[env[2]][kind].partition(":")[2]
 
 
 def test_every_registered_backend_has_a_case():

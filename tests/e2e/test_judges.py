@@ -27,17 +27,7 @@ def checkers(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("checkers-e2e")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KALMA_MODEL_DIR", str(root / "converted"))
-        ckpt, base = cm.build_alignscore(root / "alignscore")
-        hhem, _ = cm.build_hhem(root / "hhem")
-        deberta = cm.build_deberta_classifier(root / "deberta")
-        yield {
-            "minicheck-t5": f"minicheck-t5:{cm.build_minicheck_t5(root / 't5')}",
-            "minicheck-roberta": f"minicheck:{cm.build_roberta_classifier(root / 'roberta')}",
-            "minicheck-deberta": f"minicheck:{deberta}",
-            "factcg": f"factcg:{deberta}",
-            "alignscore": f"alignscore:{ckpt},base={base}",
-            "hhem": f"hhem:{hhem}",
-        }
+        yield cm.specs(cm.build_checkers(root))
 
 
 @pytest.mark.parametrize("kind", ["minicheck-t5", "minicheck-roberta", "minicheck-deberta", "factcg", "alignscore", "hhem"])

@@ -12,14 +12,14 @@ MUTATIONS = (
         "kalma/models/memory.py",
         "    return span if span >= 1 else int(",
         "    return span if span else int(",
-        ("tests/unit/test_memory.py::test_deberta_v1_reads_its_span_as_transformers_does",),
+        ("tests/unit/test_memory.py::test_deberta_nli_with_its_disentangled_attention",),
     ),
     Mutation(
         "a DeBERTa v1 pass counted over every relative position, not at most its width",
         "kalma/models/memory.py",
         "            span = min(s.span, attended) if s.span_by_width else s.span",
         "            span = s.span",
-        ("tests/unit/test_memory.py::test_deberta_v1_reads_its_span_as_transformers_does",),
+        ("tests/unit/test_memory.py::test_deberta_nli_with_its_disentangled_attention",),
     ),
     Mutation(
         "calibration not stopping at its slowest size",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -30,17 +29,7 @@ def models(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("checkers")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KALMA_MODEL_DIR", str(root / "converted"))
-        ckpt, base = cm.build_alignscore(root / "alignscore")
-        hhem, foundation = cm.build_hhem(root / "hhem")
-        yield SimpleNamespace(
-            t5=str(cm.build_minicheck_t5(root / "t5")),
-            roberta=str(cm.build_roberta_classifier(root / "roberta")),
-            deberta=str(cm.build_deberta_classifier(root / "deberta")),
-            ckpt=str(ckpt),
-            base=str(base),
-            hhem=str(hhem),
-            foundation=str(foundation),
-        )
+        yield cm.build_checkers(root)
 
 
 def _probs(spec: str, pairs: list[tuple[str, str]]) -> list[float]:
@@ -178,13 +167,7 @@ def test_batched_pairs_score_as_one_at_a_time_and_reports_name_the_format(models
 
 
 def _spec(models, name: str) -> str:
-    return {
-        "minicheck-t5": f"minicheck-t5:{models.t5}",
-        "minicheck": f"minicheck:{models.roberta}",
-        "factcg": f"factcg:{models.deberta}",
-        "alignscore": f"alignscore:{models.ckpt},base={models.base}",
-        "hhem": f"hhem:{models.hhem}",
-    }[name]
+    return cm.specs(models)["minicheck-roberta" if name == "minicheck" else name]
 
 
 def test_the_direction_is_the_papers_unless_the_spec_says(models):
