@@ -166,7 +166,7 @@ def test_the_checker_refuses_an_empty_minimum_set_and_equal_questions(tmp_path):
     ]
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps({"kalma": {"kind": "dataset", "format_version": 3}}) + "\n" + "".join(json.dumps(r) + "\n" for r in rows))
-    res = CliRunner().invoke(main, ["check", str(path), "--kind", "dataset", "--lenient"])
+    res = CliRunner().invoke(main, ["check", str(path), "--kind", "dataset", "--all-errors"])
     assert res.exit_code == 1
     assert f"{path}:3: field 'minimum_set': empty: an entry needs at least one piece of knowledge" in res.output
     assert f"{path}:4: field 'specific_question': the same text as general_question" in res.output
@@ -181,8 +181,9 @@ def test_a_changed_graph_or_model_is_never_resumed_into_an_old_build(world, tiny
         _build(world, "template", tiny_lm)
     kg.write_text(KG_TTL)
     _build(world, "template", tiny_lm)  # the same graph again: resumes
-    with pytest.raises(ResumeMismatch, match="setting llm"):
-        _build(world, "openai-compatible:http://127.0.0.1:9/v1:other", tiny_lm)
+    with scripted_server([answering(str.upper)]) as (url, asked), pytest.raises(ResumeMismatch, match="setting llm"):
+        _build(world, f"openai-compatible:{url}/v1:other", tiny_lm)  # a server that is there, since it is asked first
+    assert not asked
 
 
 def test_inverse_properties_come_from_the_graph_and_the_table(world):

@@ -37,7 +37,7 @@ def test_help_does_not_import_heavy_libraries():
 def test_check_reports_bad_lines(tmp_path):
     p = tmp_path / "a.jsonl"
     p.write_text('{"entry_id": "e1", "text": "x", "model": "m"}\n{"entry_id": 3}\n')
-    res = CliRunner().invoke(main, ["check", str(p), "--kind", "answers", "--lenient"])
+    res = CliRunner().invoke(main, ["check", str(p), "--kind", "answers", "--all-errors"])
     assert res.exit_code == 1 and ":2: field" in res.output and "1 good record," in res.output
 
 

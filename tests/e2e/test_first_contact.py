@@ -19,7 +19,7 @@ def _run(args: list[str]):
 
 def test_every_wrong_field_of_a_line_is_named(tmp_path):
     (tmp_path / "a.jsonl").write_text('{"model": "x"}\n{"entry_id": "e", "text": "t"}\n')
-    res = _run(["check", str(tmp_path / "a.jsonl"), "--kind", "answers", "--lenient"])
+    res = _run(["check", str(tmp_path / "a.jsonl"), "--kind", "answers", "--all-errors"])
     assert res.exit_code == 1
     assert res.stderr.strip() == f"{tmp_path / 'a.jsonl'}:1: field 'entry_id': Field required; field 'text': Field required"
     assert res.stdout.strip() == f"{tmp_path / 'a.jsonl'}: 1 good record, 1 bad line"

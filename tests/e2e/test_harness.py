@@ -81,7 +81,7 @@ def test_a_real_harness_run_scored_by_kalma_evaluate(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     args = ["--answers", str(samples), "--metrics", "citation", "--limit", "2", "-o", str(tmp_path / "e")]
     out = _ok(["evaluate", "--dataset", str(tmp_path / "d.jsonl"), *args])
-    assert "lm-evaluation-harness samples file (kalma_specific): 2 of 2 items matched" in out
+    assert f"lm-evaluation-harness samples file {samples.name} (kalma_specific): 2 of 2 items matched" in out
     summary = json.loads((tmp_path / "e" / "summary.json").read_text())
     for key in MICRO:
         assert _same(figures[f"{key},none"], summary["metrics"]["citation"][key]), key

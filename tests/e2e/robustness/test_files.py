@@ -17,6 +17,7 @@ from kalma.errors import OutputLocked, ResumeMismatch
 from kalma.jsonl import JsonlWriter, RecordError, read_jsonl, write_jsonl
 from kalma.kg import open_source
 from kalma.schema import FORMAT_VERSION, Answer
+from tests.servers import reply, scripted_server
 
 HEAD = json.dumps({"kalma": {"kind": "answers", "format_version": 2}})
 
@@ -103,7 +104,7 @@ def test_check_reports_a_lone_surrogate_line(tmp_path):
 
     p = tmp_path / "a.jsonl"
     p.write_bytes(b"\n".join([HEAD.encode(), b'{"entry_id": "e9", "text": "\\udc00 x", "model": "m"}', _good(1).encode()]) + b"\n")
-    res = CliRunner().invoke(main, ["check", str(p), "--kind", "answers", "--lenient"])
+    res = CliRunner().invoke(main, ["check", str(p), "--kind", "answers", "--all-errors"])
     assert res.exit_code == 1 and "1 good record, 1 bad line" in res.stdout and f"{p}:2" in res.stderr
 
 
@@ -174,10 +175,10 @@ def test_answer_refuses_to_resume_with_another_llm(tmp_path, entries):
     out = tmp_path / "a.jsonl"
     answer_dataset(entries, out, BaselineConfig(retrieval="gold"), progress=False)
     before = out.read_text()
-    other = "openai-compatible:http://127.0.0.1:9/v1:m"  # refused before any request is made
-    with pytest.raises(ResumeMismatch, match="setting llm"):
-        answer_dataset(entries, out, BaselineConfig(llm=other, retrieval="gold"), progress=False)
-    assert out.read_text() == before
+    with scripted_server([reply(500)]) as (url, asked):  # a server that is there, since it is asked first
+        with pytest.raises(ResumeMismatch, match="setting llm"):
+            answer_dataset(entries, out, BaselineConfig(llm=f"openai-compatible:{url}/v1:m", retrieval="gold"), progress=False)
+    assert out.read_text() == before and not asked  # refused before any request is made
     report = answer_dataset(entries, out, BaselineConfig(retrieval="gold"), progress=False)  # same settings: resumes
     assert report["written"] == 0 and out.read_text() == before
 

@@ -1,0 +1,210 @@
+"""First contact (issue 54, seventh pass): what a new user meets through the command line, the
+harness's files and the tables a verdict goes to. Each mutation undoes one fix or guarded behaviour;
+tests/e2e/test_first_contact_7.py holds the tests that catch them."""
+
+from __future__ import annotations
+
+from . import Mutation
+
+T = "tests/e2e/test_first_contact_7.py"
+
+
+def _t(name: str) -> tuple[str, ...]:
+    return (f"{T}::{name}",)
+
+
+MUTATIONS = (
+    # §1's list, in these files
+    Mutation(
+        "harness documents with no question",
+        "evaluation/harness/__init__.py",
+        "        if not question:\n            continue\n",
+        "",
+        _t("test_harness_documents_are_the_entries_with_that_question"),
+    ),
+    Mutation(
+        "`kalma_general` samples scored as specific",
+        "kalma/answers_file.py",
+        'setting: Setting = "general" if doc.get("setting") == "general" else "specific"',
+        'setting: Setting = "specific"',
+        _t("test_a_limited_run_is_scored_on_what_it_asked_with_its_provenance"),
+    ),
+    Mutation(
+        "TSV written with commas",
+        "kalma/frames.py",
+        'delimiter="\\t" if out.suffix.lower() == ".tsv" else ","',
+        'delimiter=","',
+        _t("test_verdict_tables_hold_no_formula_and_tsv_is_tab_separated"),
+    ),
+    # §2
+    Mutation(
+        "verdict tables written raw (a cell opening with = is a formula)",
+        "kalma/frames.py",
+        "writer.writerows({k: csv_safe(v) for k, v in r.items()} for r in rows)",
+        "writer.writerows(rows)",
+        _t("test_verdict_tables_hold_no_formula_and_tsv_is_tab_separated"),
+    ),
+    Mutation(
+        "a harness sample's position named as an item",
+        "kalma/answers_file.py",
+        'unit = foreign.unit if foreign else "line"',
+        'unit = "item" if foreign else "line"',
+        _t("test_a_duplicate_harness_sample_is_named_by_its_line"),
+    ),
+    # §3.1
+    Mutation(
+        "answer without --kg retrieves from the demo graph",
+        "baselines/cli.py",
+        '    return built or "demo"',
+        '    return "demo"',
+        _t("test_answer_and_retrieve_use_the_graph_the_dataset_was_built_from"),
+    ),
+    Mutation(
+        "another --kg than the dataset's not said",
+        "baselines/cli.py",
+        "other = built is not None and retrieving and not _same_kg(given, built)",
+        "other = False",
+        _t("test_answer_and_retrieve_use_the_graph_the_dataset_was_built_from"),
+    ),
+    # §3.2
+    Mutation(
+        "the harness's folder read as its oldest run",
+        "kalma/answers_file.py",
+        "    newest = kalma[-1]\n",
+        "    newest = kalma[0]\n",
+        _t("test_the_output_folder_is_read_as_its_newest_run_and_said"),
+    ),
+    Mutation(
+        "the files a pattern gave --answers not refused",
+        "evaluation/cli.py",
+        "    if extra:\n",
+        "    if False:\n",
+        _t("test_the_output_folder_is_read_as_its_newest_run_and_said"),
+    ),
+    # §3.3
+    Mutation(
+        "lm_eval --limit ignored",
+        "kalma/answers_file.py",
+        'if counted.get("effective") is not None and counted["effective"] < counted.get("original", 0):',
+        "if False:",
+        _t("test_a_limited_run_is_scored_on_what_it_asked_with_its_provenance"),
+    ),
+    Mutation(
+        "the answers' own provenance left out of the evaluation's",
+        "kalma/answers_file.py",
+        "        return config if isinstance(config, dict) else {}",
+        "        return {}",
+        _t("test_a_limited_run_is_scored_on_what_it_asked_with_its_provenance"),
+    ),
+    Mutation(
+        "bench submit asks for --model the results file names",
+        "bench/submissions.py",
+        '        merged.setdefault("model", named)',
+        "        pass",
+        _t("test_bench_submit_files_a_harness_run_under_the_model_its_results_file_names"),
+    ),
+    # §3.5
+    Mutation(
+        "lm-eval's results file read as answers",
+        "kalma/answers_file.py",
+        "        _not_results_file(path, first)\n",
+        "",
+        _t("test_files_of_other_kinds_are_named"),
+    ),
+    Mutation(
+        "another task's samples read as KaLMA's",
+        "kalma/answers_file.py",
+        'if not isinstance(one["doc"].get("id"), str) or "entry" not in one["doc"]:',
+        "if False:",
+        _t("test_files_of_other_kinds_are_named"),
+    ),
+    Mutation(
+        "records of another tool counted as corrupt lines",
+        "kalma/answers_file.py",
+        "        other_fields(path)\n",
+        "",
+        _t("test_files_of_other_kinds_are_named"),
+    ),
+    Mutation(
+        "a Parquet file counted as corrupt lines",
+        "kalma/jsonl.py",
+        'if head == b"PAR1":',
+        "if False:",
+        _t("test_files_of_other_kinds_are_named"),
+    ),
+    # §3.7
+    Mutation(
+        "an interrupted build says only 'interrupted'",
+        "dataset_builder/build.py",
+        'raise Interrupted(f"interrupted: {kept(',
+        'raise KeyboardInterrupt(f"interrupted: {kept(',
+        _t("test_a_stopped_build_says_what_it_keeps_leaves_no_lock_and_resumes"),
+    ),
+    Mutation(
+        "SIGTERM left to its default (lock files stay, nothing said)",
+        "kalma/cli.py",
+        "before = signal.signal(signal.SIGTERM, on_sigterm) if own else None",
+        "before = None",
+        _t("test_a_stopped_build_says_what_it_keeps_leaves_no_lock_and_resumes"),
+    ),
+    # §3.8
+    Mutation(
+        "a nested bracket counted as three malformed items",
+        "kalma/citations.py",
+        "nested=bool(inner)",
+        "nested=False",
+        _t("test_a_nested_bracket_is_one_malformed_item"),
+    ),
+    # §3.9
+    Mutation(
+        "model options the metrics do not use go unchecked",
+        "evaluation/cli.py",
+        "        if option not in needed:\n",
+        "        if False:\n",
+        _t("test_model_options_no_chosen_metric_uses_are_refused"),
+    ),
+    Mutation(
+        "a submission's url not checked",
+        "bench/submissions.py",
+        "if isinstance(url, str) and url and not _web_address(url):",
+        "if False:",
+        _t("test_a_submission_url_must_be_a_web_address"),
+    ),
+    # §3.11
+    Mutation(
+        "answer loads spaCy and the KG before asking the server",
+        "baselines/pipeline.py",
+        "        reachable_first(llm)  # a server that is not there is said before spaCy, the KG and /models make it wait\n",
+        "        pass\n",
+        _t("test_a_refused_server_is_named_before_anything_else_loads"),
+    ),
+    Mutation(
+        "build loads the KG and the scorer before asking the server",
+        "dataset_builder/build.py",
+        "    reachable_first(llm)  # a server that is not there is said before the KG and the scorer load\n",
+        "",
+        _t("test_a_refused_server_is_named_before_anything_else_loads"),
+    ),
+    # §3.12
+    Mutation(
+        "check --lenient exits 1 on bad lines",
+        "kalma/cli.py",
+        "    if res.errors and not lenient:\n",
+        "    if res.errors:\n",
+        _t("test_lenient_means_accept_in_check_as_in_evaluate"),
+    ),
+    Mutation(
+        "build --window's default in prose only",
+        "dataset_builder/cli.py",
+        "    default=WINDOW,\n    show_default=True,\n",
+        "    default=WINDOW,\n",
+        _t("test_build_window_default_in_help_and_the_release_file_as_the_kg_importer_takes_it"),
+    ),
+    Mutation(
+        "bench run mentions --no-cache when the cache served nothing",
+        "bench/cli.py",
+        'if cached else ""  # advice only where the cache served answers',
+        'if True else ""',
+        _t("test_bench_run_mentions_no_cache_only_where_the_cache_served"),
+    ),
+)
