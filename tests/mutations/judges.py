@@ -39,6 +39,13 @@ MUTATIONS = (
 CHECKERS = ("tests/unit/test_checkers.py",)
 MUTATIONS += (
     Mutation(
+        "checker inputs run outside the memory guard (no split, no halved budget after running out of memory)",
+        "kalma/models/hf.py",
+        "            out.update(zip(batch, self._run([texts[i] for i in batch], each)))",
+        "            out.update(zip(batch, each([texts[i] for i in batch])))",
+        ("tests/unit/test_gpu.py::test_a_checker_recovers_from_running_out_of_memory",),
+    ),
+    Mutation(
         "MiniCheck-Flan-T5's prefix without its space",
         "kalma/models/checkers.py",
         'return "predict: ", str(tok.eos_token), ""',

@@ -258,3 +258,22 @@ def test_the_runner_decodes_without_waiting_on_the_device_each_step(llama, monke
     assert len(out) == 8 and all(g.completion_tokens for g in out)
     assert waits.count("__bool__") <= 32 // 8 and waits.count("__int__") + waits.count("__float__") + waits.count("item") == 0
     assert waits.count("tolist") <= 8  # once a batch for the steps, and a few for the leaves' last rows
+
+
+@pytest.mark.parametrize("kind", ["minicheck-t5", "factcg"])
+def test_a_checker_recovers_from_running_out_of_memory(tmp_path, kind):
+    """The grounding checkers run their chunks through the same planner: batches that do not fit
+    the card are split and the budget halved, with the scores of a run without faults."""
+    from kalma.models import ENTAILMENT
+    from tests.checker_models import build_deberta_classifier, build_minicheck_t5
+
+    path = build_minicheck_t5(tmp_path / "m") if kind == "minicheck-t5" else build_deberta_classifier(tmp_path / "m")
+    rng = random.Random(4)
+    pairs = [(". ".join(random_text(rng, rng.randint(4, 12)) for _ in range(rng.randint(1, 6))) + ".", random_text(rng, 5)) for _ in range(24)]
+    with using(FakeCuda()):
+        want = ENTAILMENT.build(f"{kind}:{path}@fp32,chunk_size=16").probs(pairs, cache=Cache(None))
+    with using(FakeCuda(limit=1 << 20)) as card:
+        ent = ENTAILMENT.build(f"{kind}:{path}@fp32,chunk_size=16,token_budget=20000")  # batches the card cannot hold
+        assert sum(len(ent.inputs([p])) for p in pairs) > len(pairs)  # long documents, several chunks each
+        got = ent.probs(pairs, cache=Cache(None))
+    assert got == pytest.approx(want, abs=1e-6) and card.ooms >= 1 and ent.rt.cap is not None
