@@ -89,7 +89,12 @@ def snapshot(endpoint: str, qids: str, names: str, output: str, overwrite: bool)
 @click.option(
     "--qids", "qids_file", type=click.Path(exists=True, dir_okay=False), help="Keep only the claims of the QIDs in this file (one per line), beside --classes."
 )
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="Parser processes, and the decoder's and DuckDB's threads (default: one per core).")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Parsers (threads for N-Triples with polars installed, else processes), and the decoder's and DuckDB's threads (default: one per core).",
+)
 @click.option(
     "--spark", "master", default=None, metavar="MASTER", help="Run the import as a Spark job instead (local[*], spark://host:7077, yarn): the same store."
 )
