@@ -100,4 +100,32 @@ MUTATIONS = (
         "    sums = t.sums[rows_of]",
         (E2E,),
     ),
+    Mutation(
+        "the leaderboard never marking a tie",
+        "bench/leaderboard.py",
+        "            r.tied = d is None or d.p is None or d.p >= ALPHA",
+        "            r.tied = False",
+        (E2E,),
+    ),
+    Mutation(
+        "the leaderboard counting rows below as above",
+        "bench/leaderboard.py",
+        "                above += d.diff < 0",
+        "                above += d.diff > 0",
+        (E2E,),
+    ),
+    Mutation(
+        "the leaderboard's intervals left out",
+        "bench/leaderboard.py",
+        "        intervals={k: (b.low, b.high) for k, _ in COLUMNS if (b := _bounds(s, k)) is not None and b.low is not None and b.high is not None},",
+        "        intervals={},",
+        (E2E,),
+    ),
+    Mutation(
+        "the bench tables without their intervals over entries",
+        "bench/experiments.py",
+        "                stat.low, stat.high = i.low, i.high",
+        "                pass",
+        ("tests/e2e/test_bench.py::test_bench_run_is_traceable_and_resumes",),
+    ),
 )
