@@ -7,8 +7,8 @@ lines, and to rdflib's N-Triples parser on the well-formed ones.
 A line the store reads is `<S> <P> O .` with one space between the terms (as Wikidata writes
 them), spaces or tabs around the final dot, and a carriage return before the newline allowed:
 
-- a **claim**: P is a direct property (`wdt:P…`, `CLAIM_PREDICATE`), O an IRI, a blank node or a
-  literal (`read_object`);
+- a **claim**: P is a direct property (`wdt:P…`: `DIRECT` and a property id), O an IRI, a blank
+  node or a literal (`read_object`);
 - a **label, alias or description**: P one of `LABELS`, O a literal in a language asked;
 - a property's **type** (`PROPERTY_TYPE`, O `wikibase:` and a type name) and its **direct
   predicate** (`DIRECT_CLAIM`, O the `wdt:` IRI of the subject's own id).

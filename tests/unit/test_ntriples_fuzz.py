@@ -208,7 +208,7 @@ def rdflib_triples(line: bytes) -> list[tuple[Any, Any, Any, dict[str, str]]] | 
     except UnicodeDecodeError:
         return None
     labels: dict[str, str]
-    sink, labels = Sink(), {}  # labels: each blank node's label in the line, by rdflib's own id
+    sink, labels = Sink(), {}  # each blank node's label in the line, to rdflib's own id for it
     try:
         W3CNTriplesParser(sink).parsestring(text, bnode_context=labels)
         for triple in sink.triples:

@@ -8,10 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from bench.perf.dumpgen import write_dump
-from kalma.cli import main
+from tests.e2e.test_first_contact_6 import _ok, _run, _tree
 
 pytest.importorskip("duckdb")
 
@@ -19,27 +18,13 @@ WD, WDT = "<http://www.wikidata.org/entity/", "<http://www.wikidata.org/prop/dir
 LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
 
 
-def _run(args: list[str]) -> tuple[int, str, str]:
-    res = CliRunner().invoke(main, args)
-    return res.exit_code, res.stdout, res.stderr
-
-
-def _ok(args: list[str]) -> str:
-    code, out, err = _run(args)
-    assert code == 0, out + err
-    return out + err
-
-
 def _fails(args: list[str], *said: str) -> str:
+    """A refusal: a non-zero exit and one line on stderr, saying each of `said`."""
     code, out, err = _run(args)
     assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, out + err
     for s in said:
         assert s in err, err
     return err
-
-
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _rows(store: Path, table: str) -> list[tuple]:
