@@ -29,7 +29,7 @@ from kalma.resume import ResumableOutput, fingerprint, records_digest, value_dig
 from kalma.schema import Answer, AnswerScores, Bounds, Coverage, DatasetEntry, KnowledgeGraph, Resampling, Spread, Summary, first_entries
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, UNUSABLE_LIMIT, EvalItem, EvalOptions, Metric, Scored, get_metric, show
-from .uncertainty import LEVEL, RESAMPLES, intervals, run_of, spread, table
+from .uncertainty import LEVEL, RESAMPLES, intervals, per_answer, run_of, spread
 from .verdict_page import render_page
 from .verdicts import assemble
 
@@ -462,9 +462,9 @@ def uncertainty(
     over runs; values that are n/a get neither."""
     if not rows or resamples <= 0:
         return {}, None, {}
-    by_entry = table(rows, metrics)
+    answers = per_answer(rows, metrics)
+    by_entry, by_run = answers.by([r.entry_id for r in rows]), answers.by([run_of(r) for r in rows])
     found = intervals(by_entry, resamples=resamples, seed=seed)
-    by_run = table(rows, metrics, unit=run_of)
     spreads = spread(by_run) if len(by_run.units) > 1 else {}
     bounds: dict[str, dict[str, Bounds]] = {}
     over_runs: dict[str, dict[str, Spread]] = {}

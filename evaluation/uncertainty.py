@@ -39,7 +39,7 @@ Estimate = Callable[[Sums], Any]  # a figure from the sums, NaN where it has no 
 
 LEVEL = 0.95
 RESAMPLES = 10_000
-BLOCK = 1_000  # resamples drawn at once: a block's weights are BLOCK x units numbers, whatever the total
+BLOCK = 128  # resamples drawn at once: a block's weights (BLOCK x units) stay in cache; 1,000 measured 1.8x slower
 METHOD = "percentile bootstrap"
 TEST = "paired approximate randomization, two-sided"
 
@@ -97,10 +97,11 @@ def draws(units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Bootstrap weights in blocks: row b counts how often each unit is drawn in resample b
     (`units` draws with replacement). Seeded, and the same for the same (units, resamples, seed)."""
     rng = np.random.default_rng(seed)
+    small = np.uint16 if units <= np.iinfo(np.uint16).max else np.int64  # fewer random bits to draw
     done = 0
     while done < resamples:
         b = min(BLOCK, resamples - done)
-        picks = rng.integers(0, units, size=(b, units)) + units * np.arange(b)[:, None]
+        picks = rng.integers(0, units, size=(b, units), dtype=small) + units * np.arange(b)[:, None]
         yield np.bincount(picks.ravel(), minlength=b * units).reshape(b, units).astype(float)
         done += b
 
@@ -172,7 +173,7 @@ def paired(
         rng, d = np.random.default_rng([seed, 1]), mb - ma
         tot_a, tot_b = ma.sum(axis=0), mb.sum(axis=0)
         for start in range(0, resamples, BLOCK):
-            swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units)).astype(float) @ d
+            swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units), dtype=np.uint8).astype(float) @ d
             pa, pb = tot_a + swap, tot_b - swap
             for k in observed:
                 f = estimates[k]
@@ -217,25 +218,42 @@ def run_of(row: AnswerScores) -> str:
     return row.answer_id[len(row.entry_id) + 1 :] if row.answer_id.startswith(row.entry_id + "#") else ""
 
 
-def table(rows: Sequence[AnswerScores], metrics: Sequence[Metric], unit: Callable[[AnswerScores], str] = lambda r: r.entry_id) -> Table:
-    """The metrics' figures over `rows`, their columns summed per unit (by default the dataset
-    entry, with all of its answers). Units are in sorted order, so the same rows in another
-    order give the same table, and the same intervals."""
+@dataclass
+class PerAnswer:
+    """Every figure's columns for each answer (one row each), before they are summed by unit."""
+
+    matrix: np.ndarray
+    keys: list[tuple[str, Column]]
+    estimates: dict[str, Estimate]
+
+    def by(self, labels: Sequence[str]) -> Table:
+        """The columns summed per unit (`labels[i]` is answer i's), units in sorted order: the same
+        answers in another order give the same table, and the same intervals."""
+        units = sorted(set(labels))
+        index = {u: i for i, u in enumerate(units)}
+        sums = np.zeros((len(units), len(self.keys)))
+        np.add.at(sums, [index[u] for u in labels], self.matrix)
+        return Table(units, sums, self.keys, self.estimates)
+
+
+def per_answer(rows: Sequence[AnswerScores], metrics: Sequence[Metric]) -> PerAnswer:
+    """The metrics' figures over `rows`: each figure's columns, answer by answer."""
     from .base import Scored
 
     figures = {m.name: m.figures() for m in metrics}
     keys = [(name, c) for name, fs in figures.items() for c in columns(fs)]
-    per_answer = np.zeros((len(rows), len(keys)))
+    matrix = np.zeros((len(rows), len(keys)))
     for i, r in enumerate(rows):
         own = {name: Scored(r.values.get(name, {}), r.counts.get(name, {})) for name in figures}
-        per_answer[i] = [c.of(own[name]) for name, c in keys]
-    labels = [unit(r) for r in rows]
-    units = sorted(set(labels))
-    index = {u: i for i, u in enumerate(units)}
-    sums = np.zeros((len(units), len(keys)))
-    np.add.at(sums, [index[u] for u in labels], per_answer)
+        matrix[i] = [c.of(own[name]) for name, c in keys]
     estimates = {f"{name}.{k}": _estimate(name, f) for name, fs in figures.items() for k, f in fs.items()}
-    return Table(units, sums, keys, estimates)
+    return PerAnswer(matrix, keys, estimates)
+
+
+def table(rows: Sequence[AnswerScores], metrics: Sequence[Metric], unit: Callable[[AnswerScores], str] = lambda r: r.entry_id) -> Table:
+    """The metrics' figures over `rows`, their columns summed per unit: by default the dataset
+    entry, with all of its answers."""
+    return per_answer(rows, metrics).by([unit(r) for r in rows])
 
 
 def intervals(t: Table, *, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL) -> dict[str, Interval]:
@@ -254,4 +272,21 @@ def spread(t: Table) -> dict[str, tuple[float | None, float | None, int]]:
     return out
 
 
-__all__ = ["Interval", "Difference", "Table", "bootstrap", "paired", "draws", "table", "intervals", "spread", "run_of", "RESAMPLES", "LEVEL", "METHOD", "TEST"]
+__all__ = [
+    "Interval",
+    "Difference",
+    "Table",
+    "PerAnswer",
+    "per_answer",
+    "bootstrap",
+    "paired",
+    "draws",
+    "table",
+    "intervals",
+    "spread",
+    "run_of",
+    "RESAMPLES",
+    "LEVEL",
+    "METHOD",
+    "TEST",
+]

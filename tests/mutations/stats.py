@@ -54,7 +54,7 @@ MUTATIONS = (
     Mutation(
         "the randomization swaps each entry with probability 1/4",
         "evaluation/uncertainty.py",
-        "            swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units)).astype(float) @ d",
+        "            swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units), dtype=np.uint8).astype(float) @ d",
         "            swap = (rng.random(size=(min(BLOCK, resamples - start), units)) < 0.25).astype(float) @ d",
         (UNITS,),
     ),
