@@ -157,7 +157,7 @@ def evaluate(
         AnswerScores,
         lambda r: r.answer_id,
         run,
-        provenance(config=config, models=models, answer_models=answer_models, knowledge=knowledge_digests(answer_list)),
+        provenance(config=config, models=models, answer_models=answer_models, knowledge=knowledge_digests(answer_list, entries)),
         overwrite=overwrite,
     ) as output:
         done = {r.answer_id: r for r in output.existing}
@@ -196,15 +196,24 @@ def dataset_digest(entries: Sequence[DatasetEntry]) -> str:
     return records_digest(ordered)
 
 
-def knowledge_digests(answers: Sequence[Answer]) -> dict[str, str]:
+def knowledge_digests(answers: Sequence[Answer], entries: dict[str, DatasetEntry]) -> dict[str, str]:
     """Per entry, a short digest of what its answers were given to cite from and what was absent
-    from it (the KG given, or the entry's pool when none is said): `kalma compare` pairs an entry
-    of two evaluations only under the same."""
+    from it: `kalma compare` pairs an entry of two evaluations only under the same. A KG given
+    that is the entry's whole pool reads as the pool however it was said (omitted, or written out
+    by `kalma answer`), and nothing absent as nothing (omitted, or an empty list)."""
+    pools: dict[str, str] = {}
+
+    def pool(entry_id: str) -> str:
+        if entry_id not in pools:
+            e = entries.get(entry_id)
+            pools[entry_id] = value_digest(e.knowledge_pool.model_dump(mode="json")) if e is not None else ""
+        return pools[entry_id]
+
     given: dict[str, set[str]] = {}
     for a in answers:
         kg = "pool" if a.kg is None else value_digest(a.kg.model_dump(mode="json"))
-        absent = None if a.absent is None else sorted(t.model_dump_json() for t in a.absent)
-        given.setdefault(a.entry_id, set()).add(value_digest([kg, absent]))
+        absent = sorted(t.model_dump_json() for t in a.absent or [])
+        given.setdefault(a.entry_id, set()).add(value_digest(["pool" if kg == pool(a.entry_id) else kg, absent]))
     return {e: value_digest(sorted(g))[7:23] for e, g in sorted(given.items())}
 
 

@@ -45,6 +45,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "weak": _answers(entries, 1),
         "seeds": _answers(entries, 3, run="s1") + _answers(entries, 2, run="s2"),
         "closed": _answers(entries, 1, kg=KnowledgeGraph()),
+        # the pool written out, as `kalma answer` records it, and nothing absent said as []: the same knowledge as weak's
+        "written": [a.model_copy(update={"kg": e.knowledge_pool, "absent": []}) for a, e in zip(_answers(entries, 3), entries)],
         "varied": _answers(entries, 3, varied=True),
         "twice": _answers(entries, 3, run="s1", varied=True) + _answers(entries, 3, run="s2", varied=True),  # varied's answers, given twice
     }
@@ -138,6 +140,7 @@ def test_compare_refuses_other_questions_and_other_knowledge_in_one_line(runs):
     for other, said in ((runs["other"], "different datasets"), (runs["closed"], "given different knowledge")):
         res = _compare(str(runs["weak"]), str(other))
         assert res.exit_code == 1 and said in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+    assert _compare(str(runs["weak"]), str(runs["written"])).exit_code == 0  # the pool given, however it was said
     res = _compare(str(runs["weak"]), str(runs["dir"] / "dataset.jsonl"))
     assert res.exit_code == 1 and "not a scores file" in res.stderr, res.output
 

@@ -128,4 +128,11 @@ MUTATIONS = (
         "                pass",
         ("tests/e2e/test_bench.py::test_bench_run_is_traceable_and_resumes",),
     ),
+    Mutation(
+        "the pool written out read as other knowledge than the pool omitted",
+        "evaluation/runner.py",
+        'value_digest(["pool" if kg == pool(a.entry_id) else kg, absent])',
+        "value_digest([kg, absent])",
+        (E2E,),
+    ),
 )
