@@ -26,7 +26,7 @@ def test_notes_name_their_answers_and_f1_is_over_what_p_and_r_are(tmp_path, data
     assert "no answer for this entry: scored as empty (3 answers: demo-crane, demo-crane-baseball, demo-orazio-pisa)" in summary["notes"]
     table = (tmp_path / "e" / "summary.md").read_text()
     # [NA] precision over the 3 marked sentences, recall over no absent triple: F1 says both, and why recall is n/a
-    assert "| na.na_f1_micro | n/a (n/a when [NA] precision or recall is) | 0-1, shown x100 | P: 3, R: 0 |" in table
+    assert "| na.na_f1_micro | n/a (n/a when [NA] precision or recall is) | – | 0-1, shown x100 | P: 3, R: 0 |" in table
     assert "| na.na_recall_micro | n/a (nothing was absent from the KG the answers were given: recall has no denominator) |" in table
     assert summary["unavailable"]["na"]["na_recall_micro"].startswith("nothing was absent")
 
