@@ -305,7 +305,7 @@ class Checker(_Classified, Entailment):
         return "P(supported) = softmax of its 2 classes, index 1"
 
     def chunking(self) -> str:
-        return f"documents in chunks of {self.chunk_size} (max over chunks; {splitter()})"
+        return f"documents in chunks of {self.chunk_size} tokens (max over chunks; {splitter()})"
 
     def runs_as(self) -> str:
         return f"{super().runs_as()}; {self.format_note()}"
@@ -461,9 +461,6 @@ class MiniCheck(Checker):
             return len(tok(text, add_special_tokens=False, truncation=True, max_length=limit)["input_ids"])
 
         return minicheck_chunks(document, self.chunk_size, count)
-
-    def chunking(self) -> str:
-        return f"documents in chunks of {self.chunk_size} tokens (max over chunks; {splitter()})"
 
 
 class FactCG(Checker):
