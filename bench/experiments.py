@@ -43,12 +43,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from baselines.pipeline import BaselineConfig, answer_dataset
 from evaluation.base import DEFAULT_METRICS, EvalOptions, check_outputs, f1, get_metric, show
+from evaluation.figures import harmonic
 from evaluation.runner import SCORES_FILE, dataset_limits, evaluate
-from evaluation.uncertainty import Interval, intervals, table
+from evaluation.uncertainty import Estimate, Interval, Table, intervals, table
 from kalma.errors import ConfigError
 from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.kg import open_source
@@ -310,13 +312,13 @@ class Bench:
         self.results.append(row)
         return row
 
-    def pooled(self, runs: list[BenchRow]) -> dict[str, Interval]:
-        """The headline figures over every seed's answers to one condition, with their intervals over
-        the dataset's entries (each entry with all of its answers, whatever the seed)."""
-        rows = [r for b in runs for r in read_jsonl(self.rundir / b.eval_dir / SCORES_FILE, AnswerScores, kind="scores")]
+    def seed_intervals(self, runs: list[BenchRow]) -> dict[str, Interval]:
+        """The headline figures of one condition as its table row shows them, over its seeds, with
+        their intervals over the dataset's entries (`over_seeds`)."""
         ex = self.cfg.experiments.chosen()[runs[0].experiment]
         metrics = [get_metric(spec, self.cfg.options(runs[0].seed)) for spec in ex.metrics or self.cfg.metrics]
-        return intervals(table(rows, metrics), seed=0)
+        seeds = [table(list(read_jsonl(self.rundir / b.eval_dir / SCORES_FILE, AnswerScores, kind="scores")), metrics) for b in runs]
+        return intervals(over_seeds(seeds), seed=0)
 
     def run(self) -> BenchResults:
         cfg, chosen = self.cfg, self.cfg.experiments.chosen()
@@ -346,7 +348,7 @@ class Bench:
             provenance=provenance(dataset_file=str(self.dataset_path), **({"limit": self.limit} if self.limited else {})),
             caveats=caveats,
             results=self.results,
-            tables=tables(self.results, self.pooled),
+            tables=tables(self.results, self.seed_intervals),
             tables_note=TABLE_NOTE,
         )
         (self.rundir / "results.json").write_text(out.model_dump_json(indent=2))
@@ -362,6 +364,43 @@ TABLE_NOTE = (
     "not the judge's error); n = answers per seed; "
     "(…) beside [NA] figures: [NA] sentences (P) and absent triples (R), over all seeds"
 )
+
+
+def over_seeds(seeds: list[Table]) -> Table:
+    """One table of several seeds' evaluations of one condition, by entry, whose figures are the
+    table's own: each headline figure the mean over the seeds that have it, F1 from the mean
+    precision and recall (`seed_stats`). A resample draws entries with every seed's answers to
+    them and computes each seed's figure on them before the mean, so the interval surrounds the
+    very statistic the table shows."""
+    units = sorted({u for t in seeds for u in t.units})
+    at = {u: i for i, u in enumerate(units)}
+    keys, columns = [], []
+    for s, t in enumerate(seeds):
+        rows = [at[u] for u in t.units]
+        for j, key in enumerate(t.keys):
+            col = np.zeros(len(units))
+            col[rows] = t.sums[:, j]
+            keys.append((s, key))
+            columns.append(col)
+
+    def mean(name: str) -> Estimate:
+        def over(sums: Any) -> Any:
+            per = np.stack([np.asarray(t.estimates[name]({key: sums[(s, key)] for key in t.keys}), dtype=float) for s, t in enumerate(seeds)])
+            have = (~np.isnan(per)).sum(axis=0)
+            return np.where(have > 0, np.nansum(per, axis=0) / np.maximum(have, 1), np.nan)
+
+        return over
+
+    names = [k for k in HEADLINE if all(k in t.estimates for t in seeds)]
+    estimates: dict[str, Estimate] = {k: mean(k) for k in names}
+    for k, (p, r) in F1_OF.items():
+        if k in estimates and p in estimates and r in estimates:
+            estimates[k] = _f1_of(estimates[p], estimates[r])
+    return Table(units, np.column_stack(columns) if columns else np.zeros((len(units), 0)), keys, estimates)
+
+
+def _f1_of(p: Estimate, r: Estimate) -> Estimate:
+    return lambda sums: harmonic(p(sums), r(sums))
 
 
 def seed_stats(runs: list[BenchRow]) -> dict[str, Stat | None]:

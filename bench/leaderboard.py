@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evaluation.base import UNUSABLE_LIMIT, show
+from evaluation.base import UNUSABLE_LIMIT, show, show_signed
 from evaluation.uncertainty import RESAMPLES, Difference
 from kalma.frames import csv_safe
 from kalma.jsonl import RecordError
@@ -170,11 +170,12 @@ def _rank(table: Table, resamples: int) -> None:
     from evaluation.compare import Evaluation, compare
     from kalma.errors import KalmaError
 
-    ranked = [r for r in table.rows if not r.reference and r.folder is not None]
+    # A row whose F1 is n/a has no place in a ranking by F1: it is listed, unranked.
+    ranked = [r for r in table.rows if not r.reference and r.values.get(RANK_BY) is not None]
     evals: dict[str, Evaluation | str] = {}
     for r in ranked:
         try:
-            evals[r.name] = Evaluation.read(r.folder / "eval")  # type: ignore[operator]
+            evals[r.name] = Evaluation.read(r.folder / "eval") if r.folder is not None else "no scores filed"
         except (KalmaError, OSError) as exc:
             evals[r.name] = f"its scores cannot be read ({exc})"
     for i, a in enumerate(ranked):
@@ -184,30 +185,51 @@ def _rank(table: Table, resamples: int) -> None:
                 table.tests[a.name, b.name] = ea if isinstance(ea, str) else str(eb)
                 continue
             try:
-                found = compare(ea, eb, resamples=resamples).figures.get(RANK_BY)
+                found = compare(ea, eb, resamples=resamples, only={RANK_BY}).figures.get(RANK_BY)
             except KalmaError as exc:  # other knowledge given, no metric in common
                 table.tests[a.name, b.name] = str(exc)
                 continue
             table.tests[a.name, b.name] = found if found is not None else f"{RANK_BY} not computed alike"
-    n = len(ranked)
-    for i, r in enumerate(ranked):
-        above = below = 0
-        for other in ranked:
-            d = _test(table, r.name, other.name)
+    for r, (rank, tied) in zip(ranked, ranks([r.name for r in ranked], table.tests)):
+        r.rank, r.tied = rank, tied
+    if unranked := [r.name for r in table.rows if not r.reference and r not in ranked]:
+        why = f"{len(unranked)} row{'s have' if len(unranked) > 1 else ' has'} no {RANK_BY} (no minimum knowledge sets, or nothing cited): listed, not ranked."
+        table.note = " ".join(x for x in (table.note, why) if x)
+
+
+def ranks(names: list[str], tests: dict[tuple[str, str], Difference | str]) -> list[tuple[str, bool]]:
+    """For rows in their order on the board: the ranks the paired tests allow each (from 1 + the
+    rows significantly better, to n - the rows significantly worse) and whether no test separates
+    it from the row above (a pair without a test separates nothing).
+
+    >>> d = lambda diff, p: Difference(0.0, 0.0, diff, None, None, p, 1000, 0)
+    >>> ranks(["a", "b", "c"], {("a", "b"): d(0.01, 0.4), ("a", "c"): d(0.05, 0.001), ("b", "c"): d(0.04, 0.2)})
+    [('1-2', False), ('1-3', True), ('2-3', True)]
+    """
+    n, out = len(names), []
+    for i, name in enumerate(names):
+        better = worse = 0
+        for other in names:
+            d = _test(tests, name, other)
             if d is not None and d.p is not None and d.p < ALPHA and d.diff is not None:
-                above += d.diff < 0
-                below += d.diff > 0
-        r.rank = f"{1 + above}" if 1 + above == n - below else f"{1 + above}-{n - below}"
-        if i:
-            d = _test(table, r.name, ranked[i - 1].name)
-            r.tied = d is None or d.p is None or d.p >= ALPHA
+                better += d.diff < 0
+                worse += d.diff > 0
+        above = _test(tests, name, names[i - 1]) if i else None
+        tied = bool(i) and (above is None or above.p is None or above.p >= ALPHA)
+        out.append((f"{1 + better}" if 1 + better == n - worse else f"{1 + better}-{n - worse}", tied))
+    return out
 
 
-def _test(table: Table, a: str, b: str) -> Difference | None:
-    """The paired test of row `a` against row `b` (A - B), whichever order it was run in."""
-    if (found := table.tests.get((a, b))) is not None:
+def _test(tests: dict[tuple[str, str], Difference | str], a: str, b: str) -> Difference | None:
+    """The paired test of row `a` against row `b` (A - B), whichever order it was run in.
+
+    >>> t = _test({("x", "y"): Difference(0.6, 0.5, 0.1, 0.02, 0.2, 0.01, 1000, 0)}, "y", "x")
+    >>> (t.a, t.b, t.diff, t.low, t.high, t.p)
+    (0.5, 0.6, -0.1, -0.2, -0.02, 0.01)
+    """
+    if (found := tests.get((a, b))) is not None:
         return found if isinstance(found, Difference) else None
-    found = table.tests.get((b, a))
+    found = tests.get((b, a))
     if not isinstance(found, Difference):
         return None
 
@@ -433,7 +455,7 @@ def _verdict(d: Difference | str) -> str:
         return "n/a"
     from evaluation.compare import show_p
 
-    return f"{'+' if d.diff > 0 else ''}{show(d.diff)} (p {show_p(d.p, d.resamples)})"
+    return f"{show_signed(d.diff)} (p {show_p(d.p, d.resamples)})"
 
 
 def _tests_md(t: Table) -> list[str]:
@@ -443,8 +465,8 @@ def _tests_md(t: Table) -> list[str]:
     lines = [f"Paired tests on {RANK_BY} (row - column, x100; p of a paired approximate-randomization test over entries):", ""]
     lines += ["| A | B | A - B (p) | told apart |", "|---|---|---|---|"]
     for a, b, d in pairs:
-        apart = "yes" if isinstance(d, Difference) and d.p is not None and d.p < ALPHA else "no"
-        lines.append(f"| {a.name} | {b.name} | {_verdict(d)} | {apart if not isinstance(d, str) else d} |")
+        apart = d if isinstance(d, str) else "n/a" if d.p is None else "yes" if d.p < ALPHA else "no"
+        lines.append(f"| {a.name} | {b.name} | {_verdict(d)} | {apart} |")
     return lines + [""]
 
 
@@ -457,7 +479,7 @@ def _tests_html(t: Table) -> str:
     for a in ranked:
         row = [f"<th>{html.escape(a.name)}</th>"]
         for b in ranked:
-            d = _test(t, a.name, b.name) if a is not b else None
+            d = _test(t.tests, a.name, b.name) if a is not b else None
             why = t.tests.get((a.name, b.name), t.tests.get((b.name, a.name)))
             if a is b:
                 row.append("<td>·</td>")

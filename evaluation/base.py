@@ -158,6 +158,21 @@ def show(value: float | None, scale: str = "rate") -> str:
     return f"{value:.2f}"
 
 
+def show_signed(value: float | None, scale: str = "rate") -> str:
+    """A difference as every table prints it, its sign read from the rounded figure: nothing that
+    rounds to zero prints as -0.0 or +0.00.
+
+    >>> show_signed(0.0123), show_signed(-0.0004), show_signed(-0.25, "1-5"), show_signed(None)
+    ('+1.2', '0.0', '-0.25', 'n/a')
+    """
+    if value is None:
+        return "n/a"
+    text = show(abs(value), scale)
+    if float(text) == 0:
+        return show(0.0, scale)
+    return ("+" if value > 0 else "-") + text
+
+
 @dataclass(frozen=True)
 class Card:
     measures: str

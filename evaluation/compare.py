@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,8 @@ from kalma.errors import KalmaError
 from kalma.jsonl import read_header, read_jsonl
 from kalma.schema import AnswerScores
 
-from .base import EvalOptions, Metric, get_metric, show
-from .runner import SCORES_FILE
+from .base import EvalOptions, Metric, get_metric, show, show_signed
+from .runner import MISSING, SCORES_FILE, SUMMARY_FILE
 from .uncertainty import LEVEL, METHOD, RESAMPLES, TEST, Difference, Table, paired, table
 
 
@@ -41,6 +41,7 @@ class Evaluation:
     config: dict[str, Any]
     answers: str  # the answers' model, as the evaluation named it
     knowledge: dict[str, str] | None  # per entry, a digest of the knowledge its answers were given
+    incomplete: bool = False  # its evaluation stopped before every answer was scored
 
     @classmethod
     def read(cls, given: str | Path) -> Evaluation:
@@ -51,12 +52,19 @@ class Evaluation:
         header = read_header(scores)
         if header.get("kind") != "scores":
             raise KalmaError(f"{scores}:1: not a scores file of `kalma evaluate` (its header says {header.get('kind')!r})")
-        prov = header.get("provenance", {})
-        config = prov.get("config", {})
-        if not config.get("metrics"):
-            raise KalmaError(f"{scores}:1: field 'provenance.config.metrics': missing; the header does not say which metrics made these scores")
+        prov = _field(scores, header, "provenance", dict, {})
+        config = _field(scores, prov, "config", dict, {}, "provenance.")
+        metrics = _field(scores, config, "metrics", list, [], "provenance.config.")
+        if not metrics or not all(isinstance(m, str) for m in metrics):
+            raise KalmaError(f"{scores}:1: field 'provenance.config.metrics': {metrics!r} names no metric; the header does not say which made these scores")
+        options = _field(scores, config, "options", dict, {}, "provenance.config.")
+        if unknown := set(options) - {f.name for f in fields(EvalOptions)}:
+            raise KalmaError(f"{scores}:1: field 'provenance.config.options': {', '.join(sorted(unknown))} is no option of kalma evaluate")
+        _field(scores, config, "dataset_digest", str, None, "provenance.config.")
+        knowledge = _field(scores, prov, "knowledge", dict, None, "provenance.")
         rows = list(read_jsonl(scores, AnswerScores, kind="scores"))
-        return cls(scores, rows, config, ", ".join(prov.get("answer_models", [])) or "?", prov.get("knowledge"))
+        incomplete = path.is_dir() and (path / SUMMARY_FILE).is_file() and "INCOMPLETE" in (path / SUMMARY_FILE).read_text(encoding="utf-8")
+        return cls(scores, rows, config, ", ".join(map(str, prov.get("answer_models", []))) or "?", knowledge, incomplete)
 
     def metrics(self) -> dict[str, tuple[str, Metric]]:
         """Each metric by name, with the spec and options it ran under."""
@@ -73,6 +81,14 @@ class Evaluation:
         samples) is not among them: two draws of it are still one metric."""
         used = {"compat", *m.needs} | ({"threshold"} if "nli" in m.needs else set())
         return {k: v for k, v in self.config.get("options", {}).items() if k in used}
+
+
+def _field(path: Path, obj: dict[str, Any], name: str, kind: type, default: Any, where: str = "") -> Any:
+    """A header field of the expected JSON type, or one line naming it."""
+    value = obj.get(name, default)
+    if value is not default and not isinstance(value, kind):
+        raise KalmaError(f"{path}:1: field '{where}{name}': {type(value).__name__} where {'an object' if kind is dict else kind.__name__} was expected")
+    return value
 
 
 @dataclass
@@ -97,13 +113,20 @@ def _refuse_others(a: Evaluation, b: Evaluation, entries: list[str]) -> list[str
     elif x != y:
         raise KalmaError(f"{a.path} and {b.path} were scored on different datasets ({x[:19]}… and {y[:19]}…); a paired comparison needs the same questions")
     if a.knowledge is None or b.knowledge is None:
-        notes.append(_older(a if a.knowledge is None else b, "knowledge its answers were given"))
-    elif differ := [e for e in entries if a.knowledge.get(e) != b.knowledge.get(e)]:
+        notes += [_older(e, "knowledge its answers were given") for e in (a, b) if e.knowledge is None]
+    elif differ := [e for e in entries if MISSING not in (x := a.knowledge.get(e), y := b.knowledge.get(e)) and x != y]:
         raise KalmaError(
             f"{a.path} and {b.path} answered {len(differ)} of {len(entries)} entries (first {differ[0]}) given different knowledge "
-            "(the entry's pool, none, some removed, or retrieved): a paired comparison needs the same knowledge setting"
+            "(the entry's pool, none, some removed, or retrieved) or another of its questions (general, specific): "
+            "a paired comparison needs the same setting"
         )
     return notes
+
+
+def _unanswered(e: Evaluation, entries: list[str]) -> set[str]:
+    """The entries `e` has no answer to, which its evaluation scored as empty answers."""
+    answered = {r.entry_id for r in e.rows if "missing" not in r.notes}
+    return set(entries) - answered
 
 
 def _per_entry(t: Table, rows: list[AnswerScores], entries: list[str]) -> dict[Any, np.ndarray]:
@@ -117,14 +140,22 @@ def _per_entry(t: Table, rows: list[AnswerScores], entries: list[str]) -> dict[A
     return {k: sums[:, i] for i, k in enumerate(t.keys)}
 
 
-def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: int = 0) -> Comparison:
+def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: int = 0, only: set[str] | None = None) -> Comparison:
+    """A against B on every figure both computed alike (`only`: these qualified figures alone)."""
     ea, eb = {r.entry_id for r in a.rows}, {r.entry_id for r in b.rows}
     both = sorted(ea & eb)
     notes = _refuse_others(a, b, both)
+    if a.path.resolve() == b.path.resolve():
+        notes.append(f"A and B are the same file, {a.path}: every difference is 0")
+    notes += [f"{side}'s evaluation is INCOMPLETE: rerun its kalma evaluate to score the rest" for side, e in (("A", a), ("B", b)) if e.incomplete]
     if not both:
         raise KalmaError(f"{a.path} and {b.path} scored no entry in common; nothing to compare")
     if ea != eb:
         notes.append(f"{len(ea - eb)} entries only A scored and {len(eb - ea)} only B scored are left out: compared over the {len(both)} entries both scored")
+    for (side, e), (name, other) in ((("A", a), ("B", b)), (("B", b), ("A", a))):
+        if lacking := _unanswered(e, both) - _unanswered(other, both):
+            said = f"{side}'s scored as empty answers, as kalma evaluate scores a missing answer"
+            notes.append(f"{len(lacking)} entries only {name} answered: {said}")
     ma, mb = a.metrics(), b.metrics()
     shared = []
     for name, (spec, m) in ma.items():
@@ -138,8 +169,9 @@ def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: i
     if not shared:
         raise KalmaError(f"{a.path} and {b.path} share no metric computed alike; nothing to compare")
     ta, tb = table(a.rows, shared), table(b.rows, shared)
-    found = paired(_per_entry(ta, a.rows, both), _per_entry(tb, b.rows, both), ta.estimates, resamples=resamples, seed=seed)
-    scales = {f"{m.name}.{k}": m.scale(k) for m in shared for k in m.figures()}
+    estimates = {k: f for k, f in ta.estimates.items() if only is None or k in only}
+    found = paired(_per_entry(ta, a.rows, both), _per_entry(tb, b.rows, both), estimates, resamples=resamples, seed=seed)
+    scales = {f"{m.name}.{k}": m.scale(k) for m in shared for k in m.figures() if f"{m.name}.{k}" in estimates}
     return Comparison(found, scales, len(both), notes)
 
 
@@ -150,12 +182,6 @@ def show_p(p: float | None, resamples: int) -> str:
     return f"≤ {1 / (resamples + 1):.2g}" if p <= 1 / (resamples + 1) else f"{p:.3g}"
 
 
-def _diff(d: float | None, scale: str) -> str:
-    if d is None:
-        return "n/a"
-    return ("+" if d > 0 else "") + show(d, scale)
-
-
 def render(c: Comparison, a: Evaluation, b: Evaluation, resamples: int, seed: int) -> str:
     level = f"{100 * LEVEL:g}%"
     lines = [f"A: {a.path} ({a.answers})", f"B: {b.path} ({b.answers})", ""]
@@ -163,10 +189,10 @@ def render(c: Comparison, a: Evaluation, b: Evaluation, resamples: int, seed: in
     lines += [f"| figure | A | B | A - B | {level} interval of A - B | p |", "|---|---|---|---|---|---|"]
     for k, d in c.figures.items():
         scale = c.scales[k]
-        ci = f"[{_diff(d.low, scale)}, {_diff(d.high, scale)}]" if d.low is not None and d.high is not None else "–"
+        ci = f"[{show_signed(d.low, scale)}, {show_signed(d.high, scale)}]" if d.low is not None and d.high is not None else "–"
         if d.undefined and d.low is not None:
-            ci += f" ({d.undefined} of {d.resamples} resamples without a value)"
-        lines.append(f"| {k} | {show(d.a, scale)} | {show(d.b, scale)} | {_diff(d.diff, scale)} | {ci} | {show_p(d.p, resamples)} |")
+            ci += f" ({d.undefined:,} of {d.resamples:,} resamples without a value)"
+        lines.append(f"| {k} | {show(d.a, scale)} | {show(d.b, scale)} | {show_signed(d.diff, scale)} | {ci} | {show_p(d.p, resamples)} |")
     lines += [
         "",
         f"Over {c.entries:,} entries. Interval: paired {METHOD} over entries (each entry resampled for A and B at once), "

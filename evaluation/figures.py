@@ -126,9 +126,14 @@ class F1(Figure):
         return tuple(dict.fromkeys(self.p.columns() + self.r.columns()))
 
     def __call__(self, sums: Mapping[Column, Any]) -> Any:
-        p, r = np.asarray(self.p(sums), dtype=float), np.asarray(self.r(sums), dtype=float)
-        both = p + r
-        return np.where(both > 0, 2 * p * r / np.where(both > 0, both, 1.0), np.where(np.isnan(both), np.nan, 0.0))
+        return harmonic(self.p(sums), self.r(sums))
+
+
+def harmonic(p: Any, r: Any) -> Any:
+    """2PR / (P + R), elementwise: NaN where either is, 0 where both are 0."""
+    p, r = np.asarray(p, dtype=float), np.asarray(r, dtype=float)
+    both = p + r
+    return np.where(both > 0, 2 * p * r / np.where(both > 0, both, 1.0), np.where(np.isnan(both), np.nan, 0.0))
 
 
 def columns(figures: Mapping[str, Figure]) -> list[Column]:
@@ -147,4 +152,4 @@ def value(figure: Figure, rows: Sequence[Scored]) -> float | None:
     return None if math.isnan(v) else v
 
 
-__all__ = ["Column", "Count", "Value", "Has", "ANSWERS", "Figure", "Ratio", "Mean", "F1", "columns", "totals", "value"]
+__all__ = ["Column", "Count", "Value", "Has", "ANSWERS", "Figure", "Ratio", "Mean", "F1", "harmonic", "columns", "totals", "value"]

@@ -29,12 +29,13 @@ from kalma.resume import ResumableOutput, fingerprint, records_digest, value_dig
 from kalma.schema import Answer, AnswerScores, Bounds, Coverage, DatasetEntry, KnowledgeGraph, Resampling, Spread, Summary, first_entries
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, UNUSABLE_LIMIT, EvalItem, EvalOptions, Metric, Scored, get_metric, show
-from .uncertainty import LEVEL, RESAMPLES, intervals, per_answer, run_of, spread
+from .uncertainty import LEVEL, RESAMPLES, PerAnswer, intervals, per_answer, run_of, spread
 from .verdict_page import render_page
 from .verdicts import assemble
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE, PAGE_FILE = "scores.jsonl", "summary.json", "summary.md", "verdicts.html"
 MISSING_NOTE = "no answer for this entry: scored as empty"
+MISSING = "missing"  # an entry's knowledge digest when it has no answer
 
 
 def fill_missing(answers: list[Answer], entries: dict[str, DatasetEntry]) -> tuple[list[Answer], int]:
@@ -136,6 +137,7 @@ def evaluate(
         "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>",
         **({"answers_made_by": made_by} if made_by else {}),
         "dataset_digest": dataset_digest(entries_all),  # `kalma compare` pairs only the same questions
+        "settings": sorted({a.setting for a in answer_list if not a.meta.get("missing")}),  # general, specific: ranked apart
     }
     models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here
     limits = dataset_limits(entry_list, answer_list, [m.name for m in active])
@@ -181,7 +183,13 @@ def evaluate(
         first = said_first + answer_caveats(answer_list, rows, answer_models) + assumed
         complete = len(rows) == len(wanted)
         summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, complete, from_cache, first)
-        summary.intervals, summary.resampling, summary.run_spread = uncertainty(rows, active, summary.metrics, resamples, options.seed)
+        conditions = run_conditions(answer_list)
+        summary.intervals, summary.resampling, summary.run_spread = uncertainty(rows, active, summary.metrics, resamples, options.seed, conditions)
+        if len(asked := sorted(set(conditions.values()))) > 1:
+            summary.caveats.append(
+                f"The answers come from {len(asked)} conditions ({'; '.join(asked)}): every figure and its interval pools them; "
+                "the spread over seeds is given per condition."
+            )
         summary.coverage = coverage
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
@@ -197,8 +205,9 @@ def dataset_digest(entries: Sequence[DatasetEntry]) -> str:
 
 
 def knowledge_digests(answers: Sequence[Answer], entries: dict[str, DatasetEntry]) -> dict[str, str]:
-    """Per entry, a short digest of what its answers were given to cite from and what was absent
-    from it: `kalma compare` pairs an entry of two evaluations only under the same. A KG given
+    """Per entry, a short digest of the question its answers answer (general or specific), what
+    they were given to cite from and what was absent from it: `kalma compare` pairs an entry of
+    two evaluations only under the same, and an entry without an answer (MISSING) with any. A KG given
     that is the entry's whole pool reads as the pool however it was said (omitted, or written out
     by `kalma answer`), and nothing absent as nothing (omitted, or an empty list)."""
     pools: dict[str, str] = {}
@@ -211,10 +220,13 @@ def knowledge_digests(answers: Sequence[Answer], entries: dict[str, DatasetEntry
 
     given: dict[str, set[str]] = {}
     for a in answers:
+        if a.meta.get("missing"):  # no answer: nothing was given, and any knowledge pairs with it
+            given.setdefault(a.entry_id, set())
+            continue
         kg = "pool" if a.kg is None else value_digest(a.kg.model_dump(mode="json"))
         absent = sorted(t.model_dump_json() for t in a.absent or [])
-        given.setdefault(a.entry_id, set()).add(value_digest(["pool" if kg == pool(a.entry_id) else kg, absent]))
-    return {e: value_digest(sorted(g))[7:23] for e, g in sorted(given.items())}
+        given.setdefault(a.entry_id, set()).add(value_digest([a.setting, "pool" if kg == pool(a.entry_id) else kg, absent]))
+    return {e: value_digest(sorted(g))[7:23] if g else MISSING for e, g in sorted(given.items())}
 
 
 def _score_all(
@@ -464,26 +476,58 @@ COVERS = (
 )
 
 
+ALL_RUNS = "all runs"  # the one condition of answers whose runs differ by their seed alone
+
+
+def run_conditions(answers: Sequence[Answer]) -> dict[str, str]:
+    """Each run's condition: what its answers were asked under but the seed (the question's
+    setting, the temperature and other generation settings), named by what differs between the
+    conditions; ALL_RUNS when they are one."""
+    asked: dict[str, dict[str, Any]] = {}
+    for a in answers:
+        if not a.meta.get("missing"):  # an empty stand-in says nothing of its run's settings
+            asked.setdefault(a.run, {"setting": a.setting, **{k: v for k, v in a.settings.items() if k != "seed"}})
+    distinct = {value_digest(c): c for c in asked.values()}
+    if len(distinct) <= 1:
+        return dict.fromkeys(asked, ALL_RUNS)
+    differ = sorted({k for c in distinct.values() for k in c if any(c.get(k) != o.get(k) for o in distinct.values())})
+    return {run: ", ".join(f"{k}={c.get(k)}" for k in differ) for run, c in asked.items()}
+
+
 def uncertainty(
-    rows: Sequence[AnswerScores], metrics: Sequence[Metric], values: dict[str, dict[str, float | None]], resamples: int, seed: int
-) -> tuple[dict[str, dict[str, Bounds]], Resampling | None, dict[str, dict[str, Spread]]]:
-    """Each value's interval over dataset entries and, where entries have several runs, its spread
-    over runs; values that are n/a get neither."""
+    rows: Sequence[AnswerScores],
+    metrics: Sequence[Metric],
+    values: dict[str, dict[str, float | None]],
+    resamples: int,
+    seed: int,
+    conditions: dict[str, str] | None = None,
+) -> tuple[dict[str, dict[str, Bounds]], Resampling | None, dict[str, dict[str, dict[str, Spread]]]]:
+    """Each value's interval over dataset entries and, per condition (`conditions`: each run's,
+    `run_conditions`) whose entries have several runs (seeds), its spread over those runs; values
+    that are n/a get neither."""
     if not rows or resamples <= 0:
         return {}, None, {}
     answers = per_answer(rows, metrics)
-    by_entry, by_run = answers.by([r.entry_id for r in rows]), answers.by([run_of(r) for r in rows])
+    by_entry = answers.by([r.entry_id for r in rows])
     found = intervals(by_entry, resamples=resamples, seed=seed)
-    spreads = spread(by_run) if len(by_run.units) > 1 else {}
+    of_run = conditions or {}
+    spreads: dict[str, dict[str, tuple[float | None, float | None, int]]] = {}
+    runs: list[str] = []
+    for condition in sorted(set(of_run.get(run_of(r), ALL_RUNS) for r in rows)):
+        mine = [i for i, r in enumerate(rows) if of_run.get(run_of(r), ALL_RUNS) == condition]
+        by_run = PerAnswer(answers.matrix[mine], answers.keys, answers.estimates).by([run_of(rows[i]) for i in mine])
+        if len(by_run.units) > 1:
+            spreads[condition], runs = spread(by_run), runs + by_run.units
     bounds: dict[str, dict[str, Bounds]] = {}
-    over_runs: dict[str, dict[str, Spread]] = {}
+    over_runs: dict[str, dict[str, dict[str, Spread]]] = {}
     for metric, vals in values.items():
         for k, v in vals.items():
             if v is None or (i := found.get(f"{metric}.{k}")) is None:
                 continue
             bounds.setdefault(metric, {})[k] = Bounds(low=i.low, high=i.high, undefined=i.undefined)
-            if (sp := spreads.get(f"{metric}.{k}")) is not None:
-                over_runs.setdefault(metric, {})[k] = Spread(mean=sp[0], std=sp[1], runs=sp[2])
+            for condition, by_figure in spreads.items():
+                if (sp := by_figure.get(f"{metric}.{k}")) is not None:
+                    over_runs.setdefault(condition, {}).setdefault(metric, {})[k] = Spread(mean=sp[0], std=sp[1], runs=sp[2])
     how = Resampling(
         method="percentile bootstrap over dataset entries, each resampled with all of its answers",
         unit="dataset entry",
@@ -492,7 +536,7 @@ def uncertainty(
         seed=seed,
         level=LEVEL,
         covers=COVERS,
-        runs=by_run.units if spreads else [],
+        runs=runs,
     )
     return bounds, how, over_runs
 
@@ -523,7 +567,7 @@ def show_bounds(b: Bounds | None, scale: str, how: Resampling | None) -> str:
     """An interval as the tables print it, with the resamples that had no value said."""
     if b is None or b.low is None or b.high is None:
         return "–"
-    missing = f" ({b.undefined} of {how.resamples} resamples without a value)" if b.undefined and how else ""
+    missing = f" ({b.undefined:,} of {how.resamples:,} resamples without a value)" if b.undefined and how else ""
     return f"[{show(b.low, scale)}, {show(b.high, scale)}]{missing}"
 
 
@@ -553,14 +597,14 @@ def markdown_table(s: Summary) -> str:
             lines.append("| " + " | ".join(row) + " |")
     if how is not None:
         lines += ["", resampling_line(how)]
-    if s.run_spread and how is not None:
-        runs = ", ".join(r or "(unnamed)" for r in how.runs)
-        lines += ["", f"Spread over the runs {runs} (the model's sampling, apart from the interval over entries): mean and sample standard deviation.", ""]
-        lines += ["| metric | mean over runs | sd | runs |", "|---|---|---|---|"]
-        for name, spreads in s.run_spread.items():
-            for k, sp in spreads.items():
-                scale = s.scales.get(name, {}).get(k, "rate")
-                lines.append(f"| {name}.{k} | {show(sp.mean, scale)} | {show(sp.std, scale)} | {sp.runs} |")
+    if s.run_spread:
+        lines += ["", "Spread over the runs (seeds) of each condition: the model's sampling, apart from the interval over entries.", ""]
+        lines += ["| condition | metric | mean over runs | sd | runs |", "|---|---|---|---|---|"]
+        for condition, by_metric in s.run_spread.items():
+            for name, spreads in by_metric.items():
+                for k, sp in spreads.items():
+                    scale = s.scales.get(name, {}).get(k, "rate")
+                    lines.append(f"| {condition} | {name}.{k} | {show(sp.mean, scale)} | {show(sp.std, scale)} | {sp.runs} |")
     lines += ["", "Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
     if s.notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in s.notes]

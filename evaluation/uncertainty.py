@@ -22,6 +22,7 @@ dropped in silence, and the interval is read from the resamples that have it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +97,7 @@ def _matrix(sums: Mapping[Any, Any]) -> tuple[list[Any], np.ndarray]:
 def draws(units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Bootstrap weights in blocks: row b counts how often each unit is drawn in resample b
     (`units` draws with replacement). Seeded, and the same for the same (units, resamples, seed)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed % 2**64)  # any integer seed a run was given, negative ones too
     small = np.uint16 if units <= np.iinfo(np.uint16).max else np.int64  # fewer random bits to draw
     done = 0
     while done < resamples:
@@ -104,6 +105,16 @@ def draws(units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
         picks = rng.integers(0, units, size=(b, units), dtype=small) + units * np.arange(b)[:, None]
         yield np.bincount(picks.ravel(), minlength=b * units).reshape(b, units).astype(float)
         done += b
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """BLAS on one thread for the resamples' small products: its threads spin while they wait,
+    and on a busy 2-core machine two of them made the intervals 4 times slower than one."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | None, int]:
@@ -124,17 +135,50 @@ def bootstrap(
     point = {k: _value(_evaluate(f, {n: m[:, i].sum() for i, n in enumerate(names)})) for k, f in estimates.items()}
     per: dict[str, list[np.ndarray]] = {k: [] for k in estimates}
     if len(m) and resamples > 0:
-        for w in draws(len(m), resamples, seed):
-            s = w @ m
-            block = {n: s[:, i] for i, n in enumerate(names)}
-            for k, f in estimates.items():
-                per[k].append(_evaluate(f, block))
+        with one_thread():
+            for w in draws(len(m), resamples, seed):
+                s = w @ m
+                block = {n: s[:, i] for i, n in enumerate(names)}
+                for k, f in estimates.items():
+                    per[k].append(_evaluate(f, block))
     out = {}
     for k in estimates:
         values = np.concatenate(per[k]) if per[k] else np.zeros(0)
         low, high, undefined = _interval(values, level) if point[k] is not None else (None, None, int(values.size))
         out[k] = Interval(point[k], low, high, int(values.size), undefined, level, seed)
     return out
+
+
+def _paired_draws(
+    ma: np.ndarray,
+    mb: np.ndarray,
+    names: list[Any],
+    estimates: Mapping[str, Estimate],
+    observed: dict[str, float],
+    boot: dict[str, list[np.ndarray]],
+    hits: dict[str, int],
+    resamples: int,
+    seed: int,
+) -> None:
+    """The resamples of `paired`: the joint bootstrap's differences into `boot`, and into `hits`
+    the random swaps whose |difference| reaches the observed one."""
+    units = len(ma)
+    for w in draws(units, resamples, seed):
+        sa, sb = w @ ma, w @ mb
+        for k, f in estimates.items():
+            boot[k].append(_evaluate(f, {n: sa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: sb[:, i] for i, n in enumerate(names)}))
+    # Swapping unit u moves (b_u - a_u) from A's sums to B's: A' = A + S @ D, B' = B - S @ D.
+    rng, d = np.random.default_rng([seed % 2**64, 1]), mb - ma
+    tot_a, tot_b = ma.sum(axis=0), mb.sum(axis=0)
+    for start in range(0, resamples, BLOCK):
+        swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units), dtype=np.uint8).astype(float) @ d
+        pa, pb = tot_a + swap, tot_b - swap
+        for k in observed:
+            f = estimates[k]
+            stat = np.abs(_evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)}))
+            # A swap reaching the observed difference up to rounding counts (the identity always
+            # does), and so does one where a figure has no value: never a smaller p for want of one.
+            hits[k] += int(np.sum(np.isnan(stat) | (stat >= observed[k] - 1e-12 * max(1.0, observed[k]))))
 
 
 def paired(
@@ -163,24 +207,9 @@ def paired(
     hits = dict.fromkeys(estimates, 0)
     signed = {k: x - y for k in estimates if (x := fa[k]) is not None and (y := fb[k]) is not None}
     observed = {k: abs(d) for k, d in signed.items()}
-    units = len(ma)
-    if units and resamples > 0:
-        for w in draws(units, resamples, seed):
-            sa, sb = w @ ma, w @ mb
-            for k, f in estimates.items():
-                boot[k].append(_evaluate(f, {n: sa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: sb[:, i] for i, n in enumerate(names)}))
-        # Swapping unit u moves (b_u - a_u) from A's sums to B's: A' = A + S @ D, B' = B - S @ D.
-        rng, d = np.random.default_rng([seed, 1]), mb - ma
-        tot_a, tot_b = ma.sum(axis=0), mb.sum(axis=0)
-        for start in range(0, resamples, BLOCK):
-            swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units), dtype=np.uint8).astype(float) @ d
-            pa, pb = tot_a + swap, tot_b - swap
-            for k in observed:
-                f = estimates[k]
-                stat = np.abs(_evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)}))
-                # A swap reaching the observed difference up to rounding counts (the identity always
-                # does), and so does one where a figure has no value: never a smaller p for want of one.
-                hits[k] += int(np.sum(np.isnan(stat) | (stat >= observed[k] - 1e-12 * max(1.0, observed[k]))))
+    if len(ma) and resamples > 0:
+        with one_thread():
+            _paired_draws(ma, mb, names, estimates, observed, boot, hits, resamples, seed)
     out = {}
     for k in estimates:
         diffs = np.concatenate(boot[k]) if boot[k] else np.zeros(0)
@@ -202,10 +231,10 @@ class Table:
 
     units: list[str]
     sums: np.ndarray
-    keys: list[tuple[str, Column]]
+    keys: list[Any]  # hashable: (metric, Column), or what a table of tables makes of them
     estimates: dict[str, Estimate]
 
-    def columns(self) -> dict[tuple[str, Column], np.ndarray]:
+    def columns(self) -> dict[Any, np.ndarray]:
         return {k: self.sums[:, i] for i, k in enumerate(self.keys)}
 
 

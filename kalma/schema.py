@@ -412,7 +412,7 @@ class Resampling(Record):
     seed: int
     level: float
     covers: str
-    runs: list[str] = Field(default_factory=list, description="the runs (seeds, conditions) the entries' answers come from, when more than one")
+    runs: list[str] = Field(default_factory=list, description="the runs whose spread `run_spread` gives, by condition")
 
 
 class Summary(Record):
@@ -445,8 +445,10 @@ class Summary(Record):
         default_factory=dict, description="per metric and value: its bootstrap interval over dataset entries (how: `resampling`)"
     )
     resampling: Resampling | None = None
-    run_spread: dict[str, dict[str, Spread]] = Field(
-        default_factory=dict, description="per metric and value, where entries have several runs (seeds): the spread over runs"
+    run_spread: dict[str, dict[str, dict[str, Spread]]] = Field(
+        default_factory=dict,
+        description="per condition (setting, temperature: what runs differ in but the seed; 'all runs' when one), metric and value, "
+        "where entries have several runs: the spread over the runs (seeds)",
     )
 
     def value(self, key: str) -> float | None:

@@ -144,6 +144,11 @@ def test_bench_run_is_traceable_and_resumes(board):
     assert main.seeds == [0, 1] and main.values["citation.f1_micro"].std == 0.0 and main.answers == 6  # template is deterministic
     f1 = main.values["citation.f1_micro"]
     assert f1.low is not None and f1.high is not None and f1.low < f1.high  # the questions' sampling, which the seeds' spread (0) does not show
+    # the interval surrounds the statistic the table shows: the mean over seeds, F1 from the mean P and R
+    found = Bench(cfg, d / "runs" / "t", progress=False).seed_intervals([r for r in results.results if r.experiment == "main"])
+    assert {k: i.point for k, i in found.items() if i.point is not None} == {
+        k: pytest.approx(v.mean) for k, v in main.values.items() if v is not None and v.mean is not None
+    }
     assert "[" in cell("citation.f1_micro", f1) and "95% interval over the dataset's entries" in results.tables_note
     removal = {r.condition: r.values["citation.recall_micro"].mean for r in results.tables["knowledge_removal"]}
     assert removal["k=0"] > removal["k=1"] > removal["k=2"] > removal["k=3"]

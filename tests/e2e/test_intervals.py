@@ -6,12 +6,14 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from dataset_builder.demo import demo_entries
+from evaluation.base import EvalOptions
 from evaluation.runner import evaluate
 from kalma.cli import main
 from kalma.jsonl import write_jsonl
@@ -49,16 +51,34 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "written": [a.model_copy(update={"kg": e.knowledge_pool, "absent": []}) for a, e in zip(_answers(entries, 3), entries)],
         "varied": _answers(entries, 3, varied=True),
         "twice": _answers(entries, 3, run="s1", varied=True) + _answers(entries, 3, run="s2", varied=True),  # varied's answers, given twice
+        "general": _answers(entries, 1, setting="general"),
+        "half": _answers(entries[:4], 1),  # two entries unanswered: scored as empty answers
+        # one entry had a triple removed, the others nothing: [NA] recall has a denominator in one entry of six
+        "absent": [a.model_copy(update={"absent": [e.minimum_set[-1]] if i == 0 else []}) for i, (a, e) in enumerate(zip(_answers(entries, 1), entries))],
+        "removed": [a.model_copy(update={"absent": [e.minimum_set[-1]]}) for a, e in zip(_answers(entries, 1), entries)],
+        "temperatures": [
+            a.model_copy(update={"settings": {"temperature": t}, "seed": k})
+            for t in (0.0, 0.7)
+            for k in (1, 2)
+            for a in _answers(entries, 3 if t else 2, run=f"t{t}-s{k}", varied=bool(t) and k == 2)  # at 0.0 both seeds answer alike
+        ],
     }
     out = {"dir": d}
     for name, answers in files.items():
         write_jsonl(d / f"{name}.jsonl", answers, "answers")
         evaluate(d / "dataset.jsonl", d / f"{name}.jsonl", d / name, metrics=["citation", "alignment", "na"], progress=False)
         out[name] = d / name
+    evaluate(d / "dataset.jsonl", d / "weak.jsonl", d / "strict", metrics=["citation", "alignment"], options=EvalOptions(threshold=0.9), progress=False)
+    evaluate(d / "dataset.jsonl", d / "weak.jsonl", d / "stopped", metrics=["citation"], progress=False, stop_after=2, chunk_size=1)
+    out["strict"], out["stopped"] = d / "strict", d / "stopped"
     evaluate(d / "other.jsonl", d / "weak.jsonl", d / "other", metrics=["citation"], progress=False)
     evaluate(d / "dataset.jsonl", d / "weak.jsonl", d / "limited", metrics=["citation"], progress=False, limit=3)
     out["other"], out["limited"] = d / "other", d / "limited"
     return out
+
+
+def _entry_ids(d: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in (d / "dataset.jsonl").read_text().splitlines()[1:]]
 
 
 def _summary(folder: Path) -> Summary:
@@ -84,18 +104,38 @@ def test_every_figure_has_its_interval_and_how_it_was_drawn(runs):
 def test_several_runs_per_entry_report_their_spread_apart(runs):
     s = _summary(runs["seeds"])
     assert s.resampling is not None and s.resampling.units == 6 and s.resampling.runs == ["s1", "s2"]  # entries, not answers, are the units
-    spread = s.run_spread["citation"]["recall_micro"]
+    spread = s.run_spread["all runs"]["citation"]["recall_micro"]
     assert spread.runs == 2 and spread.std is not None and spread.std > 0  # s1 cites three needed triples, s2 two
-    assert "Spread over the runs s1, s2" in (runs["seeds"] / "summary.md").read_text()
+    assert f"| all runs | citation.recall_micro | {100 * spread.mean:.1f} | {100 * spread.std:.1f} | 2 |" in (runs["seeds"] / "summary.md").read_text()  # type: ignore[operator]
+
+
+def test_the_spread_is_over_seeds_within_each_condition_never_across_temperatures(runs):
+    s = _summary(runs["temperatures"])
+    assert set(s.run_spread) == {"temperature=0.0", "temperature=0.7"}
+    cold, warm = (s.run_spread[c]["citation"]["recall_micro"] for c in ("temperature=0.0", "temperature=0.7"))
+    assert cold.runs == warm.runs == 2 and cold.std == 0.0 and warm.std is not None and warm.std > 0  # at 0.0 the two seeds answered alike
+    assert any(c.startswith("The answers come from 2 conditions (temperature=0.0; temperature=0.7)") for c in s.caveats)
+
+
+def test_a_resample_without_a_value_is_counted_and_said(runs):
+    s = _summary(runs["absent"])
+    b = s.intervals["na"]["na_recall_micro"]
+    assert b.undefined == pytest.approx(10_000 * (5 / 6) ** 6, rel=0.05)  # the resamples that missed the one entry with something absent
+    assert f"({b.undefined:,} of 10,000 resamples without a value)" in (runs["absent"] / "summary.md").read_text()
 
 
 def test_the_cli_takes_the_number_of_resamples(runs, tmp_path):
     d = runs["dir"]
-    given = ["--dataset", str(d / "dataset.jsonl"), "--answers", str(d / "weak.jsonl"), "--metrics", "citation"]
+    given = ["--dataset", str(d / "dataset.jsonl"), "--answers", str(d / "absent.jsonl"), "--metrics", "na"]
     res = CliRunner().invoke(main, ["evaluate", *given, "--resamples", "500", "--seed", "3", "-o", str(tmp_path / "e")])
     assert res.exit_code == 0, res.output
     s = _summary(tmp_path / "e")
     assert s.resampling is not None and (s.resampling.resamples, s.resampling.seed) == (500, 3)
+    for other in (["--seed", "4"], ["--seed", "-1"], ["--resamples", "800", "--seed", "3"]):  # any integer seed, and each draws its own
+        assert CliRunner().invoke(main, ["evaluate", *given, "--resamples", "500", *other, "-o", str(tmp_path / "o")]).exit_code == 0
+        again = _summary(tmp_path / "o")
+        assert again.intervals["na"]["na_recall_micro"].undefined != s.intervals["na"]["na_recall_micro"].undefined, other  # other draws
+        shutil.rmtree(tmp_path / "o")
 
 
 def _compare(*args: str):
@@ -107,7 +147,7 @@ def test_compare_two_systems_with_a_real_difference(runs):
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     recall = got["citation.recall_micro"]
-    assert set(recall) >= {"a", "b", "diff", "ci", "p"} and len(recall["ci"]) == 2
+    assert set(recall) >= {"a", "b", "diff", "ci", "p"} and len(recall["ci"]) == 2 and recall["ci"][0] <= recall["diff"] <= recall["ci"][1]
     a, b = _summary(runs["good"]).metrics["citation"]["recall_micro"], _summary(runs["weak"]).metrics["citation"]["recall_micro"]
     assert (recall["a"], recall["b"]) == (pytest.approx(a), pytest.approx(b)) and recall["diff"] == pytest.approx(a - b)
     assert recall["ci"][0] > 0 and recall["p"] < 0.05  # every entry recalls more: the smallest p six entries allow
@@ -141,8 +181,39 @@ def test_compare_refuses_other_questions_and_other_knowledge_in_one_line(runs):
         res = _compare(str(runs["weak"]), str(other))
         assert res.exit_code == 1 and said in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
     assert _compare(str(runs["weak"]), str(runs["written"])).exit_code == 0  # the pool given, however it was said
+    for other in (runs["general"], runs["removed"]):  # another question of each entry; a triple removed from each
+        res = _compare(str(runs["weak"]), str(other))
+        assert res.exit_code == 1 and "given different knowledge" in res.stderr and "(general, specific)" in res.stderr, res.output
     res = _compare(str(runs["weak"]), str(runs["dir"] / "dataset.jsonl"))
     assert res.exit_code == 1 and "not a scores file" in res.stderr, res.output
+
+
+def test_compare_reads_a_damaged_header_as_one_line(runs, tmp_path):
+    lines = (runs["weak"] / "scores.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    for where, value in ((("provenance", "config", "options"), None), (("provenance", "knowledge"), ["x"]), (("provenance", "config", "dataset_digest"), 7)):
+        broken = json.loads(json.dumps(header))
+        target = broken["kalma"]
+        for key in where[:-1]:
+            target = target[key]
+        target[where[-1]] = value
+        (tmp_path / "s.jsonl").write_text("\n".join([json.dumps(broken), *lines[1:]]) + "\n")
+        res = _compare(str(runs["weak"]), str(tmp_path / "s.jsonl"))
+        assert res.exit_code == 1 and res.stderr.startswith(f"kalma: {tmp_path / 's.jsonl'}:1: field '{'.'.join(where)}'"), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_compare_says_what_it_leaves_out_and_scores_empty(runs):
+    res = _compare(str(runs["weak"]), str(runs["half"]), "--json", "--resamples", "200")
+    assert res.exit_code == 0, res.output  # an unanswered entry pairs with any knowledge
+    assert "2 entries only A answered: B's scored as empty answers, as kalma evaluate scores a missing answer" in res.stderr
+    res = _compare(str(runs["weak"]), str(runs["strict"]), "--resamples", "200")
+    assert res.exit_code == 0 and "alignment: not compared, it ran under other settings" in res.stdout, res.output  # another threshold
+    assert "| citation.recall_micro |" in res.stdout  # citation reads no threshold: compared
+    res = _compare(str(runs["weak"]), str(runs["weak"]), "--resamples", "200")
+    assert "A and B are the same file" in res.stdout
+    res = _compare(str(runs["stopped"]), str(runs["weak"]), "--resamples", "200")
+    assert "A's evaluation is INCOMPLETE" in res.stdout and "0 entries only A scored and 4 only B scored are left out" in res.stdout
 
 
 def test_compare_says_which_entries_only_one_scored(runs):
@@ -155,7 +226,8 @@ def test_compare_says_which_entries_only_one_scored(runs):
 
 def test_the_leaderboard_shows_intervals_paired_tests_and_ties(runs, tmp_path):
     d, board, site = runs["dir"], tmp_path / "board", tmp_path / "site"
-    for name, answers in (("good", "good"), ("good-too", "good"), ("weak", "weak")):
+    (d / "silent.jsonl").write_text("".join(json.dumps({"entry_id": e, "text": "Nothing cited."}) + "\n" for e in _entry_ids(d)))
+    for name, answers in (("good", "good"), ("good-too", "good"), ("weak", "weak"), ("silent", "silent")):
         submit = ["bench", "submit", str(d / f"{answers}.jsonl"), "--dataset", str(d / "dataset.jsonl"), "--leaderboard", str(board)]
         res = CliRunner().invoke(main, [*submit, "--name", name, "--model", f"m-{name}", "--metrics", "citation"])
         assert res.exit_code == 0, res.output
@@ -166,6 +238,7 @@ def test_the_leaderboard_shows_intervals_paired_tests_and_ties(runs, tmp_path):
     rank, f1 = head.index("Rank"), head.index("F1")
     # Two identical submissions no test separates: both could be first; the weak one is third, told apart from both.
     assert (rows["good"][rank], rows["good-too"][rank], rows["weak"][rank]) == ("1-2", "1-2 =", "3")
+    assert rows["silent"][rank] == "–" and "1 row has no citation.f1_micro" in md  # no F1: listed, never ranked among them
     good = _summary(board / "submissions" / "good" / "eval")
     low, high = good.intervals["citation"]["f1_micro"].low, good.intervals["citation"]["f1_micro"].high
     assert rows["good"][f1] == f"{100 * good.metrics['citation']['f1_micro']:.1f} [{100 * low:.1f}, {100 * high:.1f}]"  # type: ignore[operator]

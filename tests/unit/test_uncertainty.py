@@ -20,6 +20,7 @@ from scipy import stats
 
 from evaluation.alignment import Alignment
 from evaluation.base import EvalOptions
+from evaluation.figures import F1, Count, Ratio, harmonic
 from evaluation.uncertainty import bootstrap, draws, paired, spread, table
 from kalma.schema import AnswerScores
 
@@ -145,6 +146,23 @@ def test_the_observed_assignment_counts_so_p_is_never_zero():
     a = {"hit": np.full(20, 9.0), "n": np.full(20, 10.0)}
     b = {"hit": np.full(20, 1.0), "n": np.full(20, 10.0)}
     assert paired(a, b, {"micro": _micro}, resamples=200, seed=0)["micro"].p == 1 / 201
+
+
+def test_a_swap_that_leaves_a_figure_without_a_value_counts_against_the_difference():
+    """A cites only in unit 0 (all right), B only in unit 1 (all wrong). Swapping one unit leaves one
+    side with no citation: such swaps count as reaching the observed difference (never a smaller p
+    for want of a value), so every swap does here and p is 1."""
+    a = {"hit": np.array([2.0, 0.0]), "n": np.array([2.0, 0.0])}
+    b = {"hit": np.array([0.0, 0.0]), "n": np.array([0.0, 2.0])}
+    got = paired(a, b, {"micro": _micro}, resamples=400, seed=0)["micro"]
+    assert got.diff == 1.0 and got.p == 1.0
+
+
+def test_an_f1_is_undefined_where_either_side_is_and_zero_where_both_are():
+    assert np.isnan(harmonic(np.nan, 0.5)) and harmonic(0.0, 0.0) == 0.0 and harmonic(0.5, 1.0) == pytest.approx(2 / 3)
+    p = Ratio(Count("hit"), Count("cited"))
+    f1 = F1(p, p)
+    assert np.isnan(f1({Count("hit"): 0.0, Count("cited"): 0.0})) and f1({Count("hit"): 0.0, Count("cited"): 3.0}) == 0.0
 
 
 def test_two_identical_inputs_differ_by_nothing():
