@@ -126,6 +126,19 @@ def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | N
     return float(low), float(high), int(values.size - ok.size)
 
 
+def _resampled(m: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Each column's sum over the units of every resample: (resamples x columns)."""
+    if not len(m) or resamples <= 0:
+        return np.zeros((0, m.shape[1]))
+    out = np.empty((resamples, m.shape[1]))
+    with one_thread():
+        done = 0
+        for w in draws(len(m), resamples, seed):
+            out[done : done + len(w)] = w @ m
+            done += len(w)
+    return out
+
+
 def bootstrap(
     sums: Mapping[Any, Any], estimates: Mapping[str, Estimate], *, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL
 ) -> dict[str, Interval]:
@@ -133,52 +146,26 @@ def bootstrap(
     units (`sums`: each column's value per unit, all of one length)."""
     names, m = _matrix(sums)
     point = {k: _value(_evaluate(f, {n: m[:, i].sum() for i, n in enumerate(names)})) for k, f in estimates.items()}
-    per: dict[str, list[np.ndarray]] = {k: [] for k in estimates}
-    if len(m) and resamples > 0:
-        with one_thread():
-            for w in draws(len(m), resamples, seed):
-                s = w @ m
-                block = {n: s[:, i] for i, n in enumerate(names)}
-                for k, f in estimates.items():
-                    per[k].append(_evaluate(f, block))
+    resampled = _resampled(m, resamples, seed)
+    columns = {n: resampled[:, i] for i, n in enumerate(names)}
     out = {}
-    for k in estimates:
-        values = np.concatenate(per[k]) if per[k] else np.zeros(0)
+    for k, f in estimates.items():
+        values = _evaluate(f, columns) if len(resampled) else np.zeros(0)
         low, high, undefined = _interval(values, level) if point[k] is not None else (None, None, int(values.size))
         out[k] = Interval(point[k], low, high, int(values.size), undefined, level, seed)
     return out
 
 
-def _paired_draws(
-    ma: np.ndarray,
-    mb: np.ndarray,
-    names: list[Any],
-    estimates: Mapping[str, Estimate],
-    observed: dict[str, float],
-    boot: dict[str, list[np.ndarray]],
-    hits: dict[str, int],
-    resamples: int,
-    seed: int,
-) -> None:
-    """The resamples of `paired`: the joint bootstrap's differences into `boot`, and into `hits`
-    the random swaps whose |difference| reaches the observed one."""
-    units = len(ma)
-    for w in draws(units, resamples, seed):
-        sa, sb = w @ ma, w @ mb
-        for k, f in estimates.items():
-            boot[k].append(_evaluate(f, {n: sa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: sb[:, i] for i, n in enumerate(names)}))
-    # Swapping unit u moves (b_u - a_u) from A's sums to B's: A' = A + S @ D, B' = B - S @ D.
+def _swapped(ma: np.ndarray, mb: np.ndarray, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's sums for A and for B in every random swap of units between them: swapping
+    unit u moves (b_u - a_u) from A's sums to B's, so A' = A + S @ D and B' = B - S @ D."""
     rng, d = np.random.default_rng([seed % 2**64, 1]), mb - ma
-    tot_a, tot_b = ma.sum(axis=0), mb.sum(axis=0)
-    for start in range(0, resamples, BLOCK):
-        swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units), dtype=np.uint8).astype(float) @ d
-        pa, pb = tot_a + swap, tot_b - swap
-        for k in observed:
-            f = estimates[k]
-            stat = np.abs(_evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)}))
-            # A swap reaching the observed difference up to rounding counts (the identity always
-            # does), and so does one where a figure has no value: never a smaller p for want of one.
-            hits[k] += int(np.sum(np.isnan(stat) | (stat >= observed[k] - 1e-12 * max(1.0, observed[k]))))
+    moved = np.empty((resamples, ma.shape[1]))
+    with one_thread():
+        for start in range(0, resamples, BLOCK):
+            b = min(BLOCK, resamples - start)
+            moved[start : start + b] = rng.integers(0, 2, size=(b, len(ma)), dtype=np.uint8).astype(float) @ d
+    return ma.sum(axis=0) + moved, mb.sum(axis=0) - moved
 
 
 def paired(
@@ -203,24 +190,25 @@ def paired(
     total = {n: (ma[:, i].sum(), mb[:, i].sum()) for i, n in enumerate(names)}
     fa = {k: _value(_evaluate(f, {n: t[0] for n, t in total.items()})) for k, f in estimates.items()}
     fb = {k: _value(_evaluate(f, {n: t[1] for n, t in total.items()})) for k, f in estimates.items()}
-    boot: dict[str, list[np.ndarray]] = {k: [] for k in estimates}
-    hits = dict.fromkeys(estimates, 0)
     signed = {k: x - y for k in estimates if (x := fa[k]) is not None and (y := fb[k]) is not None}
-    observed = {k: abs(d) for k, d in signed.items()}
-    if len(ma) and resamples > 0:
-        with one_thread():
-            _paired_draws(ma, mb, names, estimates, observed, boot, hits, resamples, seed)
+    # One weight matrix for the two systems: an entry drawn is drawn for both.
+    both = _resampled(np.hstack([ma, mb]), resamples, seed)
+    ra, rb = both[:, : ma.shape[1]], both[:, ma.shape[1] :]
+    pa, pb = _swapped(ma, mb, resamples, seed) if len(ma) and resamples > 0 else (np.zeros((0, ma.shape[1])),) * 2
     out = {}
-    for k in estimates:
-        diffs = np.concatenate(boot[k]) if boot[k] else np.zeros(0)
-        if k in observed:
-            low, high, undefined = _interval(diffs, level)
-            p = (hits[k] + 1) / (resamples + 1) if resamples > 0 else None
-            diff = signed[k]
-        else:
-            low = high = p = diff = None
-            undefined = int(diffs.size)
-        out[k] = Difference(fa[k], fb[k], diff, low, high, p, int(diffs.size), undefined, level, seed)
+    for k, f in estimates.items():
+        if k not in signed:
+            out[k] = Difference(fa[k], fb[k], None, None, None, None, len(both), len(both), level, seed)
+            continue
+        diffs = _evaluate(f, {n: ra[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: rb[:, i] for i, n in enumerate(names)})
+        low, high, undefined = _interval(diffs, level)
+        observed = abs(signed[k])
+        stat = np.abs(_evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)}))
+        # A swap reaching the observed difference up to rounding counts (the identity always
+        # does), and so does one where a figure has no value: never a smaller p for want of one.
+        hits = int(np.sum(np.isnan(stat) | (stat >= observed - 1e-12 * max(1.0, observed))))
+        p = (hits + 1) / (resamples + 1) if resamples > 0 else None
+        out[k] = Difference(fa[k], fb[k], signed[k], low, high, p, len(both), undefined, level, seed)
     return out
 
 

@@ -2,6 +2,7 @@
 
     python -m tests.mutations            (make mutations; every area, several minutes on 2 cores)
     python -m tests.mutations kg stats   (the areas named: the modules of this package)
+    python -m tests.mutations stats -k pairing   (the mutations whose name holds a word)
 
 Each module of this package holds one area's `MUTATIONS`. A mutation edits one file of the working
 tree, runs the tests named for it, and puts the file back (also on Ctrl-C). Prints one line per
@@ -52,10 +53,12 @@ def run(m: Mutation) -> bool:
 
 def main(argv: list[str]) -> None:
     known = areas()
-    unknown = [a for a in argv if a not in known]
+    words = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-k"]
+    named = [a for i, a in enumerate(argv) if a != "-k" and (i == 0 or argv[i - 1] != "-k")]
+    unknown = [a for a in named if a not in known]
     if unknown:
         raise SystemExit(f"no mutation area {', '.join(unknown)}; the areas are {', '.join(sorted(known))}")
-    chosen = [m for name in (argv or sorted(known)) for m in known[name]]
+    chosen = [m for name in (named or sorted(known)) for m in known[name] if not words or any(w in m.name for w in words)]
     survived = 0
     for m in chosen:
         caught = run(m)

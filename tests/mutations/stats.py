@@ -26,8 +26,8 @@ MUTATIONS = (
     Mutation(
         "the pairing dropped: B resampled on draws of its own",
         "evaluation/uncertainty.py",
-        "        sa, sb = w @ ma, w @ mb",
-        "        sa, sb = w @ ma, w[::-1] @ mb",
+        "    both = _resampled(np.hstack([ma, mb]), resamples, seed)",
+        "    both = np.hstack([_resampled(ma, resamples, seed), _resampled(mb, resamples, seed + 1)])",
         (UNITS, E2E),
     ),
     Mutation(
@@ -54,22 +54,22 @@ MUTATIONS = (
     Mutation(
         "the randomization swaps each entry with probability 1/4",
         "evaluation/uncertainty.py",
-        "        swap = rng.integers(0, 2, size=(min(BLOCK, resamples - start), units), dtype=np.uint8).astype(float) @ d",
-        "        swap = (rng.random(size=(min(BLOCK, resamples - start), units)) < 0.25).astype(float) @ d",
+        "rng.integers(0, 2, size=(b, len(ma)), dtype=np.uint8).astype(float) @ d",
+        "(rng.random(size=(b, len(ma))) < 0.25).astype(float) @ d",
         (UNITS,),
     ),
     Mutation(
         "the randomization test one-sided",
         "evaluation/uncertainty.py",
-        "            stat = np.abs(_evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)}))",
-        "            stat = _evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)})",
+        "        stat = np.abs(_evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)}))",
+        "        stat = _evaluate(f, {n: pa[:, i] for i, n in enumerate(names)}) - _evaluate(f, {n: pb[:, i] for i, n in enumerate(names)})",
         (UNITS,),
     ),
     Mutation(
         "the observed swap not counted (p can reach 0)",
         "evaluation/uncertainty.py",
-        "            p = (hits[k] + 1) / (resamples + 1) if resamples > 0 else None",
-        "            p = hits[k] / resamples if resamples > 0 else None",
+        "        p = (hits + 1) / (resamples + 1) if resamples > 0 else None",
+        "        p = hits / resamples if resamples > 0 else None",
         (UNITS,),
     ),
     Mutation(
@@ -152,8 +152,8 @@ MUTATIONS = (
     Mutation(
         "a swap leaving a figure without a value not counted",
         "evaluation/uncertainty.py",
-        "np.isnan(stat) | (stat >= observed[k] - 1e-12 * max(1.0, observed[k]))",
-        "(stat >= observed[k] - 1e-12 * max(1.0, observed[k]))",
+        "np.isnan(stat) | (stat >= observed - 1e-12 * max(1.0, observed))",
+        "(stat >= observed - 1e-12 * max(1.0, observed))",
         (UNITS,),
     ),
     Mutation(
