@@ -93,10 +93,16 @@ def env(tiny: TinyModels, openai_server: str, tmp_path_factory: pytest.TempPathF
     # The table backend answers from a file of judgements: one row per pair, [NA]-relevance included.
     rows = [{"premise": p, "hypothesis": h, "probability": 0.9 if p.endswith("Rome.") else 0.1} for p, h in PAIRS]
     (scratch / "judgements.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    # AlignScore's and HHEM's tiny conversions go to a scratch folder, not the user's; SmolLM2's
+    # conversion is linked in, since converting it again costs half a minute a run.
+    from kalma.models.smollm2 import converted_dir
+
+    (scratch / "converted").mkdir()
+    (scratch / "converted" / converted_dir().name).symlink_to(converted_dir())
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("kalma.models.openai_backend.OPENAI_API", openai_server)
         mp.setenv("OPENAI_API_KEY", "sk-contract-test")
-        mp.setenv("KALMA_MODEL_DIR", str(scratch / "converted"))  # AlignScore's and HHEM's conversions
+        mp.setenv("KALMA_MODEL_DIR", str(scratch / "converted"))
         yield tiny, openai_server, scratch
 
 

@@ -78,16 +78,6 @@ def test_the_interval_over_entries_covers_the_truth_and_one_over_citations_does_
     assert np.mean(by_citation) < 0.85, np.mean(by_citation)  # far too narrow
 
 
-def _split(rows: list[AnswerScores], rng: np.random.Generator) -> tuple[list[AnswerScores], list[AnswerScores]]:
-    """Each entry's two answers, one to A and one to B, at random: two systems that do not differ."""
-    a, b = [], []
-    for i in range(0, len(rows), 2):
-        first, second = (rows[i], rows[i + 1]) if rng.random() < 0.5 else (rows[i + 1], rows[i])
-        a.append(first)
-        b.append(second)
-    return a, b
-
-
 def _paired(a: list[AnswerScores], b: list[AnswerScores], resamples: int, seed: int):
     ta, tb = table(a, [ALIGNMENT]), table(b, [ALIGNMENT])
     assert ta.units == tb.units
@@ -96,12 +86,32 @@ def _paired(a: list[AnswerScores], b: list[AnswerScores], resamples: int, seed: 
 
 def test_the_paired_test_keeps_its_level_at_no_difference_and_rejects_a_real_one():
     rng = np.random.default_rng(7)
-    ps = np.array([_paired(*_split(_system(rng, _rates(rng, 60)), rng), resamples=500, seed=i).p for i in range(600)])
-    assert 0.03 <= np.mean(ps <= 0.05) <= 0.07, np.mean(ps <= 0.05)
+    micro = {"micro": lambda s: s["aligned"] / s["pairs"]}
+    ps = []
+    for i in range(600):
+        # One system's two answers to each of 60 entries (`_entries` per run), one to A and one to B
+        # at random: two systems that do not differ.
+        rates = _rates(rng, 60)
+        n = 1 + rng.poisson(4, size=(60, 2))
+        aligned = rng.binomial(n, rates[:, None])
+        to_a = rng.random(60) < 0.5
+        pick = np.where(to_a[:, None], [0, 1], [1, 0])
+        a = {"aligned": aligned[np.arange(60), pick[:, 0]].astype(float), "pairs": n[np.arange(60), pick[:, 0]].astype(float)}
+        b = {"aligned": aligned[np.arange(60), pick[:, 1]].astype(float), "pairs": n[np.arange(60), pick[:, 1]].astype(float)}
+        ps.append(paired(a, b, micro, resamples=500, seed=i)["micro"].p)
+    assert 0.03 <= np.mean(np.array(ps) <= 0.05) <= 0.07, np.mean(np.array(ps) <= 0.05)
     assert stats.kstest(ps, "uniform").pvalue > 0.01  # uniform, not only right at 0.05
-    rates = _rates(rng, 60)  # the same questions, one system 8 points better on each
-    d = _paired(_system(rng, rates, runs=1, shift=0.08), _system(rng, rates, runs=1), resamples=2000, seed=0)
-    assert d.p is not None and d.p < 0.05 and d.low is not None and d.low > 0, d  # type: ignore[operator]
+    # Power: A 8 points better on each of 150 entries (each system's answers drawn on their own).
+    rejected = []
+    for i in range(100):
+        rates, n = _rates(rng, 150), 1 + rng.poisson(4, size=(150, 2))
+        a = {"aligned": rng.binomial(n[:, 0], np.clip(rates + 0.08, 0, 1)).astype(float), "pairs": n[:, 0].astype(float)}
+        b = {"aligned": rng.binomial(n[:, 1], rates).astype(float), "pairs": n[:, 1].astype(float)}
+        rejected.append(paired(a, b, micro, resamples=500, seed=i)["micro"].p < 0.05)
+    assert np.mean(rejected) >= 0.8, np.mean(rejected)
+    rates = _rates(rng, 60)  # and through the evaluator's rows: a system 20 points better on each of 60 entries
+    d = _paired(_system(rng, rates, runs=1, shift=0.2), _system(rng, rates, runs=1), resamples=2000, seed=0)
+    assert d.p is not None and d.p < 0.01 and d.low is not None and d.low > 0, d  # type: ignore[operator]
 
 
 def _six_entries() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
