@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -18,6 +19,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # (the calibration's own tests unset it), and a calibration never writes the user's file.
 os.environ.setdefault("KALMA_PASS_TOKENS", "2048")
 os.environ.setdefault("KALMA_CALIBRATION", os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kalma-test-calibration-{os.getpid()}.json"))
+
+# Hypothesis draws new examples on every run here, to keep exploring; CI (`.ci/run` sets the
+# profile) draws the same ones each time, so a landing is never refused by a draw nobody reran.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(autouse=True)
