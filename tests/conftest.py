@@ -26,13 +26,6 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules holding a test of tens of seconds (marked `slow` or `long`) run first: with one
-    worker per core, such a test started last keeps one core busy while the other waits."""
-    heavy = {item.path for item in items if item.get_closest_marker("slow") or item.get_closest_marker("long")}
-    items.sort(key=lambda item: item.path not in heavy)  # stable: a module's own tests keep their order
-
-
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     from kalma import cache

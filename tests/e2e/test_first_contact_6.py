@@ -203,7 +203,6 @@ import_dump(sys.argv[1], sys.argv[2], progress=False, part_rows=2000, block_size
 """
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("suffix", ["nt", "nt.gz"])
 def test_an_import_killed_again_and_again_while_parts_are_written_ends_as_one_never_killed(tmp_path, suffix):
     """SIGKILL at several moments of an N-Triples import (parts are written in a thread of their

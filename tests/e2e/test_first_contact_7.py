@@ -142,7 +142,6 @@ def harness(tmp_path_factory, worker_id) -> dict[str, Path]:
     }
 
 
-@pytest.mark.long
 def test_the_harness_extra_runs_the_api_backends(harness):
     """The fixture's run is lm-eval's API backend; the extra that installs lm-eval asks for what it needs."""
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]

@@ -75,7 +75,6 @@ def test_the_store_knows_the_dump(world: Path) -> None:
     assert hits and all(src.subgraph(q) is not None for q in hits)
 
 
-@pytest.mark.long
 def test_a_build_from_the_store_equals_one_from_its_snapshot_on_oxigraph(world: Path, tmp_path: Path) -> None:
     records = [json.loads(line) for line in (world / "records.jsonl").read_text().splitlines()]
     names = sorted({r[k] for r in records for k in ("person_a", "person_b")})

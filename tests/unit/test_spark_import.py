@@ -18,7 +18,6 @@ if shutil.which("java") is None:
     pytest.skip("Spark needs Java (apt-get install default-jre-headless)", allow_module_level=True)
 
 
-@pytest.mark.long
 def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path, monkeypatch):
     """The same store as the one-machine import; and Spark's workers run this interpreter even
     when the `python3` on PATH is another (here one that cannot run anything), as for a user
