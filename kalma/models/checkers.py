@@ -282,7 +282,6 @@ class Checker(_Classified, Entailment):
     @abstractmethod
     def chunks(self, document: str) -> tuple[list[str], bool]:
         """The document's chunks, and whether a sentence was split at words."""
-        raise NotImplementedError
 
     def claims(self, claim: str) -> list[str]:
         return [claim]
