@@ -11,7 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from bench.perf.random_models import WORDS
+from perf.random_models import WORDS
 
 # the words of the checkers' own formats, so that a changed prefix or template changes the ids
 FORMAT_WORDS = (

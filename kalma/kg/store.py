@@ -102,7 +102,7 @@ def write_part(folder: Path, table: str, data: Any, index: int) -> Path:
     path = folder / f"{table}-{index:05d}.parquet"
     tmp = path.with_suffix(".tmp")
     # LZ4: a part lives until the final step, and Snappy cost the streaming pass 1.1 CPU-s per GB
-    # of input against 0.65 (bench/perf/wikidata_scale --steps stages)
+    # of input against 0.65 (perf/wikidata_scale --steps stages)
     pq.write_table(data, tmp, compression="lz4")
     os.replace(tmp, path)
     return path

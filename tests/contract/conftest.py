@@ -59,31 +59,31 @@ class TinyModels:
 
     @property
     def causal(self) -> str:
-        from bench.perf.random_models import build_causal
+        from perf.random_models import build_causal
 
         return self._get("causal", lambda p: build_causal(p, positions=1024))  # room for a G-Eval prompt
 
     @property
     def t5(self) -> str:
-        from bench.perf.random_models import build_t5
+        from perf.random_models import build_t5
 
         return self._get("t5", build_t5)
 
     @property
     def nli(self) -> str:
-        from bench.perf.random_models import build_bert_nli
+        from perf.random_models import build_bert_nli
 
         return self._get("nli", build_bert_nli)
 
     @property
     def ranker(self) -> str:
-        from bench.perf.random_models import build_bert_classifier
+        from perf.random_models import build_bert_classifier
 
         return self._get("ranker", lambda p: build_bert_classifier(p, {0: "LABEL_0"}))
 
     @property
     def coherence(self) -> str:
-        from bench.perf.random_models import build_bert_classifier
+        from perf.random_models import build_bert_classifier
 
         return self._get("coherence", lambda p: build_bert_classifier(p, {0: "incoherent", 1: "coherent"}))
 

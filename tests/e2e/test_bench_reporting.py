@@ -236,7 +236,7 @@ def test_names_differing_only_in_case_are_refused_and_csv_cells_cannot_be_formul
 
 def test_every_report_says_dtype_and_device(tmp_path, dataset):
     """The NLI as the summary names it, and the runtime and hardware in its provenance."""
-    from bench.perf.random_models import build_bert_nli
+    from perf.random_models import build_bert_nli
 
     nli = f"hf-nli:{build_bert_nli(tmp_path / 'nli')}@fp32"
     (tmp_path / "a.jsonl").write_text('{"entry_id": "demo-crane", "text": "Stephen Crane wrote [Q206534, notable work: The Red Badge of Courage]."}\n')

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.perf.random_models import build_causal
 from dataset_builder.build import BuildConfig, build
 from dataset_builder.disambiguate import RELATION_PROPERTIES, disambiguate
 from dataset_builder.evolve import EvolveConfig, clean_question
@@ -19,6 +18,7 @@ from dataset_builder.selection import is_trivial, selection_scores, specificity
 from kalma.jsonl import read_jsonl
 from kalma.properties import INVERSE_PROPERTIES
 from kalma.schema import DatasetEntry
+from perf.random_models import build_causal
 
 RECORDS = Path(__file__).resolve().parents[2] / "dataset_builder" / "data" / "demo_records.jsonl"
 

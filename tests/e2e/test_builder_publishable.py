@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.perf.random_models import build_causal
 from dataset_builder import prompts
 from dataset_builder.build import BuildConfig, build
 from dataset_builder.evolve import EvolveConfig
@@ -27,6 +26,7 @@ from kalma.models.template import TemplateLLM
 from kalma.properties import Vocabulary
 from kalma.schema import BuildTrace, DatasetEntry, RemovedRecord
 from kalma.verbalize import knowledge_from_prompt, section
+from perf.random_models import build_causal
 from tests.servers import answering, scripted_server
 
 # Two botanists of our own making: a spouse link stated both ways, a teacher stated both ways

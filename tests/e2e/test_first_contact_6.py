@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.perf.dumpgen import write_dump
 from dataset_builder.demo import demo_entries
 from kalma.cli import main
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 from kalma.locks import OutputLock
+from perf.dumpgen import write_dump
 
 pytest.importorskip("duckdb")
 

@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.perf.random_models import build_causal
 from dataset_builder.demo import demo_entries
 from kalma.cli import main
 from kalma.frames import VERDICT_COLUMNS
@@ -31,6 +30,7 @@ from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 from kalma.models.template import TemplateLLM
 from kalma.schema import Answer
+from perf.random_models import build_causal
 from tests.conftest import ROOT
 from tests.e2e.test_builder_publishable import KG_TTL, RECORDS
 from tests.servers import answering, free_port, scripted_server

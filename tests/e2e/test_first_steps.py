@@ -230,7 +230,7 @@ def test_a_run_leaves_git_and_the_temp_folder_as_it_found_them(tmp_path):
     cmds = [
         [sys.executable, "-m", "kalma.cli", "dataset", "demo", "-o", str(tmp_path / "d.jsonl")],
         [sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(tmp_path / "d.jsonl"), "--retrieval", "gold", "-o", str(tmp_path / "a.jsonl")],
-        [sys.executable, "-c", "from bench.perf.common import scratch; from pathlib import Path; (Path(scratch()) / 'x').write_text('x')"],
+        [sys.executable, "-c", "from perf.common import scratch; from pathlib import Path; (Path(scratch()) / 'x').write_text('x')"],
     ]
     for cmd in cmds:
         res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=300)
@@ -244,7 +244,7 @@ def test_the_hint_for_a_missing_hub_model_is_a_spec_that_works_for_that_option(t
     that spec, with a real folder in the place it shows, scores."""
     import re
 
-    from bench.perf.random_models import build_t5
+    from perf.random_models import build_t5
 
     answers = tmp_path / "answers.jsonl"
     _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "--limit", "1", "-o", str(answers)])

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.perf.dumpgen import write_dump
-from bench.perf.random_models import build_causal
 from dataset_builder.build import BuildConfig, beside, build
 from kalma.cli import main
 from kalma.jsonl import read_jsonl
 from kalma.kg import open_source
 from kalma.schema import DatasetEntry, RemovedRecord
+from perf.dumpgen import write_dump
+from perf.random_models import build_causal
 from tests.servers import serve_snapshot
 
 pytest.importorskip("duckdb")

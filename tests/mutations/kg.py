@@ -221,4 +221,26 @@ MUTATIONS = (
         '            click.echo(f"stopped serving {data}", err=True)',
         ("tests/unit/test_kg.py::test_kg_serve_gives_an_endpoint_until_ctrl_c",),
     ),
+    # ------------------------------------------------------------ the grammar's tags and escapes (issue 59)
+    Mutation(
+        "a language tag with digits (`es-419`) not read as one",
+        "kalma/kg/ntriples.py",
+        'LANG = "[A-Za-z0-9-]+"',
+        'LANG = "[A-Za-z-]+"',
+        ("tests/unit/test_ntriples_fuzz.py",),
+    ),
+    Mutation(
+        "the escape `\\b` not read as a backspace",
+        "kalma/kg/ntriples.py",
+        '"b": "\\b", ',
+        "",
+        ("tests/unit/test_ntriples_fuzz.py",),
+    ),
+    Mutation(
+        "the escape `\\f` not read as a form feed",
+        "kalma/kg/ntriples.py",
+        '"f": "\\f", ',
+        "",
+        ("tests/unit/test_ntriples_fuzz.py",),
+    ),
 )

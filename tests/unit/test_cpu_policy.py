@@ -10,13 +10,13 @@ import random
 
 import pytest
 
-from bench.perf.random_models import build_causal, build_llama, random_text
 from kalma.cache import Cache
 from kalma.models import GenParams
 from kalma.models.calibration import ROW, SIZES, knee, measure
 from kalma.models.hf import HFCausalLM, HFCausalScorer, Prompt
 from kalma.models.runtime import MEMORY_SHARE, padded, resolve, using
 from kalma.models.stand_in import GIB, FakeHost
+from perf.random_models import build_causal, build_llama, random_text
 
 MIB = 2**20
 # SmolLM2-135M, the demo's model: its shape sets the demo's plans

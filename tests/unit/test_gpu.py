@@ -11,13 +11,13 @@ import random
 
 import pytest
 
-from bench.perf.random_models import build_causal, build_llama, build_t5, build_t5_shape, random_text
 from kalma.cache import Cache
 from kalma.errors import BackendError
 from kalma.models import GenParams
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment
 from kalma.models.runtime import tf32_on, using
 from kalma.models.stand_in import GIB, H100, FakeCuda
+from perf.random_models import build_causal, build_llama, build_t5, build_t5_shape, random_text
 
 
 @pytest.fixture(scope="module")
@@ -176,8 +176,8 @@ def test_one_item_that_does_not_fit_is_said(tmp_path):
 def test_release_scale_runs_plan_within_an_80gb_card():
     """`kalma answer` over 1,085 questions (Llama-7B shape), `kalma evaluate` with CONNER (T5-11B
     and Llama-7B loaded together) and a builder round of 1,000 candidates: every batch predicted
-    within the budget the card leaves (bench/perf/gpu_plans.py prints the table)."""
-    from bench.perf.gpu_plans import plans
+    within the budget the card leaves (perf/gpu_plans.py prints the table)."""
+    from perf.gpu_plans import plans
 
     rows = plans()
     assert len(rows) == 4 and all(r["within"] for r in rows), rows
@@ -209,9 +209,9 @@ def test_static_generation_at_release_scale_is_one_call_a_batch_in_few_shapes(ll
     shapes than torch compiles before it gives up (8)."""
     from transformers import LlamaConfig
 
-    from bench.perf.gpu_plans import LLAMA_7B
     from kalma.models.hf import Prompt, bucket, row_bucket
     from kalma.models.runtime import resolve
+    from perf.gpu_plans import LLAMA_7B
 
     rng = random.Random(5)
     prompts = [Prompt([], tuple(rng.randrange(1000) for _ in range(rng.randint(300, 1100))), "static") for _ in range(1085)]

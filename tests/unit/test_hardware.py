@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.perf.random_models import WORDS, build_bert_nli, build_causal, build_t5
 from kalma.cache import Cache
 from kalma.models import GenParams
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
 from kalma.models.loading import split_dtype
 from kalma.models.runtime import plan_batches
+from perf.random_models import WORDS, build_bert_nli, build_causal, build_t5
 from tests.servers import completion, scripted_server
 
 # Lengths from 1 to 40 words, so a small budget makes several batches of mixed widths.

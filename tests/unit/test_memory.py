@@ -8,13 +8,13 @@ import random
 
 import pytest
 
-from bench.perf.random_models import build_llama, build_t5_shape, random_text
 from kalma.cache import Cache
 from kalma.models import GenParams
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFSeq2SeqEntailment, bucket
 from kalma.models.memory import LiveBytes
 from kalma.models.runtime import padded
 from kalma.models.shared_prefix import PrefixMemory, Request
+from perf.random_models import build_llama, build_t5_shape, random_text
 
 TOLERANCE = 0.2
 
@@ -116,7 +116,7 @@ def deberta(tmp_path_factory):
     """Random DeBERTa NLI classifiers: v2 with v3's attention (the shape `hf-nli:` models usually
     have), and v1 as its configs come (`max_relative_positions: -1`, which transformers reads as
     `max_position_embeddings`, 512; each pass attends over at most its own width of them)."""
-    from bench.perf.random_models import NLI_LABELS, build_deberta_nli
+    from perf.random_models import NLI_LABELS, build_deberta_nli
     from tests.checker_models import build_deberta_classifier
 
     v1 = build_deberta_classifier(tmp_path_factory.mktemp("deberta-v1"), NLI_LABELS, v1=True, hidden=64, heads=4, intermediate=256)

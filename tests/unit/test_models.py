@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from bench.perf.random_models import NLI_LABELS, build_bert_nli, build_causal, build_t5
 from kalma.cache import Cache, get_cache
 from kalma.errors import BackendError
 from kalma.models import GenParams, get_entailment, get_llm, get_scorer
 from kalma.models.hf import HFCausalLM, HFCausalScorer, HFNLIEntailment, HFSeq2SeqEntailment
+from perf.random_models import NLI_LABELS, build_bert_nli, build_causal, build_t5
 from tests.servers import completion, reply, scripted_server
 
 PAIRS = [
@@ -352,8 +352,8 @@ def test_a_checkpoint_written_over_its_folder_is_never_answered_from_the_cache(t
     import torch
     from transformers import AutoModelForCausalLM
 
-    from bench.perf.random_models import build_causal
     from kalma.models.hf import HFCausalScorer
+    from perf.random_models import build_causal
 
     folder = build_causal(tmp_path / "ckpt")
     cache = Cache(tmp_path / "c.sqlite")
@@ -376,9 +376,9 @@ def test_the_matchers_give_sentence_transformers_numbers_on_the_runtime(tmp_path
     one), MiniLM's normalised mean-pooled embeddings."""
     from sentence_transformers import CrossEncoder, SentenceTransformer
 
-    from bench.perf.random_models import build_bert_classifier
     from kalma.models.hf import HFCrossEncoder
     from kalma.models.matcher import minilm
+    from perf.random_models import build_bert_classifier
 
     pairs = [("who painted judith", "Artemisia Gentileschi painted Judith Slaying Holofernes."), ("where was she born", "Rome"), ("", "a text alone")]
     ranker = str(build_bert_classifier(tmp_path / "ce", {0: "score"}))

@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from bench.perf.random_models import build_causal
 from dataset_builder.demo import demo_entries
 from evaluation.base import EvalItem, EvalOptions, get_metric, knowledge_prose, lm_context
 from evaluation.conner import ConnerExtrinsic, ConnerIntrinsic
@@ -14,6 +13,7 @@ from evaluation.consens import ConSens, content_spans
 from evaluation.instruct_qa import InstructQA
 from kalma.kg import open_source
 from kalma.schema import Answer, DatasetEntry, EntityGraph, KnowledgeGraph, Triple
+from perf.random_models import build_causal
 
 
 def _entry(reference: str = "", question: str = "where was she born ?") -> DatasetEntry:
@@ -137,7 +137,7 @@ def test_conner_paragraph_coherence_from_a_configured_classifier(tmp_path):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from bench.perf.random_models import build_bert_nli
+    from perf.random_models import build_bert_nli
 
     path = build_bert_nli(tmp_path / "cls")
     model = AutoModelForSequenceClassification.from_pretrained(path)

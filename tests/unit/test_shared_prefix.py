@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from bench.perf.random_models import build_causal
 from kalma.cache import Cache
 from kalma.models.hf import HFCausalScorer
 from kalma.models.loading import load
 from kalma.models.memory import MemoryModel, Shape
 from kalma.models.shared_prefix import PrefixMemory, Request, SharedPrefixRunner, plan_tree
+from perf.random_models import build_causal
 
 TOL = {"fp32": 1e-4, "bf16": 0.05}
 CONTEXT = "artemisia gentileschi was a painter . she was born in rome . her father was orazio gentileschi ."

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.perf.dumpgen import write_dump
+from perf.dumpgen import write_dump
 from tests.e2e.test_first_contact_6 import _ok, _run, _tree
 
 pytest.importorskip("duckdb")
@@ -180,6 +180,6 @@ def test_kg_serve_names_what_is_wrong_in_a_snapshot_and_only_its_own_options(tmp
 
 
 def test_dumpgen_says_what_each_option_does():
-    from bench.perf.dumpgen import parser
+    from perf.dumpgen import parser
 
     assert all(a.help for a in parser()._actions), [a.dest for a in parser()._actions if not a.help]

@@ -44,7 +44,7 @@ PIECES = [
     '"',
     "a. ",
 ]
-# Parsing time is measured in bench/perf/parse_bench.py (1 MB of each hostile pattern, three
+# Parsing time is measured in perf/parse_bench.py (1 MB of each hostile pattern, three
 # vocabularies), never in a unit test; these tests pin what keeps it linear.
 
 

@@ -8,11 +8,11 @@ random-weight models once, then starts itself (`--one`) per setting. MFU is usef
 row also gives its share of the weight-bandwidth bound (every step reads the weights once for the
 whole batch). Random weights give honest throughput and memory, not quality.
 
-    python -m bench.perf.hardware_bench                # CPU: small shapes, minutes
-    python -m bench.perf.hardware_bench --shapes real  # GPU: TRUE's T5-11B and a Llama-7B shape
-    python -m bench.perf.hardware_bench --smollm2      # CPU: SmolLM2 on realistic metric inputs
+    python -m perf.hardware_bench                # CPU: small shapes, minutes
+    python -m perf.hardware_bench --shapes real  # GPU: TRUE's T5-11B and a Llama-7B shape
+    python -m perf.hardware_bench --smollm2      # CPU: SmolLM2 on realistic metric inputs
 
-Writes bench/results/hardware_bench_<shapes>.json and .md (the README's table, with the card,
+Writes perf/results/hardware_bench_<shapes>.json and .md (the README's table, with the card,
 the date and the versions).
 """
 
@@ -177,7 +177,7 @@ def build(shapes: str, root: Path) -> dict[str, str]:
 
 def run_all(shapes: str, parts: list[str], limit: int) -> list[dict[str, Any]]:
     root = Path(scratch())
-    subprocess.run([sys.executable, "-m", "bench.perf.hardware_bench", "--build", str(root), "--shapes", shapes], check=True)
+    subprocess.run([sys.executable, "-m", "perf.hardware_bench", "--build", str(root), "--shapes", shapes], check=True)
     folders = json.loads((root / "models.json").read_text())
     rows = []
     for part in parts:
@@ -185,7 +185,7 @@ def run_all(shapes: str, parts: list[str], limit: int) -> list[dict[str, Any]]:
         for setting, opts in SETTINGS[part].items():
             if opts.get("gpu_only") and not device().available():  # compiled kernels: on the CPU they take minutes to build
                 continue
-            args = [sys.executable, "-m", "bench.perf.hardware_bench", "--one", part, "--setting", setting, "--model", folder, "--shapes", shapes]
+            args = [sys.executable, "-m", "perf.hardware_bench", "--one", part, "--setting", setting, "--model", folder, "--shapes", shapes]
             print(f"{part}: {setting}", file=sys.stderr, flush=True)
             t0 = time.monotonic()
             try:
@@ -207,7 +207,7 @@ def markdown(rows: list[dict[str, Any]], shapes: str) -> str:
 
     head = (
         f"Measured {datetime.now(UTC):%Y-%m-%d} on {device().name()} (torch {torch.__version__}, transformers {transformers.__version__}), "
-        f"`python -m bench.perf.hardware_bench --shapes {shapes}`, each setting in a fresh process, random weights. "
+        f"`python -m perf.hardware_bench --shapes {shapes}`, each setting in a fresh process, random weights. "
         "MFU: 2 x parameters x real tokens over the card's dense bf16 peak."
     )
     lines = [head, "", "| part | setting | throughput | MFU | bandwidth | peak memory | what ran |", "|---|---|---|---|---|---|---|"]

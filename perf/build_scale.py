@@ -9,7 +9,7 @@ record (between one size and the next) stay flat.
 Nothing derived from the release is written into the repository: records, snapshot and
 datasets live in a temporary folder.
 
-    python -m bench.perf.build_scale [--sizes 100,300,1000]
+    python -m perf.build_scale [--sizes 100,300,1000]
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def main() -> None:
                 cmd = [
                     sys.executable,
                     "-m",
-                    "bench.perf.build_scale",
+                    "perf.build_scale",
                     "--child",
                     str(work / "records.jsonl"),
                     str(size),

@@ -3,17 +3,17 @@ line truthy dump imported, and the builder at 10,000 and 100,000 records against
 beside the same build on the Oxigraph server.
 
 Every step runs in a fresh process, so its peak memory (its own, and its worker processes')
-and CPU time are its own. Dumps come from `bench.perf.dumpgen` (the release's people first when
+and CPU time are its own. Dumps come from `perf.dumpgen` (the release's people first when
 ../shared is present, then invented ones) and are kept under `--work` (default runs/scale,
 which git ignores), so a second run skips making them.
 
-    python -m bench.perf.wikidata_scale --steps parsers        # CPU-s per GB: decoding, the pattern parser, the columnar one
-    python -m bench.perf.wikidata_scale --steps stages --commits 07ee337 .   # CPU-s per GB of each stage, at each commit
-    python -m bench.perf.wikidata_scale --steps json           # the JSON dump: orjson per line against columnar JSON readers
-    python -m bench.perf.wikidata_scale --steps decode         # small dump, four compressions
-    python -m bench.perf.wikidata_scale --steps import,build   # the 100 M line dump; 10k and 100k records
+    python -m perf.wikidata_scale --steps parsers        # CPU-s per GB: decoding, the pattern parser, the columnar one
+    python -m perf.wikidata_scale --steps stages --commits 07ee337 .   # CPU-s per GB of each stage, at each commit
+    python -m perf.wikidata_scale --steps json           # the JSON dump: orjson per line against columnar JSON readers
+    python -m perf.wikidata_scale --steps decode         # small dump, four compressions
+    python -m perf.wikidata_scale --steps import,build   # the 100 M line dump; 10k and 100k records
 
-Figures go to bench/results/wikidata_scale.json (one key per step, kept across runs).
+Figures go to perf/results/wikidata_scale.json (one key per step, kept across runs).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def child_snapshot(store: str, records: str, size: str, out: str) -> dict[str, A
 
 def _run(step: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """`step` in a fresh process; its figures."""
-    cmd = [sys.executable, "-m", "bench.perf.wikidata_scale", "--child", step, *args]
+    cmd = [sys.executable, "-m", "perf.wikidata_scale", "--child", step, *args]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
     if done.returncode:
         raise SystemExit(f"{step} failed:\n{done.stderr[-3000:]}")

@@ -2,18 +2,18 @@
 against interleaved windows of entries (`kalma build --window`), and any earlier commit, in
 one run, rounds alternating, each build in a fresh process from an empty call cache.
 
-The records and the store come from a dump `bench.perf.dumpgen` writes (kept under `--work`,
+The records and the store come from a dump `perf.dumpgen` writes (kept under `--work`,
 default runs/scale, which git ignores); the LLM is the template backend and the LM scorer a
 random Llama (hidden 64, 2 layers, fp32, one torch thread): the builder's own cost, what a
 small scorer leaves of it. `--lm smollm2 --threads 2` measures `kalma build`'s own default
 scorer instead, with the threads a user's torch would take. Each row says the machine's load
 average before it ran.
 
-    python -m bench.perf.builder_window --records 2000 --windows 1,32,128,512 --before 07ee337 --rounds 3
-    python -m bench.perf.builder_window --records 100000 --windows 128 --rounds 1   # the 100,000-record build
-    python -m bench.perf.builder_window --records 40 --windows 1,128 --lm smollm2 --threads 2   # the default scorer
+    python -m perf.builder_window --records 2000 --windows 1,32,128,512 --before 07ee337 --rounds 3
+    python -m perf.builder_window --records 100000 --windows 128 --rounds 1   # the 100,000-record build
+    python -m perf.builder_window --records 40 --windows 1,128 --lm smollm2 --threads 2   # the default scorer
 
-Figures go to bench/results/builder_window.json.
+Figures go to perf/results/builder_window.json.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Per-answer cost of each metric on this CPU with SmolLM2 as the LM scorer and judge, on the
 bundled demo's template answers, with an empty cache (so every model call is paid).
 
-    python -m bench.perf.metric_cost
+    python -m perf.metric_cost
 """
 
 from __future__ import annotations

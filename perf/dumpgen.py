@@ -11,7 +11,7 @@ release's people come first, under their own QIDs and names, linked as the relea
 the rest are invented (`Q9…` ids, far beyond any real QID). Relation records for the builder
 (`records`) come from the family and teaching links, with a one-line paragraph each.
 
-    python -m bench.perf.dumpgen --people 1000000 --format nt -o runs/scale/latest-truthy.nt.gz   # compressed by the name's suffix
+    python -m perf.dumpgen --people 1000000 --format nt -o runs/scale/latest-truthy.nt.gz   # compressed by the name's suffix
 """
 
 from __future__ import annotations

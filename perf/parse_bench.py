@@ -14,7 +14,7 @@ Before the value-gluing step matched candidates in place, the last took about 1,
 At 1 MB the patterns with brackets pass the markup budget (`kalma.citations.MARKUP_BUDGET`):
 what follows it is one span, so their last column drops rather than staying flat.
 
-    python -m bench.perf.parse_bench
+    python -m perf.parse_bench
 """
 
 from __future__ import annotations

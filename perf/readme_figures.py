@@ -2,11 +2,11 @@
 fresh process, every number reported as its median and range (min to max), with the date and
 machine.
 
-    python -m bench.perf.readme_figures            # every benchmark, 3 runs of each
-    python -m bench.perf.readme_figures --runs 5 kg_bench eval_bench
+    python -m perf.readme_figures            # every benchmark, 3 runs of each
+    python -m perf.readme_figures --runs 5 kg_bench eval_bench
 
 A shared machine is noisy: a single run proves nothing, and a claim stands only where every run
-agrees (the range, not the median, says whether it does). Writes bench/results/readme_figures.md,
+agrees (the range, not the median, says whether it does). Writes perf/results/readme_figures.md,
 one section per benchmark: a run of some benchmarks replaces their sections and keeps the others.
 """
 
@@ -49,7 +49,7 @@ def run(name: str, runs: int) -> list[dict[str, object]]:
     out = []
     for i in range(runs):
         print(f"{name}: run {i + 1} of {runs}", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, "-m", f"bench.perf.{module}", *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", f"perf.{module}", *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         out.append(json.loads((RESULTS / f"{filed}.json").read_text()))
     return out
 
@@ -82,7 +82,7 @@ def merged(previous: str, fresh: dict[str, list[str]]) -> str:
     for chunk in previous.split("\n" + SECTION)[1:] if previous.startswith("Figures") else []:
         sections[chunk.split(" ", 1)[0]] = SECTION + chunk.rstrip("\n") + "\n"
     sections |= {name: "\n".join(lines) for name, lines in fresh.items()}
-    head = "Figures of `python -m bench.perf.readme_figures`: each section's runs are fresh processes; its heading gives its date and machine.\n"
+    head = "Figures of `python -m perf.readme_figures`: each section's runs are fresh processes; its heading gives its date and machine.\n"
     return head + "".join("\n" + sections[n] for n in BENCHMARKS if n in sections)
 
 

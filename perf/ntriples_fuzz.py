@@ -1,8 +1,8 @@
-"""The N-Triples differential fuzz test (tests/unit/test_ntriples_fuzz.py) run for longer: seed
+"""The N-Triples differential fuzz test (tests/unit/test_ntriples_fuzz.py, over perf/ntriples_lines.py) run for longer: seed
 after seed until the time is up, each seed as `make test` runs its one. A disagreement stops it
 with the seed, the filter and the block (rerun one seed with `--first-seed N --seconds 0`).
 
-    python -m bench.perf.ntriples_fuzz --seconds 600
+    python -m perf.ntriples_fuzz --seconds 600
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def main() -> None:
 
     import kalma.kg.dumps
     from kalma.kg.local import quiet_rdflib
-    from tests.unit.test_ntriples_fuzz import BLOCKS, fuzz
+    from perf.ntriples_lines import BLOCKS, fuzz
 
     kalma.kg.dumps.EXAMPLES = 10**9  # every malformed line compared, as the test's fixture does
     rdflib.NORMALIZE_LITERALS = False

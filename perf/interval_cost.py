@@ -4,7 +4,7 @@ release (synthetic answers), with 10,000 bootstrap resamples for every figure ag
 interval step alone, in this process, for the citation metric and for the default three
 (citation, alignment, [NA]), and `kalma compare` of two such evaluations.
 
-    python -m bench.perf.interval_cost [--rounds 11]
+    python -m perf.interval_cost [--rounds 11]
 
 The goal (issue 53): the intervals add at most 10% to the command's time.
 """

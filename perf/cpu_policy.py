@@ -20,7 +20,7 @@ The roofline: torch's fp32 matmul at the model's feed-forward shape ([positions 
 position passes through, the vocabulary projection only where logits are computed) over its wall
 time, as a share of it.
 
-    python -m bench.perf.cpu_policy [--quick]
+    python -m perf.cpu_policy [--quick]
 """
 
 from __future__ import annotations

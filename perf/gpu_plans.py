@@ -9,7 +9,7 @@ GPU's branch; texts are tokenized by SmolLM2's real BPE tokenizer (Llama's count
 by a word-level one for T5. The release is read from ../shared when present, else the demo's
 questions stand in, repeated to the release's 1,085.
 
-    python -m bench.perf.gpu_plans
+    python -m perf.gpu_plans
 """
 
 from __future__ import annotations

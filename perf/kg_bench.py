@@ -2,7 +2,7 @@
 against one query per entity plus one per property and value label, on a real Oxigraph
 server; and the local rdflib store against pyoxigraph.
 
-    python -m bench.perf.kg_bench
+    python -m perf.kg_bench
 """
 
 from __future__ import annotations

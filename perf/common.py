@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BIOKALMA = ROOT.parent / "shared" / "data" / "biokalma"
-RESULTS = ROOT / "bench" / "results"
+RESULTS = ROOT / "perf" / "results"
 
 
 def require_biokalma() -> Path:
@@ -40,7 +40,7 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def report(name: str, rows: dict[str, Any]) -> None:
-    """Print the figures and keep them under bench/results/ (git-ignored)."""
+    """Print the figures and keep them under perf/results/ (git-ignored)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2))
     width = max(len(k) for k in rows)

@@ -4,7 +4,7 @@ scanned as a list for every citation), in the same run. Then whole commands' wor
 writing: `evaluate --metrics citation` and the release import into a dataset file, with one
 fsync per row (the old writer) against fsyncs in groups (the current one).
 
-    python -m bench.perf.eval_bench
+    python -m perf.eval_bench
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ worktree's code is what runs). The working tree itself is `.`. Rounds alternate 
 a machine that slows down midway slows all of them alike. The demo's own stage lines (the
 builder, each experiment by model, the total) are kept beside the wall and CPU seconds.
 
-    python -m bench.perf.demo_commits b6a94d7 61eb023 . --rounds 2
+    python -m perf.demo_commits b6a94d7 61eb023 . --rounds 2
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Reports CPU-seconds (the process's, all threads) and wall seconds per entry, the
 largest relative difference between the two builds' candidate perplexities (they must agree
 within 1e-4).
 
-    python -m bench.perf.builder_bench [--repeats 2]
+    python -m perf.builder_bench [--repeats 2]
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _build(shared: bool, out: Path) -> tuple[float, float, list[float], int]:
     scorer = HFCausalScorer(str(converted_dir()), spec=SPEC, shared_prefix=shared)
     scorer.perplexity(["The model is loaded before the clock starts."])  # load time is not per-entry cost
     models._instances[(models.SCORERS.group, SPEC)] = scorer  # the build's `smollm2` is this path
-    records = Path(__file__).resolve().parents[2] / "dataset_builder" / "data" / "demo_records.jsonl"
+    records = Path(__file__).resolve().parents[1] / "dataset_builder" / "data" / "demo_records.jsonl"
     cpu, wall = time.process_time(), time.perf_counter()
     build(records, out, BuildConfig(llm="template", lm=SPEC), progress=False)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall

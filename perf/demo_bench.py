@@ -10,7 +10,7 @@ SmolLM2).
 
 Reports wall and CPU seconds per stage and path, and the ratios.
 
-    python -m bench.perf.demo_bench
+    python -m perf.demo_bench
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 per second and their ratio. Models: the tiny random T5/BERT/GPT-2 the tests build, and
 SmolLM2 for LM scoring.
 
-    python -m bench.perf.models_bench
+    python -m perf.models_bench
 """
 
 from __future__ import annotations

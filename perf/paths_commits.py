@@ -7,7 +7,7 @@ entailment of 48 pairs, and the MiniLM matcher. Each commit runs in a fresh proc
 worktree (as `demo_commits` does), each path once untimed (loading, calibrating) and then timed
 on a new backend with no call cache.
 
-    python -m bench.perf.paths_commits 61eb023 . --rounds 2
+    python -m perf.paths_commits 61eb023 . --rounds 2
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ CHILD = (
     + """
 import json, time, tempfile
 from pathlib import Path
-from bench.perf.random_models import build_t5_shape, build_bert_nli
+from perf.random_models import build_t5_shape, build_bert_nli
 from baselines.prompt import build_messages
 from dataset_builder.demo import demo_entries
 from evaluation.base import lm_context

@@ -3,7 +3,7 @@ baseline finds as one mention, with name particles only ("de", "van": the earlie
 "the" and "of" inside names too ("Louis the Stammerer", "Catherine of Aragon"). Both run in one
 process against the imported release (pyoxigraph), with the same spaCy model.
 
-    python -m bench.perf.ner_bench
+    python -m perf.ner_bench
 """
 
 from __future__ import annotations

@@ -1,2 +1,0 @@
-"""Performance benchmarks: scripts that compare an optimised path with the naive one in the
-same run and report the ratio. Run them with `python -m bench.perf.<name>`; they are not tests."""
