@@ -90,6 +90,12 @@ class Figure(ABC):
     @abstractmethod
     def __call__(self, sums: Mapping[Column, Any]) -> Any: ...
 
+    @abstractmethod
+    def influence(self, sums: Mapping[Column, float], each: Mapping[Column, np.ndarray]) -> np.ndarray:
+        """Each answer's influence on the figure at the full data (`sums`; `each` holds every
+        column's per-answer values): its linearisation, whose sums over clusters give the figure's
+        clustered standard error (`evaluation.inspect_scorer`). NaN where the figure has no value."""
+
 
 @dataclass(frozen=True)
 class Ratio(Figure):
@@ -102,6 +108,13 @@ class Ratio(Figure):
     def __call__(self, sums: Mapping[Column, Any]) -> Any:
         den = np.asarray(sums[self.den], dtype=float)
         return np.where(den != 0, np.asarray(sums[self.num], dtype=float) / np.where(den != 0, den, 1.0), np.nan)
+
+    def influence(self, sums: Mapping[Column, float], each: Mapping[Column, np.ndarray]) -> np.ndarray:
+        # a ratio of sums N/D moves by (n_i - (N/D) d_i) / D when answer i is added
+        den = float(sums[self.den])
+        if not den:
+            return np.full(len(each[self.den]), np.nan)
+        return (each[self.num] - float(sums[self.num]) / den * each[self.den]) / den
 
 
 class Mean(Ratio):
@@ -127,6 +140,13 @@ class F1(Figure):
 
     def __call__(self, sums: Mapping[Column, Any]) -> Any:
         return harmonic(self.p(sums), self.r(sums))
+
+    def influence(self, sums: Mapping[Column, float], each: Mapping[Column, np.ndarray]) -> np.ndarray:
+        # the chain rule: dF/dP = 2R^2/(P+R)^2, dF/dR = 2P^2/(P+R)^2; undefined where P+R is 0 or either is
+        p, r = float(self.p(sums)), float(self.r(sums))
+        if not p + r > 0:
+            return np.full(len(next(iter(each.values()))), np.nan)
+        return (2 * r * r * self.p.influence(sums, each) + 2 * p * p * self.r.influence(sums, each)) / (p + r) ** 2
 
 
 def harmonic(p: Any, r: Any) -> Any:

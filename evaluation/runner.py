@@ -242,28 +242,34 @@ def _score_all(
     """Score `todo` chunk by chunk, every metric over a chunk at once; each chunk's rows are
     written as soon as it is scored (see `_chunks`)."""
     for chunk in _chunks(todo, chunk_size):
-        items = [EvalItem.build(a, entries.get(a.entry_id)) for a in chunk]
-        rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, markup=it.markup_counts()) for a, it in zip(chunk, items)]
-        judged: list[list[Scored]] = [[] for _ in chunk]
-        for m in active:
-            if m.name in unavailable:  # declared needs, enforced once here
-                for row in rows:
-                    row.notes[m.name] = f"{m.name} unavailable: it needs --{unavailable[m.name]}"
-                continue
-            for row, s, mine in zip(rows, m.score(items), judged):
-                row.values[m.name], row.counts[m.name] = s.values, s.counts
-                row.notes.update(s.notes)
-                mine.append(s)
-                if s.details:
-                    row.details[m.name] = s.details
-        for row, it, mine in zip(rows, items, judged):
-            row.verdicts = assemble(it, mine)
-        for a, row in zip(chunk, rows):
-            if a.meta.get("missing"):
-                row.notes["missing"] = MISSING_NOTE
+        for row in score_answers(chunk, entries, active, unavailable):
             output.write(row)
             done[row.answer_id] = row
         bar.update(len(chunk))
+
+
+def score_answers(answers: Sequence[Answer], entries: dict[str, DatasetEntry], active: Sequence[Metric], unavailable: dict[str, str]) -> list[AnswerScores]:
+    """Each answer's row of scores and verdicts, every metric over the answers at once: what
+    `kalma evaluate` writes, and what Inspect's scorer records per sample (`evaluation.inspect_scorer`)."""
+    items = [EvalItem.build(a, entries.get(a.entry_id)) for a in answers]
+    rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, markup=it.markup_counts()) for a, it in zip(answers, items)]
+    judged: list[list[Scored]] = [[] for _ in answers]
+    for m in active:
+        if m.name in unavailable:  # declared needs, enforced once here
+            for row in rows:
+                row.notes[m.name] = f"{m.name} unavailable: it needs --{unavailable[m.name]}"
+            continue
+        for row, s, mine in zip(rows, m.score(items), judged):
+            row.values[m.name], row.counts[m.name] = s.values, s.counts
+            row.notes.update(s.notes)
+            mine.append(s)
+            if s.details:
+                row.details[m.name] = s.details
+    for a, row, it, mine in zip(answers, rows, items, judged):
+        row.verdicts = assemble(it, mine)
+        if a.meta.get("missing"):
+            row.notes["missing"] = MISSING_NOTE
+    return rows
 
 
 FIRST_CHUNK, CHUNK_SECONDS = 4, 10.0
