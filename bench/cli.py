@@ -74,7 +74,7 @@ def submit_cmd(
     **scoring_args: Any,
 ) -> None:
     """Validate a submission (every problem, with its line), score it, and file it on the leaderboard.
-    SUBMISSION is an answers file, or lm_eval's output folder (its newest run's samples)."""
+    SUBMISSION is an answers file, an Inspect log, or the folder lm_eval or Inspect wrote (its newest KaLMA run)."""
     from evaluation.runner import markdown_table
 
     from .submissions import SubmissionError, submit

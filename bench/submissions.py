@@ -173,7 +173,8 @@ def submit(
             if stale.exists():
                 shutil.rmtree(stale)
         staging.mkdir()
-        shutil.copyfile(path, staging / "answers.jsonl")
+        kept = staging / ("answers.eval" if Path(path).suffix == ".eval" else "answers.jsonl")  # an Inspect log is kept as it is
+        shutil.copyfile(path, kept)
         # scored from the file as submitted, so the provenance names it rather than the staging copy
         summary = evaluate(
             dataset,
@@ -190,7 +191,7 @@ def submit(
         record = FiledSubmission(
             submission=checked.meta,
             filed=datetime.now(UTC).isoformat(timespec="seconds"),
-            answers_sha256=file_digest(staging / "answers.jsonl"),
+            answers_sha256=file_digest(kept),
             replaces=previous,
             dataset=DatasetId.of(entries, dataset_name or Path(dataset).stem),
             answers_scored=summary.counts.get("answers", 0),

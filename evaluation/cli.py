@@ -91,10 +91,10 @@ def check_models(metrics: list[str], given: dict[str, str | None]) -> None:
 
 
 def answers_path(given: str, extra: Sequence[str], name: str) -> str:
-    """The answers file to read: `given`, or the newest run's samples when it is the folder
-    lm-evaluation-harness wrote (which file, said on stderr). Paths after it are what a shell
+    """The answers file to read: `given`, or the newest KaLMA run when it is the folder
+    lm-evaluation-harness or Inspect wrote (which file, said on stderr). Paths after it are what a shell
     pattern matching several files gives (one samples file per run): refused, saying so."""
-    from kalma.answers_file import harness_samples
+    from kalma.answers_file import folder_answers
 
     if extra:
         files = [given, *extra]
@@ -107,7 +107,7 @@ def answers_path(given: str, extra: Sequence[str], name: str) -> str:
         raise click.UsageError(what)
     if not Path(given).is_dir():
         return given
-    path, note = harness_samples(given)
+    path, note = folder_answers(given)
     click.echo(f"note: {note}", err=True)
     return str(path)
 
@@ -131,7 +131,8 @@ def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
     "--answers",
     required=True,
     type=click.Path(exists=True),
-    help="answers.jsonl, another system's output (ALCE, lm-evaluation-harness's samples), or lm_eval's output folder (its newest run's samples).",
+    help="answers.jsonl, another system's output (ALCE, lm-evaluation-harness's samples, an Inspect log), "
+    "or lm_eval's output folder or Inspect's log folder (its newest KaLMA run).",
 )
 @click.option("--kg", "kg_source", default=None, help="Judge answers that carry no KG against this source's subgraphs of the entry's people.")
 @click.option("--model", default=None, help="The model that wrote answers whose lines and header name none (e.g. a file of just entry_id and text).")

@@ -179,9 +179,11 @@ class ForeignFile:
 
 
 def read_foreign(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection[str]) -> ForeignFile | None:
-    """`path` read as another system's output (ALCE's result file, lm-evaluation-harness's samples
-    of a KaLMA task), or None when it is neither."""
-    return read_alce(path, entries) or read_harness(path)
+    """`path` read as another system's output (an Inspect log of a KaLMA task, ALCE's result file,
+    lm-evaluation-harness's samples of a KaLMA task), or None when it is none of them."""
+    from .inspect_log import read_log
+
+    return read_log(path, entries) or read_alce(path, entries) or read_harness(path)
 
 
 # What another tool's records call an answer's two fields (RAG evaluation files, QA predictions).
@@ -293,6 +295,14 @@ def harness_samples(folder: str | Path) -> tuple[Path, str]:
     more = f"; give {others[0]} to score its general questions" if others else ""
     which = f"the newest of {len(kalma)} KaLMA runs" if len(kalma) > 1 else "the only KaLMA run"
     return chosen, f"reading {chosen} ({which} in {root}, {newest.stem.removeprefix('results_')}){more}"
+
+
+def folder_answers(folder: str | Path) -> tuple[Path, str]:
+    """The answers to read in a folder another tool wrote, and a sentence saying which: an Inspect
+    log folder's newest KaLMA log (`kalma.inspect_log`), else lm-evaluation-harness's newest run."""
+    from .inspect_log import newest_log
+
+    return newest_log(folder) or harness_samples(folder)
 
 
 def _not_results_file(path: Path, first: bytes) -> None:
