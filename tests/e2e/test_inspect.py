@@ -1,0 +1,290 @@
+"""KaLMA inside Inspect: a real `inspect eval kalma/kalma_specific` (found through the package's
+entry point) against a local OpenAI-compatible server, on the demo dataset, two epochs. Its figures
+are `kalma evaluate`'s on the same answers, its clustered standard errors those of the formula,
+its log is an answers file like any other, and lm-evaluation-harness's task asks the same prompts
+and scores the same answers the same way."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from baselines.prompt import template_answer
+from kalma.cli import main
+from tests.servers import answering, scripted_server
+
+pytest.importorskip("inspect_ai")
+from inspect_ai.log import read_eval_log  # noqa: E402
+
+INSPECT = str(Path(sys.executable).with_name("inspect"))
+MODEL = "openai-api/local/m"
+
+
+def varied(prompt: str, seen: Counter[str]) -> str:
+    """The template's answer, cut and spoiled differently at each asking of one prompt: answers
+    whose citations are partly wrong, of different lengths, one citing nothing at all, so that a
+    pooled figure is not the mean of per-answer ones and an entry's two epochs differ."""
+    seen[prompt] += 1
+    k = len(prompt) + seen[prompt]
+    if k % 5 == 0:
+        return "I cannot say."
+    sentences = re.split(r"(?<=\]\.)\s+", template_answer(prompt))
+    kept = sentences[: 1 + k % 4] + [x for x in sentences[1 + k % 4 :] if x.endswith("[NA].")]
+    return " ".join(kept) + (" It also won a prize [Q1, award received: Turing Award]." if k % 2 else "")
+
+
+def _eval(args: list[str], log_dir: Path, url: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LOCAL_API_KEY": "unused", "COLUMNS": "200"}
+    command = [INSPECT, "eval", *args, "--model", MODEL, "--model-base-url", f"{url}/v1", "--log-dir", str(log_dir), "--display", "plain"]
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=log_dir.parent, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole demo, two epochs, alignment and [NA] by the lexical stand-in: the log."""
+    root = tmp_path_factory.mktemp("inspect")
+    seen: Counter[str] = Counter()
+    with scripted_server([answering(lambda p: varied(p, seen))], models=[{"id": "m"}]) as (url, _):
+        done = _eval(["kalma/kalma_specific", "--epochs", "2", "-T", "nli=lexical"], root / "logs", url)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (log,) = (root / "logs").glob("*.eval")
+    return log
+
+
+def _ok(args: list[str]) -> str:
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def _evaluate(dataset: Path, answers: Path, out: Path, *more: str) -> dict:
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(answers), "--metrics", "citation,alignment,na", "--resamples", "50", "-o", str(out), *more])
+    return json.loads((out / "summary.json").read_text())
+
+
+def _inspect_figures(log: Path) -> dict[str, float]:
+    (score,) = read_eval_log(str(log), header_only=True).results.scores
+    return {k: m.value for k, m in score.metrics.items()}
+
+
+def _same_figures(log: Path, dataset: Path, out: Path) -> tuple[dict, int]:
+    """`kalma evaluate`'s summary of the log, each figure equal to Inspect's (and n/a where Inspect
+    has none); with how many figures had a value."""
+    figures = _inspect_figures(log)
+    summary = _evaluate(dataset, log, out, "--nli", "lexical")
+    compared = 0
+    for metric, values in summary["metrics"].items():
+        for key, value in values.items():
+            name = f"{metric}.{key}"
+            if value is None:
+                assert name not in figures, name
+            else:
+                assert figures[name] == pytest.approx(value, abs=1e-9), name
+                compared += 1
+    return summary, compared
+
+
+def test_inspects_figures_are_kalma_evaluates(run, dataset, tmp_path):
+    figures = _inspect_figures(run)
+    summary, compared = _same_figures(run, dataset, tmp_path / "e")
+    assert compared == 13 and summary["counts"]["answers"] == 12  # 6 entries x 2 epochs; [NA] recall is n/a: nothing was removed
+    # the micro figures are the ratios of the counts summed over all twelve answers, not a mean of ratios
+    rows = [json.loads(x) for x in (tmp_path / "e" / "scores.jsonl").read_text().splitlines()[1:]]
+    counts = [r["counts"]["citation"] for r in rows]
+    pooled = sum(c["correct"] for c in counts) / sum(c["citations"] for c in counts)
+    means = np.mean([c["correct"] / c["citations"] for c in counts if c["citations"]])
+    assert figures["citation.correctness_micro"] == pytest.approx(pooled, abs=1e-12) and abs(pooled - means) > 0.01
+    recall = sum(c["recalled"] for c in counts) / sum(c["minimum"] for c in counts)
+    assert figures["citation.recall_micro"] == pytest.approx(recall, abs=1e-12)
+    # what the log says it did and left undone, and the lexical stand-in named as such
+    said = read_eval_log(str(run), header_only=True).eval.metadata["kalma"]
+    assert said["metrics"] == ["citation", "alignment", "na"] and "geval" in said["left_to_kalma_evaluate"]
+    assert any("APPROXIMATION" in c for c in said["caveats"])
+
+
+def _clustered(infl: np.ndarray, clusters: list[str]) -> float:
+    """The clustered standard error of an estimate from each answer's influence on it: Inspect's
+    finite-cluster correction C/(C-1) over the squared sums of the influences within each cluster."""
+    sums = [infl[[i for i, c in enumerate(clusters) if c == k]].sum() for k in dict.fromkeys(clusters)]
+    n = len(sums)
+    return math.sqrt(n / (n - 1) * sum(s * s for s in sums))
+
+
+def test_the_clustered_stderr_is_the_formulas(run, dataset, tmp_path):
+    """Inspect's stderr of each figure against the clustered standard error written out here: of
+    a ratio of sums Y/X, the influence of answer i is (y_i - R x_i) / X; of a mean, the same with
+    x_i = 1 for the answers that have a value; of F1, found by numerical differentiation."""
+    figures = _inspect_figures(run)
+    _evaluate(dataset, run, tmp_path / "e")
+    rows = [json.loads(x) for x in (tmp_path / "e" / "scores.jsonl").read_text().splitlines()[1:]]
+    clusters = [r["entry_id"] for r in rows]
+    assert len(set(clusters)) == 6 and len(rows) == 12
+    c = {k: np.array([r["counts"]["citation"].get(k, 0) for r in rows], float) for k in ("correct", "citations", "precise", "recalled", "minimum")}
+
+    def ratio_se(y, x):
+        r = y.sum() / x.sum()
+        return _clustered((y - r * x) / x.sum(), clusters)
+
+    assert figures["citation.correctness_micro_stderr"] == pytest.approx(ratio_se(c["correct"], c["citations"]), abs=1e-9)
+    assert figures["citation.recall_micro_stderr"] == pytest.approx(ratio_se(c["recalled"], c["minimum"]), abs=1e-9)
+    has = np.array([r["values"]["citation"].get("correctness") is not None for r in rows], float)
+    values = np.array([r["values"]["citation"].get("correctness") or 0.0 for r in rows])
+    assert 0 < has.sum() < len(rows)  # an answer citing nothing drops out of the macro mean
+    assert figures["citation.correctness_macro_stderr"] == pytest.approx(ratio_se(values, has), abs=1e-9)
+
+    def f1(w):
+        p, r = (w @ c["precise"]) / (w @ c["citations"]), (w @ c["recalled"]) / (w @ c["minimum"])
+        return 2 * p * r / (p + r)
+
+    h, ones = 1e-6, np.ones(len(rows))
+    infl = np.array([(f1(ones + h * e) - f1(ones - h * e)) / (2 * h) for e in np.eye(len(rows))])
+    assert figures["citation.f1_micro_stderr"] == pytest.approx(_clustered(infl, clusters), abs=1e-7)
+    # clustering by entry matters here: the same influences taken one answer at a time give another error
+    unclustered = _clustered((c["correct"] - c["correct"].sum() / c["citations"].sum() * c["citations"]) / c["citations"].sum(), [str(i) for i in range(12)])
+    assert abs(unclustered - figures["citation.correctness_micro_stderr"]) > 1e-3
+
+
+def test_the_log_scores_as_the_same_answers_in_json_lines(run, dataset, tmp_path):
+    from kalma.jsonl import write_jsonl
+    from kalma.schema import Answer
+
+    log = read_eval_log(str(run))
+    answers = [
+        Answer(entry_id=s.metadata["entry_id"], text=s.output.completion, run=f"epoch{s.epoch}", kg=s.metadata["kg"], absent=s.metadata["absent"])
+        for s in log.samples
+    ]
+    write_jsonl(tmp_path / "a.jsonl", answers, "answers")
+    from_log = _evaluate(dataset, run, tmp_path / "log")
+    from_jsonl = _evaluate(dataset, tmp_path / "a.jsonl", tmp_path / "jsonl", "--model", f"inspect:{MODEL}")
+    assert from_log["metrics"] == from_jsonl["metrics"] and from_log["intervals"] == from_jsonl["intervals"]
+    assert from_log["models"]["answers"] == f"inspect:{MODEL}"
+    made = from_log["provenance"]["config"]["answers_made_by"]["inspect"]
+    assert made["task"] == "kalma/kalma_specific" and made["epochs"] == 2 and made["generation"]["max_tokens"] == 256
+    assert made["task_args"]["nli"] == "lexical"
+
+
+def test_a_log_folder_reads_its_newest_kalma_run(run, dataset, tmp_path, monkeypatch):
+    import shutil
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(run, folder / run.name)
+    shutil.copy(_other_log(tmp_path, monkeypatch), folder / "other.eval")
+    res = CliRunner().invoke(main, ["evaluate", "--dataset", str(dataset), "--answers", str(folder), "--metrics", "citation", "-o", str(tmp_path / "e")])
+    assert res.exit_code == 0, res.output
+    assert f"reading {folder / run.name} (the only KaLMA log in {folder}" in res.stderr and "1 log of other tasks left aside" in res.stderr
+
+
+def _other_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A finished log of a task that is not KaLMA's."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+
+    with scripted_server([answering(lambda p: "4")], models=[{"id": "m"}]) as (url, _):
+        monkeypatch.setenv("LOCAL_API_KEY", "unused")
+        (log,) = eval(
+            Task(dataset=[Sample(input="2+2?", target="4")], scorer=match(), name="arithmetic"),
+            model=MODEL,
+            model_base_url=f"{url}/v1",
+            log_dir=str(tmp_path / "other"),
+            display="none",
+        )
+    return Path(log.location)
+
+
+def _refused(dataset: Path, answers: Path, out: Path) -> str:
+    res = CliRunner().invoke(main, ["evaluate", "--dataset", str(dataset), "--answers", str(answers), "--metrics", "citation", "-o", str(out)])
+    assert res.exit_code == 1 and "Traceback" not in res.stderr and not out.exists(), res.output
+    (line,) = res.stderr.strip().splitlines()
+    return line
+
+
+def test_another_tasks_log_is_refused_in_one_line(dataset, tmp_path, monkeypatch):
+    line = _refused(dataset, _other_log(tmp_path, monkeypatch), tmp_path / "e")
+    assert "an Inspect log of the task 'arithmetic', not of a KaLMA task" in line
+
+
+def test_an_unfinished_log_and_one_with_failed_samples_are_refused(run, dataset, tmp_path):
+    """Rewritten copies of the real log: its header saying the run was cancelled, and one sample
+    with the error Inspect records when a model call fails."""
+    from inspect_ai.log import EvalError, write_eval_log
+
+    log = read_eval_log(str(run))
+    log.status = "cancelled"
+    write_eval_log(log, str(tmp_path / "cancelled.eval"))
+    line = _refused(dataset, tmp_path / "cancelled.eval", tmp_path / "e1")
+    assert "an unfinished Inspect log (status 'cancelled')" in line and "inspect eval-retry" in line
+
+    log = read_eval_log(str(run))
+    log.samples[3].error = EvalError(message="APIStatusError: the server said 500", traceback="", traceback_ansi="")
+    write_eval_log(log, str(tmp_path / "failed.eval"))
+    line = _refused(dataset, tmp_path / "failed.eval", tmp_path / "e2")
+    assert f"1 of 12 samples ended in an error (first: {log.samples[3].id}, epoch {log.samples[3].epoch}: APIStatusError: the server said 500)" in line
+
+
+def test_the_harness_and_inspect_ask_the_same_prompts_and_score_alike(run):
+    """lm-evaluation-harness's KaLMA task and Inspect's: the same two messages for every entry,
+    and the same citation figures on the same answers (the harness's hooks, document by document)."""
+    from dataset_builder.demo import demo_entries
+    from evaluation.harness import MICRO, aggregate, documents, process_results
+    from kalma.kg import open_source
+
+    log = read_eval_log(str(run))
+    docs = {d["id"]: d for d in documents(demo_entries(open_source("demo")), "specific")}
+    for s in log.samples:
+        system, user = s.input
+        assert (system.role, system.text, user.role, user.text) == ("system", docs[s.id]["system"], "user", docs[s.id]["user"])
+    per_doc = [process_results(docs[s.id], [s.output.completion]) for s in log.samples]
+    figures = _inspect_figures(run)
+    for key in MICRO:
+        assert aggregate(key, [d[key] for d in per_doc]) == pytest.approx(figures[f"citation.{key}"], abs=1e-9), key
+
+
+def test_bench_submit_takes_a_log(run, dataset, tmp_path):
+    out = _ok(["bench", "submit", str(run), "--dataset", str(dataset), "--leaderboard", str(tmp_path / "b"), "--name", "inspect-run", "--metrics", "citation"])
+    assert "filed 'inspect-run'" in out
+    filed = json.loads((tmp_path / "b" / "submissions" / "inspect-run" / "submission.json").read_text())
+    assert filed["submission"]["model"] == f"inspect:{MODEL}" and filed["answers_scored"] == 12
+    assert (tmp_path / "b" / "submissions" / "inspect-run" / "answers.eval").read_bytes() == run.read_bytes()
+
+
+def test_task_parameters_and_limit(dataset, tmp_path):
+    """`-T removed=1` takes one minimum-set triple out of what each entry is given (the
+    knowledge-removal experiment's own draw), `--limit` asks the first entries only, and a model
+    metric without its model is refused before any sample runs."""
+    from bench.ablations import remove_knowledge
+    from dataset_builder.demo import demo_entries
+    from kalma.kg import open_source
+    from kalma.schema import KnowledgeGraph
+    from kalma.verbalize import kg_to_text
+
+    with scripted_server([answering(template_answer)], models=[{"id": "m"}]) as (url, _):
+        done = _eval(["kalma/kalma_general", "-T", "removed=1", "-T", "seed=3", "-T", "nli=lexical", "--limit", "2"], tmp_path / "logs", url)
+        assert done.returncode == 0, done.stderr[-3000:]
+        refused = _eval(["kalma/kalma_specific", "-T", "metrics=citation,alignment"], tmp_path / "refused", url)
+    said = (refused.stdout + refused.stderr).strip()
+    assert refused.returncode != 0 and "Traceback" not in said and said.splitlines()[-1].startswith("-T metrics: alignment needs an entailment model")
+    (log,) = (tmp_path / "logs").glob("*.eval")
+    samples = read_eval_log(str(log)).samples
+    entries = demo_entries(open_source("demo"))
+    expected = remove_knowledge(entries, 1, 3)
+    assert [s.id for s in samples] == [e.id for e in entries if e.general_question][:2]
+    pools = {e.id: e.knowledge_pool for e in entries}
+    for s in samples:
+        given = KnowledgeGraph.model_validate(s.metadata["kg"])
+        assert given == expected[s.id].kg and len(s.metadata["absent"]) == 1
+        asked = s.input[1].text.split("Now your turn.")[1]
+        assert kg_to_text(given) in asked and kg_to_text(pools[s.id]) not in asked
+    summary, compared = _same_figures(log, dataset, tmp_path / "e")  # [NA] recall now has something to recall
+    assert compared == 17 and summary["coverage"]["scored"] == 2
