@@ -155,6 +155,8 @@ def test_the_clustered_stderr_is_the_formulas(run, dataset, tmp_path):
 
 
 def test_the_log_scores_as_the_same_answers_in_json_lines(run, dataset, tmp_path):
+    from inspect_ai.log import write_eval_log
+
     from kalma.jsonl import write_jsonl
     from kalma.schema import Answer
 
@@ -164,7 +166,9 @@ def test_the_log_scores_as_the_same_answers_in_json_lines(run, dataset, tmp_path
         for s in log.samples
     ]
     write_jsonl(tmp_path / "a.jsonl", answers, "answers")
+    write_eval_log(log, str(tmp_path / "log.json"))  # the same log in Inspect's JSON format
     from_log = _evaluate(dataset, run, tmp_path / "log")
+    assert _evaluate(dataset, tmp_path / "log.json", tmp_path / "json-log")["metrics"] == from_log["metrics"]
     from_jsonl = _evaluate(dataset, tmp_path / "a.jsonl", tmp_path / "jsonl", "--model", f"inspect:{MODEL}")
     assert from_log["metrics"] == from_jsonl["metrics"] and from_log["intervals"] == from_jsonl["intervals"]
     assert from_log["models"]["answers"] == f"inspect:{MODEL}"
@@ -272,9 +276,14 @@ def test_task_parameters_and_limit(dataset, tmp_path):
     with scripted_server([answering(template_answer)], models=[{"id": "m"}]) as (url, _):
         done = _eval(["kalma/kalma_general", "-T", "removed=1", "-T", "seed=3", "-T", "nli=lexical", "--limit", "2"], tmp_path / "logs", url)
         assert done.returncode == 0, done.stderr[-3000:]
-        refused = _eval(["kalma/kalma_specific", "-T", "metrics=citation,alignment"], tmp_path / "refused", url)
-    said = (refused.stdout + refused.stderr).strip()
-    assert refused.returncode != 0 and "Traceback" not in said and said.splitlines()[-1].startswith("-T metrics: alignment needs an entailment model")
+    # refused as Inspect's command line says a missing prerequisite: its one line, no traceback
+    from inspect_ai._util.error import PrerequisiteError
+
+    from kalma.inspect_registry import kalma_specific
+
+    with pytest.raises(PrerequisiteError) as refused:
+        kalma_specific(metrics="citation,alignment")
+    assert str(refused.value.message).startswith("-T metrics: alignment needs an entailment model: -T nli=SPEC")
     (log,) = (tmp_path / "logs").glob("*.eval")
     samples = read_eval_log(str(log)).samples
     entries = demo_entries(open_source("demo"))
@@ -288,3 +297,39 @@ def test_task_parameters_and_limit(dataset, tmp_path):
         assert kg_to_text(given) in asked and kg_to_text(pools[s.id]) not in asked
     summary, compared = _same_figures(log, dataset, tmp_path / "e")  # [NA] recall now has something to recall
     assert compared == 17 and summary["coverage"]["scored"] == 2
+
+
+def test_which_metrics_the_task_scores():
+    """Citation quality by default; alignment and [NA] with an entailment model, G-Eval with a
+    judge; a metric named without its model refused; the rest named as left to kalma evaluate."""
+    from bench.inspect_task import chosen_metrics
+    from evaluation.base import EvalOptions
+    from kalma.errors import ConfigError
+
+    none = {"nli": None, "judge": None, "lm": None}
+    assert chosen_metrics(None, EvalOptions(), none) == (["citation"], ["alignment", "na", "geval"])
+    assert chosen_metrics(None, EvalOptions(), {**none, "nli": "lexical", "judge": "smollm2"}) == (["citation", "alignment", "na", "geval"], [])
+    assert chosen_metrics("na", EvalOptions(), {**none, "nli": "lexical"}) == (["na"], ["citation", "alignment", "geval"])
+    with pytest.raises(ConfigError, match="geval needs a judge"):
+        chosen_metrics("citation,geval", EvalOptions(), none)
+    with pytest.raises(ConfigError, match="unknown metric|no metric"):
+        chosen_metrics("citaton", EvalOptions(), none)
+
+
+@pytest.mark.slow
+def test_the_retrieval_parameter_gives_the_baselines_retrieval():
+    """`-T retrieval=ner`: each sample is given what `kalma answer --retrieval ner` retrieves (spaCy)."""
+    from baselines.pipeline import BaselineConfig, run_retrieval
+    from bench.inspect_task import kalma_task
+    from dataset_builder.demo import demo_entries
+    from kalma.kg import open_source
+    from kalma.schema import KnowledgeGraph
+
+    samples = list(kalma_task(retrieval="ner").dataset)
+    entries = demo_entries(open_source("demo"))
+    retrieved = run_retrieval(entries, BaselineConfig(kg="demo", setting="specific"))
+    assert [s.id for s in samples] == [e.id for e in entries]
+    assert [KnowledgeGraph.model_validate(s.metadata["kg"]) for s in samples] == [r.kg for r in retrieved]
+    assert all("mentions" in s.metadata["retrieval"] for s in samples)
+    with pytest.raises(Exception, match="knowledge removal takes triples out of the gold pools"):
+        kalma_task(retrieval="ner", removed=1)
