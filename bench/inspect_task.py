@@ -117,7 +117,8 @@ def kalma_task(
         }
         samples.append(Sample(id=e.id, input=[ChatMessageSystem(content=system["content"]), ChatMessageUser(content=user["content"])], metadata=metadata))
     scorer, inspect_metrics = scorer_for(where, names, options)
-    caveats = [*(approximate_entailment(options.nli) if nli and any("nli" in getattr(METRICS.factory(n), "needs", ()) for n in names) else [])]
+    entailing = nli and any("nli" in getattr(METRICS.factory(n), "needs", ()) for n in names)
+    caveats = approximate_entailment(options.nli) if entailing else []  # the lexical stand-in named as such
     said = {
         "prompt": PROMPT_VERSION,
         "dataset": where,

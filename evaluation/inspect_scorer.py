@@ -60,7 +60,7 @@ def sample_answer(state: TaskState) -> Answer:
     return Answer(
         entry_id=meta[CLUSTER],
         text=state.output.completion,
-        model=str(state.model),
+        model=f"inspect:{state.model}",  # as `kalma evaluate` names the log's model
         setting=setting,
         kg=KnowledgeGraph.model_validate(meta["kg"]),
         absent=None if absent is None else [Triple.model_validate(t) for t in absent],

@@ -289,7 +289,7 @@ def harness_samples(folder: str | Path) -> tuple[Path, str]:
             if runs
             else "no lm-evaluation-harness run (results_*.json, in it or a folder under it)"
         )
-        raise KalmaError(f"{root} is a folder holding {what}; give an answers file, or the folder lm_eval --output_path wrote")
+        raise KalmaError(f"{root} is a folder holding {what}; give an answers file, or the folder lm_eval --output_path or inspect eval --log-dir wrote")
     newest = kalma[-1]
     chosen, *others = runs[newest]
     more = f"; give {others[0]} to score its general questions" if others else ""
