@@ -263,19 +263,23 @@ def test_bench_submit_takes_a_log(run, dataset, tmp_path):
     assert (tmp_path / "b" / "submissions" / "inspect-run" / "answers.eval").read_bytes() == run.read_bytes()
 
 
-def test_task_parameters_and_limit(dataset, tmp_path):
+def test_task_parameters_and_limit(dataset, tmp_path, monkeypatch):
     """`-T removed=1` takes one minimum-set triple out of what each entry is given (the
     knowledge-removal experiment's own draw), `--limit` asks the first entries only, and a model
     metric without its model is refused before any sample runs."""
+    from inspect_ai import eval
+
     from bench.ablations import remove_knowledge
     from dataset_builder.demo import demo_entries
     from kalma.kg import open_source
     from kalma.schema import KnowledgeGraph
     from kalma.verbalize import kg_to_text
 
-    with scripted_server([answering(template_answer)], models=[{"id": "m"}]) as (url, _):
-        done = _eval(["kalma/kalma_general", "-T", "removed=1", "-T", "seed=3", "-T", "nli=lexical", "--limit", "2"], tmp_path / "logs", url)
-        assert done.returncode == 0, done.stderr[-3000:]
+    monkeypatch.setenv("LOCAL_API_KEY", "unused")
+    with scripted_server([answering(template_answer)], models=[{"id": "m"}]) as (url, _):  # in this process: one Inspect start is enough
+        args = {"removed": 1, "seed": 3, "nli": "lexical"}
+        (done,) = eval("kalma/kalma_general", task_args=args, limit=2, model=MODEL, model_base_url=f"{url}/v1", log_dir=str(tmp_path / "logs"), display="none")
+    assert done.status == "success"
     # refused as Inspect's command line says a missing prerequisite: its one line, no traceback
     from inspect_ai._util.error import PrerequisiteError
 
