@@ -36,7 +36,7 @@ from kalma.schema import DatasetEntry, KnowledgeGraph, Setting, Triple
 
 from .ablations import remove_knowledge
 
-TASKS = ("kalma/kalma", "kalma/kalma_specific", "kalma/kalma_general")  # the registered names (kalma.inspect_registry)
+TASKS = ("kalma/kalma", "kalma/kalma_specific", "kalma/kalma_general")  # the registered names (bench.inspect_registry)
 MAX_TOKENS = 256  # as `kalma answer`'s default; `inspect eval --max-tokens N` changes it
 NEEDS = {"nli": "an entailment model: -T nli=SPEC (lexical, hf-nli:ID, llm:SPEC)", "judge": "a judge: -T judge=SPEC", "lm": "an LM scorer: -T lm=SPEC"}
 

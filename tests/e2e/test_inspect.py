@@ -283,7 +283,7 @@ def test_task_parameters_and_limit(dataset, tmp_path, monkeypatch):
     # refused as Inspect's command line says a missing prerequisite: its one line, no traceback
     from inspect_ai._util.error import PrerequisiteError
 
-    from kalma.inspect_registry import kalma_specific
+    from bench.inspect_registry import kalma_specific
 
     with pytest.raises(PrerequisiteError) as refused:
         kalma_specific(metrics="citation,alignment")

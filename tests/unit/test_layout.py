@@ -1,5 +1,6 @@
 """The layout of docs/architecture.md held by the imports: the suite's own benchmarks (`perf/`)
-never import the tests, and the package the users install imports neither."""
+never import the tests, the package the users install imports neither, and the shared vocabulary
+(`kalma/`) imports no stage (data flows one way)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ def _imported(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("folder, forbidden", [("perf", {"tests"}), *((p, {"tests", "perf"}) for p in PACKAGES)])
+STAGES = {"dataset_builder", "baselines", "evaluation", "bench"}
+
+
+@pytest.mark.parametrize("folder, forbidden", [("perf", {"tests"}), ("kalma", {"tests", "perf", *STAGES}), *((p, {"tests", "perf"}) for p in PACKAGES[1:])])
 def test_no_module_imports_what_its_layer_must_not(folder, forbidden):
     wrong = {str(p.relative_to(ROOT)): sorted(_imported(p) & forbidden) for p in (ROOT / folder).rglob("*.py")}
     assert not {k: v for k, v in wrong.items() if v}

@@ -1,4 +1,4 @@
-"""What Inspect finds under `kalma/` (the `inspect_ai` entry point): `inspect eval kalma/kalma_specific`.
+"""What Inspect finds under `kalma/` (the `inspect_ai` entry point names this module): `inspect eval kalma/kalma_specific`.
 
 The tasks are `bench.inspect_task.kalma_task` with the question's setting fixed (`kalma_specific`,
 `kalma_general`) or a parameter (`kalma`); this module only names them. Inspect prefixes a task's
