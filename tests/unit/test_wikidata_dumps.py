@@ -327,7 +327,7 @@ def test_blocks_end_where_a_subject_ends_and_lose_no_byte(tmp_path, size):
 def test_the_columnar_parser_reads_what_the_pattern_parser_reads(tmp_path, keep):
     """Column by column (polars) or by the compiled pattern: the same rows and the same malformed
     lines, on real entities and on lines of every shape the dumps can hold."""
-    from tests.unit.test_ntriples_fuzz import read_both
+    from perf.ntriples_lines import read_both
 
     real = write_nt_dump(tmp_path / "real.nt", entities(), languages=("en", "de")).read_text()
     ended = (real + "\n".join(HOSTILE) + "\n").encode()
@@ -342,7 +342,7 @@ def test_the_lines_of_the_grammars_edges_are_read_as_it_says():
     the columns dropped uncounted before (two spaces before the dot, a claim's literal holding
     `#directClaim> <` on a line ending in `. `), the terms they must leave to the pattern parser, and
     the malformed claims, each counted once, whatever else the block holds."""
-    from tests.unit.test_ntriples_fuzz import read_both
+    from perf.ntriples_lines import read_both
 
     block = ("\n".join(HOSTILE) + "\n").encode()
     for keep in (Filter(), Filter(classes=frozenset({"Q5"}))):
@@ -374,7 +374,7 @@ def test_bytes_that_are_no_utf8_are_read_as_replacement_characters_and_counted()
     """A torn or foreign byte in a dump costs its character, not the import: both parsers read it as
     U+FFFD, as Python's `replace` does, and count the line (the pattern parser when it reads a
     block whole, as with a subset, too); every other line is read as before."""
-    from tests.unit.test_ntriples_fuzz import read_both
+    from perf.ntriples_lines import read_both
 
     block = (
         b'<http://www.wikidata.org/entity/Q7> <http://www.w3.org/2000/01/rdf-schema#label> "Caf\xe9"@en .\n'
