@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 import click
 
 from kalma.cli import INT_LIST, LIMIT, NO_CACHE, TEMPERATURES
+from kalma.jsonl import dumps
 from kalma.schema import Setting
 
 
@@ -95,7 +95,7 @@ def answer(
         limit=limit,
     )
     report = answer_dataset(_entries(dataset), output, cfg, overwrite=overwrite)
-    click.echo(json.dumps(report, indent=2))
+    click.echo(dumps(report, indent=2))
     if note:  # said beside the recall it explains, after the run
         click.echo(f"note: {note}", err=True)
 
@@ -130,6 +130,6 @@ def retrieve_cmd(dataset: str, kg: str | None, setting: str, spacy_model: str, s
     ]
     report = retrieval_report([r.kg.qids() for r in rets], [e.people for e in entries])
     doc = {"reference": REFERENCE, **report, "disagreements": len(disagreements), "first_disagreements": disagreements[:show]}
-    click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    click.echo(dumps(doc, indent=2, ensure_ascii=False))
     if note:
         click.echo(f"note: {note}", err=True)

@@ -13,7 +13,6 @@ Every number printed names the model behind it; `template` and `lexical` are lab
 
 from __future__ import annotations
 
-import json
 import time
 from importlib import resources
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import click
 
 from kalma.cli import NO_CACHE
+from kalma.jsonl import dumps
 
 
 def here(path: Path) -> str:
@@ -98,7 +98,7 @@ def demo(output: str, config: str | None, overwrite: bool) -> None:
         click.echo(f"[4] submission {meta.name}: {rec.answers_scored} answers, {rec.malformed_citations} malformed citations, F1 {f1}")
     page, damaged = render(board, out / "site")
     (out / "demo.json").write_text(
-        json.dumps({"tables": {k: [r.model_dump() for r in v] for k, v in results.tables.items()}, "builder": report}, indent=2, default=str)
+        dumps({"tables": {k: [r.model_dump() for r in v] for k, v in results.tables.items()}, "builder": report}, indent=2, default=str)
     )
     click.echo(f"[5] leaderboard: {here(page)}" + (f" ({len(damaged)} damaged board files left off)" if damaged else ""))
     click.echo(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kalma.cli import NO_CACHE, OVERWRITE, new_output
+from kalma.jsonl import dumps
 
 from . import WINDOW
 
@@ -61,7 +62,6 @@ def import_biokalma(release_file: str | None, specific_option: str | None, gener
 def stats(dataset_file: str, as_json: bool) -> None:
     """The paper's §2.3 figures (entries, knowledge per minimum set, countries, cities, occupations,
     era) for this dataset, beside the paper's own for BioKaLMA."""
-    import json
     from pathlib import Path
 
     from kalma.jsonl import read_jsonl
@@ -71,7 +71,7 @@ def stats(dataset_file: str, as_json: bool) -> None:
 
     figures = dataset_stats(list(read_jsonl(dataset_file, DatasetEntry, kind="dataset")))
     if as_json:
-        click.echo(json.dumps({"dataset": figures, "paper": PAPER}, indent=2, ensure_ascii=False))
+        click.echo(dumps({"dataset": figures, "paper": PAPER}, indent=2, ensure_ascii=False))
         return
     click.echo(stats_table(figures, Path(dataset_file).name))
     top = ", ".join(f"{k} {v}" for k, v in list(figures["minimum_set_relations"].items())[:8])
@@ -141,7 +141,6 @@ def build_cmd(
     output: str,
 ) -> None:
     """Build a BioKaLMA-style dataset from relation records (paper §2.2)."""
-    import json
 
     from .build import BuildConfig, build
     from .evolve import EvolveConfig
@@ -157,4 +156,4 @@ def build_cmd(
         kg=kg, llm=llm, lm=lm, seed=seed, relation_table=relation_table, columns=cols, evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts)
     )
     report = build(records, output, cfg, overwrite=overwrite, window=window)
-    click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    click.echo(dumps(report, indent=2, ensure_ascii=False))

@@ -19,7 +19,6 @@ text. Everything else keeps its shape. Entries are written in row groups of 1,00
 
 from __future__ import annotations
 
-import json
 import re
 import types
 import typing
@@ -31,7 +30,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel
 
 from kalma.errors import ConfigError
-from kalma.jsonl import read_header, read_jsonl
+from kalma.jsonl import dumps, read_header, read_jsonl
 from kalma.schema import BuildTrace, DatasetEntry, RemovedRecord
 
 from .build import beside
@@ -89,7 +88,7 @@ def arrow_value(value: Any, annotation: Any) -> Any:
         return [arrow_value(v, args[0]) for v in value]
     if origin is dict:
         if args[1] is Any:
-            return json.dumps(value, ensure_ascii=False, sort_keys=True)
+            return dumps(value, ensure_ascii=False, sort_keys=True)
         return [{"key": k, "value": arrow_value(v, args[1])} for k, v in value.items()]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return {name: arrow_value(value[name], f.annotation) for name, f in annotation.model_fields.items()}

@@ -14,7 +14,6 @@ or partial run) are left out, and counted.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -24,7 +23,7 @@ import click
 import numpy as np
 
 from kalma.errors import KalmaError
-from kalma.jsonl import read_header, read_jsonl
+from kalma.jsonl import dumps, read_header, read_jsonl
 from kalma.schema import AnswerScores
 
 from .base import EvalOptions, Metric, get_metric, show, show_signed
@@ -239,7 +238,7 @@ def compare_cmd(a: str, b: str, resamples: int, seed: int, as_json_: bool) -> No
     if as_json_:
         for n in c.notes:
             click.echo(f"note: {n}", err=True)
-        click.echo(json.dumps(as_json(c), indent=1))
+        click.echo(dumps(as_json(c), indent=1))
     else:
         click.echo(render(c, ea, eb, resamples, seed))
 

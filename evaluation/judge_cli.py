@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -45,28 +44,46 @@ def judge() -> None:
     callback=_threshold,
     help="Supported when P(entailment) >= it; `tune`: per dataset, the best of 0.01..0.99 on its development pairs, as LLM-AggreFact does.",
 )
+@click.option("--all-errors", is_flag=True, help="Report every bad row of the pairs files, not only the first.")
 @click.option("--resamples", type=click.IntRange(min=0), default=10_000, show_default=True, help="Bootstrap resamples of the intervals.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", default=None, help="A folder for judge.md, judge.json and scores.jsonl (every pair's probability and verdict).")
 @OVERWRITE
 @NO_CACHE
 def evaluate_cmd(
-    specs: tuple[str, ...], pairs: str | None, dev: str | None, threshold: float | None, resamples: int, seed: int, output: str | None, overwrite: bool
+    specs: tuple[str, ...],
+    pairs: str | None,
+    dev: str | None,
+    threshold: float | None,
+    all_errors: bool,
+    resamples: int,
+    seed: int,
+    output: str | None,
+    overwrite: bool,
 ) -> None:
     """Balanced accuracy per dataset and overall, with bootstrap intervals, the confusion matrix,
     and how many pairs were chunked or cut; two judges also by their paired difference."""
+    from kalma.jsonl import dumps
     from kalma.models import ENTAILMENT
     from kalma.provenance import provenance
 
-    from .judge_quality import BUNDLED, compare, markdown, measure, read_pairs, scores_rows
+    from .judge_quality import BUNDLED, compare, markdown, measure, read_pairs, scan_pairs, scores_rows
 
     if len(specs) > 2:
         raise click.UsageError("--nli: one judge, or two to compare")
     for spec in specs:
         ENTAILMENT.check(spec)
+    source = pairs or str(BUNDLED)
+    if dev and os.path.exists(source) and os.path.samefile(dev, source):
+        raise click.UsageError(f"--dev {dev} is the --pairs file: a threshold tuned on the test pairs scores them too well; give held-out development pairs")
     if output:
         new_output(output, overwrite)
-    source = pairs or str(BUNDLED)
+    if all_errors:
+        errors = [e for f in (source, dev) if f for e in scan_pairs(f)[1]]
+        for e in errors:
+            click.echo(e, err=True)
+        if errors:
+            raise click.ClickException(f"{len(errors)} bad row{'s' if len(errors) != 1 else ''}; nothing was measured")
     rows = read_pairs(source)
     if dev:
         from dataclasses import replace
@@ -89,10 +106,10 @@ def evaluate_cmd(
     }
     report["provenance"] = provenance(config={"pairs": source, "dev": dev, "threshold": "tune" if threshold is None else threshold})
     (folder / "judge.md").write_text(text)
-    (folder / "judge.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    (folder / "judge.json").write_text(dumps(report, indent=1, default=str) + "\n")
     with open(folder / "scores.jsonl.tmp", "w") as f:
         for r in reports:
             for row in scores_rows(r, rows):
-                f.write(json.dumps({"judge": r.judged.spec, **row}, ensure_ascii=False) + "\n")
+                f.write(dumps({"judge": r.judged.spec, **row}, ensure_ascii=False) + "\n")
     os.replace(folder / "scores.jsonl.tmp", folder / "scores.jsonl")
     click.echo(f"wrote {folder / 'judge.md'}, judge.json and scores.jsonl")

@@ -15,8 +15,9 @@ Card
 - Input: JSON Lines, CSV or Parquet in LLM-AggreFact's row layout (`doc`/`document`, `claim`,
   `label`, `dataset`, optional `split`), or `premise`/`hypothesis` (what `kalma human score`
   writes as majority.jsonl, labels `entailment`/`not_entailment`). A label is 0 or 1 (also
-  true/false, entailment/not_entailment); anything else, or a missing field, is one error naming
-  the file, the line and the field.
+  true/false, entailment/not_entailment); anything else, or a missing or null field, is one error
+  naming the file, the line and the field. Rows without `dataset` are one dataset in every file.
+- A judge that abstains (`table:…,unjudged=skip`): its unjudged pairs are left out and counted.
 """
 
 from __future__ import annotations
@@ -59,32 +60,70 @@ class Pair:
     where: str = ""  # file:line
 
 
+NO_DATASET = "(no dataset field)"  # rows without one, in every file alike: a --dev file's match its --pairs'
+
+
 def read_pairs(path: str | Path) -> list[Pair]:
-    """Every labelled pair of `path` (.jsonl/.json, .csv or .parquet, by its suffix)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            rows = _parquet(path)
-        else:
-            text = path.read_text(encoding="utf-8-sig")
-            rows = _csv(text) if suffix in {".csv", ".tsv"} else _jsonl(path, text)
-    except OSError as exc:
-        raise PairsError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    pairs = [_pair(path, line, row) for line, row in rows]
-    if not pairs:
-        raise PairsError(f"{path}: no labelled pairs in it")
+    """Every labelled pair of `path` (.jsonl/.json, .csv or .parquet, by its suffix); the first bad
+    row is the error, with how many more there are."""
+    pairs, errors = scan_pairs(path)
+    if errors:
+        more = f" (and {len(errors) - 1} more bad row{'s' if len(errors) > 2 else ''}: --all-errors lists them)" if len(errors) > 1 else ""
+        raise PairsError(errors[0] + more)
     return pairs
 
 
+def scan_pairs(path: str | Path) -> tuple[list[Pair], list[str]]:
+    """`path`'s good pairs and one error per bad row (file:line: field ...). A file that cannot be
+    read as pairs at all (not there, not UTF-8, another format) is a PairsError."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PairsError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if suffix == ".parquet":
+        rows = _parquet(path)
+    else:
+        rows = _csv(_text(path, data)) if suffix in {".csv", ".tsv"} else _jsonl(path, _text(path, data))
+    pairs, errors = [], []
+    for line, row in rows:
+        try:
+            pairs.append(_pair(path, line, row))
+        except PairsError as exc:
+            errors.append(str(exc))
+    if not pairs and not errors:
+        raise PairsError(f"{path}: no labelled pairs in it")
+    return pairs, errors
+
+
+def check_file(path: str | Path) -> tuple[int, list[str]]:
+    """`kalma check FILE --kind pairs`: how many rows are good pairs, and each bad row's error."""
+    pairs, errors = scan_pairs(path)
+    return len(pairs), errors
+
+
+def _text(path: Path, data: bytes) -> str:
+    """The file as text: UTF-8 (a spreadsheet's byte-order mark dropped), else one error saying what it is."""
+    if data.startswith(b"PAR1"):
+        raise PairsError(f"{path}: a Parquet file, not {path.suffix or 'text'}: name it .parquet")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PairsError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}): save it as UTF-8 (a spreadsheet: 'CSV UTF-8'; iconv -f latin1 -t utf-8)"
+        ) from None
+
+
 def _jsonl(path: Path, text: str) -> list[tuple[int, Any]]:
-    rows = []
+    rows: list[tuple[int, Any]] = []
     for line, raw in enumerate(text.splitlines(), start=1):
         if raw.strip():
             try:
                 rows.append((line, json.loads(raw)))
             except json.JSONDecodeError as exc:
-                raise PairsError(f"{path}:{line}: not JSON ({exc.msg})") from None
+                rows.append((line, PairsError(f"{path}:{line}: not JSON ({exc.msg})")))
     return rows
 
 
@@ -95,35 +134,48 @@ def _csv(text: str) -> list[tuple[int, Any]]:
 
 
 def _parquet(path: Path) -> list[tuple[int, Any]]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+    try:
+        return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+    except pa.ArrowException as exc:
+        raise PairsError(f"{path}: not a Parquet file ({str(exc)[:120]}): give JSON Lines or CSV a .jsonl or .csv name") from None
+
+
+def _absent(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _field(path: Path, line: int, row: dict[str, Any], names: Sequence[str], required: bool = True) -> str:
     for name in names:
         value = row.get(name)
-        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+        if not _absent(value):
             if not isinstance(value, str):
                 raise PairsError(f"{path}:{line}: field '{name}': text is required, got {value!r}")
             return value
     if required:
+        null = next((n for n in names if n in row), None)  # the name this file uses, given as null
+        if null is not None:
+            raise PairsError(f"{path}:{line}: field '{null}' is null: text is required")
         raise PairsError(f"{path}:{line}: field '{names[0]}' is missing" + (f" (or {' / '.join(repr(n) for n in names[1:])})" if names[1:] else ""))
     return ""
 
 
 def _pair(path: Path, line: int, row: Any) -> Pair:
+    if isinstance(row, PairsError):
+        raise row
     if not isinstance(row, dict):
         raise PairsError(f"{path}:{line}: expected an object with premise, hypothesis and label")
     premise, hypothesis = _field(path, line, row, DOCUMENT), _field(path, line, row, CLAIM)
     if "label" not in row or row["label"] in (None, ""):
-        raise PairsError(f"{path}:{line}: field 'label' is missing")
+        raise PairsError(f"{path}:{line}: field 'label' is " + ("null" if "label" in row and row["label"] is None else "missing"))
     raw = row["label"]
     text = str(raw).strip().lower() if not isinstance(raw, float) or not raw.is_integer() else str(int(raw))
     if text not in _YES | _NO:
         raise PairsError(f"{path}:{line}: field 'label': 0 or 1 (or entailment/not_entailment), got {raw!r}")
     split = _field(path, line, row, ("split",), required=False).strip().lower()
-    dataset = _field(path, line, row, ("dataset",), required=False) or path.stem
+    dataset = _field(path, line, row, ("dataset",), required=False) or NO_DATASET
     return Pair(premise, hypothesis, int(text in _YES), dataset, split, _field(path, line, row, ("kind",), required=False), f"{path}:{line}")
 
 
@@ -171,20 +223,30 @@ class Judged:
     thresholds: dict[str, float]  # per dataset
     tuned_on: dict[str, tuple[int, float | None]] = field(default_factory=dict)  # dataset -> (dev pairs, dev balanced accuracy)
     inputs: list[tuple[int, bool, bool]] | None = None  # per pair: (chunks, cut, split), for a chunking checker
+    by_word: tuple[int, int] = (0, 0)  # (replies read by their word: no log-probabilities given, of those unreadable)
+
+    def judged(self, i: int) -> bool:
+        """Whether pair `i` has a judgement (`table:…,unjudged=skip` gives none to a pair it lacks)."""
+        return not math.isnan(self.probs[i])
 
 
 def judge(spec: str, pairs: Sequence[Pair], threshold: float | None) -> Judged:
     """`spec`'s P(entailment) for every pair, and the threshold of each dataset: `threshold`, or
     (None) tuned on that dataset's development pairs."""
     from kalma.models import ENTAILMENT, describe, get_entailment
+    from kalma.models.table import MissingJudgement
 
     ent = get_entailment(spec)
     texts = [(p.premise, p.hypothesis) for p in pairs]
-    probs = ent.probs(texts)
+    before = (getattr(ent, "asked", 0), getattr(ent, "unreadable", 0))
+    try:
+        probs = ent.probs(texts)
+    except MissingJudgement as exc:
+        raise PairsError(f"{exc.missing}; to measure the judge on the pairs its table holds, give `--nli {spec},unjudged=skip`") from None
     described = describe(spec, ENTAILMENT)
     if ent.approximate:
         described += " (rule-based approximation, not an NLI model)"
-    out = Judged(spec, described, ent.approximate, probs, {})
+    out = Judged(spec, described, ent.approximate, probs, {}, by_word=(getattr(ent, "asked", 0) - before[0], getattr(ent, "unreadable", 0) - before[1]))
     inputs = getattr(ent, "inputs", None)
     if callable(inputs):
         per: dict[int, list[Any]] = {}
@@ -195,7 +257,7 @@ def judge(spec: str, pairs: Sequence[Pair], threshold: float | None) -> Judged:
         if threshold is not None:
             out.thresholds[name] = threshold
             continue
-        dev = [i for i, p in enumerate(pairs) if p.dataset == name and p.split == "dev"]
+        dev = [i for i, p in enumerate(pairs) if p.dataset == name and p.split == "dev" and out.judged(i)]
         if not dev:
             raise PairsError(f"--threshold tune: dataset {name!r} has no development pairs (split 'dev', or --dev FILE)")
         t, ba = tune([pairs[i].label for i in dev], [probs[i] for i in dev])
@@ -237,6 +299,7 @@ class Report:
     resamples: int
     seed: int
     level: float
+    unjudged: int = 0  # pairs left out: the judge gave them no judgement
 
     def as_dict(self) -> dict[str, Any]:
         j = self.judged
@@ -250,6 +313,8 @@ class Report:
             "approximate": j.approximate,
             "pairs_file": self.pairs_file,
             "pairs": len(self.scored),
+            "unjudged_pairs": self.unjudged,
+            "replies_read_by_word": {"replies": j.by_word[0], "unreadable_counted_as_no": j.by_word[1]},
             "decision": "supported when P(entailment) >= threshold",
             "thresholds": j.thresholds,
             "tuned_on_dev": {d: {"pairs": n, "balanced_accuracy": ba} for d, (n, ba) in j.tuned_on.items()},
@@ -272,9 +337,12 @@ def measure(
 ) -> Report:
     """One judge on `pairs`: balanced accuracy per dataset and overall, with intervals."""
     judged = judge(spec, pairs, threshold)
-    scored = [i for i, p in enumerate(pairs) if p.split != "dev"]
-    if not scored:
+    test = [i for i, p in enumerate(pairs) if p.split != "dev"]
+    if not test:
         raise PairsError(f"{pairs_file or 'the pairs'}: every pair is a development pair: nothing is left to score")
+    scored = [i for i in test if judged.judged(i)]
+    if not scored:
+        raise PairsError(f"{spec}: judges none of the {len(test)} pairs of {pairs_file or 'the pairs'}: nothing is left to score")
     verdicts = [int(judged.probs[i] >= judged.thresholds[pairs[i].dataset]) for i in scored]
     datasets = list(dict.fromkeys(pairs[i].dataset for i in scored))
     _, sums = _columns(pairs, scored, verdicts, datasets)
@@ -293,15 +361,17 @@ def measure(
         if pairs[i].kind:
             c, n = kinds.get(pairs[i].kind, (0, 0))
             kinds[pairs[i].kind] = (c + int(v == pairs[i].label), n + 1)
-    return Report(pairs_file, judged, scored, verdicts, intervals, confusion, kinds, resamples, seed, level)
+    return Report(pairs_file, judged, scored, verdicts, intervals, confusion, kinds, resamples, seed, level, unjudged=len(test) - len(scored))
 
 
 def compare(a: Report, b: Report, pairs: Sequence[Pair]) -> dict[str, Any]:
     """Two judges on the same pairs: the paired difference (A - B) of each balanced accuracy, its
     bootstrap interval over the same documents, and an approximate-randomization p-value."""
-    datasets = list(dict.fromkeys(pairs[i].dataset for i in a.scored))
-    _, sa = _columns(pairs, a.scored, a.verdicts, datasets)
-    _, sb = _columns(pairs, b.scored, b.verdicts, datasets)
+    both = sorted(set(a.scored) & set(b.scored))  # a pair either judge left unjudged is in neither side
+    va, vb = dict(zip(a.scored, a.verdicts)), dict(zip(b.scored, b.verdicts))
+    datasets = list(dict.fromkeys(pairs[i].dataset for i in both))
+    _, sa = _columns(pairs, both, [va[i] for i in both], datasets)
+    _, sb = _columns(pairs, both, [vb[i] for i in both], datasets)
     found = paired(sa, sb, _estimates(datasets), resamples=a.resamples, seed=a.seed, level=a.level)
     return {k: asdict(v) for k, v in found.items()}
 
@@ -315,7 +385,7 @@ def scores_rows(report: Report, pairs: Sequence[Pair]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"where": p.where, "dataset": p.dataset, "premise": p.premise, "hypothesis": p.hypothesis, "label": p.label}
         row |= {"kind": p.kind} if p.kind else {}
         row |= {"split": p.split} if p.split else {}
-        row |= {"probability": j.probs[i], "threshold": j.thresholds[p.dataset]}
+        row |= {"probability": j.probs[i] if j.judged(i) else None, "threshold": j.thresholds[p.dataset]}
         if i in verdict:
             row |= {"predicted": verdict[i], "correct": verdict[i] == p.label}
         if j.inputs is not None:
@@ -343,6 +413,11 @@ def markdown(report: Report, difference: dict[str, Any] | None = None, other: st
     else:
         lines.append(f"- threshold: {next(iter(j.thresholds.values())):g} (fixed); supported when P >= threshold")
     lines.append(f"- pairs: {len(report.scored)} from {report.pairs_file}")
+    if report.unjudged:
+        lines.append(f"- unjudged: {report.unjudged} pairs the judge gave no judgement, left out of every figure")
+    if j.by_word[0]:
+        unreadable = f", {j.by_word[1]} unreadable (counted as no)" if j.by_word[1] else ""
+        lines.append(f"- read by the reply's word: {j.by_word[0]} replies came without log-probabilities (P is 1 for yes, 0 for no){unreadable}")
     if d["inputs"] is not None:
         i = d["inputs"]
         lines.append(f"- inputs: {i['chunked']} pairs chunked, {i['cut']} cut to the maximum length, {i['split_sentences']} with a sentence split at words")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import KalmaError
+from .jsonl import dumps
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def _check_no_secrets(obj: Any, where: str = "params") -> None:
 
 def make_key(namespace: str, backend: str, model: str, params: dict[str, Any], payload: Any) -> str:
     _check_no_secrets(params)
-    blob = json.dumps([namespace, backend, model, params, payload], sort_keys=True, ensure_ascii=False, default=str)
+    blob = dumps([namespace, backend, model, params, payload], sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
+
+from .jsonl import dumps
 
 
 @click.group("cache")
@@ -17,7 +17,7 @@ def stats() -> None:
     """Entries per namespace and size on disk."""
     from .cache import get_cache
 
-    click.echo(json.dumps(get_cache().stats(), indent=2))
+    click.echo(dumps(get_cache().stats(), indent=2))
 
 
 @cache.command("clear")

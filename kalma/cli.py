@@ -23,6 +23,9 @@ from . import __version__
 from .schema import RECORD_KINDS
 
 ENTRY_POINT_GROUP = "kalma.commands"
+# files `kalma check` reads that are no record kind (a stage's own input, e.g. labelled pairs):
+# name = "module:function(path) -> (good rows, one error per bad row)"
+CHECK_GROUP = "kalma.check"
 
 
 class NumberList(click.ParamType):
@@ -174,7 +177,7 @@ def main() -> None:
 
 @main.command("check")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--kind", type=click.Choice(sorted(RECORD_KINDS)), required=True)
+@click.option("--kind", type=click.Choice(sorted([*RECORD_KINDS, *(ep.name for ep in entry_points(group=CHECK_GROUP))])), required=True)
 @click.option("--all-errors", is_flag=True, help="Report every bad line instead of stopping at the first (the file is never changed).")
 @click.option(
     "--lenient",
@@ -182,11 +185,14 @@ def main() -> None:
     help="Accept a file with bad lines, as `kalma evaluate --lenient` does: every bad line is reported, and the exit status is 0.",
 )
 def check(path: str, kind: str, all_errors: bool, lenient: bool) -> None:
-    """Validate a record file and report its bad lines; exits 1 when it has any (unless --lenient)."""
+    """Validate a record file (or `kalma judge evaluate`'s labelled pairs: --kind pairs) and report its bad lines;
+    exits 1 when it has any (unless --lenient)."""
     from .answers_file import other_fields, read_foreign
     from .errors import KalmaError
     from .jsonl import read_jsonl
 
+    if kind not in RECORD_KINDS:
+        return _check_other(path, kind, all_errors, lenient)
     try:
         foreign = read_foreign(path, ()) if kind == "answers" else None
         res = foreign.result if foreign else read_jsonl(path, RECORD_KINDS[kind], kind=kind, strict=not (all_errors or lenient))
@@ -202,6 +208,23 @@ def check(path: str, kind: str, all_errors: bool, lenient: bool) -> None:
     if foreign:
         click.echo(f"{path}: {foreign.about}")
     if res.errors and not lenient:
+        raise SystemExit(1)
+
+
+def _check_other(path: str, kind: str, all_errors: bool, lenient: bool) -> None:
+    """A file of a kind a stage registers: every bad row with --all-errors or --lenient, else the first."""
+    from .errors import KalmaError
+
+    (ep,) = [ep for ep in entry_points(group=CHECK_GROUP) if ep.name == kind]
+    try:
+        good, errors = ep.load()(path)
+    except KalmaError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for err in errors if all_errors or lenient else errors[:1]:
+        click.echo(err, err=True)
+    more = "" if all_errors or lenient or len(errors) < 2 else " (--all-errors lists every one)"
+    click.echo(f"{path}: {good} good row{'s' if good != 1 else ''}, {len(errors)} bad row{'s' if len(errors) != 1 else ''}{more}")
+    if errors and not lenient:
         raise SystemExit(1)
 
 

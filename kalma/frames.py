@@ -17,13 +17,12 @@ their columns, documented in docs/formats.md ("Verdicts").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .jsonl import HEADER_KEY, read_header, read_jsonl
+from .jsonl import HEADER_KEY, dumps, read_header, read_jsonl
 from .schema import RECORD_KINDS, AnswerScores, NAVerdict, Record
 
 
@@ -142,7 +141,7 @@ def export(path: str | Path, out: str | Path, kind: str | None = None, verdicts:
     out.parent.mkdir(parents=True, exist_ok=True)
     if verdicts:
         rows, header = _flat(path)
-        lines = [json.dumps(r, ensure_ascii=False) for r in rows]
+        lines = [dumps(r, ensure_ascii=False) for r in rows]
     else:
         records, header = _records(path, kind)
         lines = [r.model_dump_json() for r in records]
@@ -151,7 +150,7 @@ def export(path: str | Path, out: str | Path, kind: str | None = None, verdicts:
     else:
         with out.open("w", encoding="utf-8") as fh:
             fh.writelines(line + "\n" for line in lines)
-    Path(f"{out}.header.json").write_text(json.dumps({**header, "exported_from": str(path)}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    Path(f"{out}.header.json").write_text(dumps({**header, "exported_from": str(path)}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return len(lines)
 
 

@@ -27,6 +27,27 @@ HEADER_KEY = "kalma"
 FSYNC_EVERY = 256  # rows between disk syncs (a kill loses nothing: rows are flushed at once)
 
 
+def finite(value: Any) -> Any:
+    """`value` with every NaN or infinite number as None: JSON has no NaN, and a file that holds one
+    is not JSON to most readers (a figure that could not be computed is null)."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """JSON text of `value` as every file of the project writes it: NaN and infinities as null.
+
+    >>> dumps({"p": float("nan"), "x": [0.5, float("inf")]})
+    '{"p": null, "x": [0.5, null]}'
+    """
+    return json.dumps(finite(value), allow_nan=False, **options)
+
+
 class RecordError(KalmaError, ValueError):
     """A bad line: names the file, the line number and the field."""
 

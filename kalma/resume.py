@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from .errors import ResumeMismatch
-from .jsonl import JsonlWriter, read_header, read_jsonl
+from .jsonl import JsonlWriter, dumps, read_header, read_jsonl
 from .locks import OutputLock
 from .schema import FORMAT_VERSION
 
@@ -134,7 +134,7 @@ def fingerprint(
             digests[name] = file_digest(src)
         else:
             digests[name] = records_digest(src)
-    return {"inputs": digests, "config": json.loads(json.dumps(dict(config), sort_keys=True, default=str))}
+    return {"inputs": digests, "config": json.loads(dumps(dict(config), sort_keys=True, default=str))}
 
 
 def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

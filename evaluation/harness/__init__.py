@@ -22,11 +22,11 @@ system's output (`kalma.answers_file`).
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from kalma.jsonl import dumps
 from kalma.schema import Answer, DatasetEntry, Setting
 
 TASKS_DIR = Path(__file__).parent / "tasks"
@@ -120,7 +120,7 @@ def write_tasks(dataset: str, out: Path) -> Path:
     where = dataset if dataset == "demo" else str(Path(dataset).resolve())
     for f in TASKS_DIR.iterdir():
         if f.suffix == ".yaml":
-            text = f.read_text().replace("dataset: demo", f"dataset: {json.dumps(where)}")
+            text = f.read_text().replace("dataset: demo", f"dataset: {dumps(where)}")
             (out / f.name).write_text(text)
         elif f.suffix == ".py":
             shutil.copy(f, out / f.name)

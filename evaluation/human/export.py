@@ -9,12 +9,12 @@ formula-safe (a spreadsheet never runs `=…` a model wrote).
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from kalma.frames import csv_safe
+from kalma.jsonl import dumps
 
 from .units import LABELS, Sample
 
@@ -106,7 +106,7 @@ def export(sample: Sample, out_dir: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / CSV_NAME, out / TASKS_NAME, out / CONFIG_NAME, out / GUIDE_NAME]
     write_csv(sample, paths[0])
-    paths[1].write_text(json.dumps(label_studio_tasks(sample), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    paths[1].write_text(dumps(label_studio_tasks(sample), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     paths[2].write_text(label_studio_config(sample.task), encoding="utf-8")
     title = "Text-citation alignment" if sample.task == "alignment" else "Dataset quality"
     cells = (

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.base import show
+from kalma.jsonl import dumps
 from kalma.resume import file_digest
 from kalma.schema import normalize_text
 
@@ -275,11 +276,11 @@ def write_report(report: dict[str, Any], sample: Sample, labels: Sequence[Label]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / REPORT_JSON, out / REPORT_MD]
-    paths[0].write_text(json.dumps({**report, "sample": {"path": str(sample.path), "digest": sample.digest}, "provenance": provenance}, indent=1) + "\n")
+    paths[0].write_text(dumps({**report, "sample": {"path": str(sample.path), "digest": sample.digest}, "provenance": provenance}, indent=1) + "\n")
     paths[1].write_text(markdown(report, sample))
     if report["task"] == "alignment":
         paths.append(out / MAJORITY_FILE)
-        paths[2].write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in majority_table(sample, labels)))
+        paths[2].write_text("".join(dumps(r, ensure_ascii=False) + "\n" for r in majority_table(sample, labels)))
     return paths
 
 

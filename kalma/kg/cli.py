@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from ..cli import OVERWRITE, new_output
+from ..jsonl import dumps
 
 
 @click.group("kg")
@@ -29,7 +29,7 @@ def lookup(source: str, classes: tuple[str, ...], names: tuple[str, ...]) -> Non
     for c in classes:
         sparql.entity(c)  # `--class human` is no class id: one line, as import says it
     found = open_source(source).lookup(names, classes)
-    click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+    click.echo(dumps(found, indent=2, ensure_ascii=False))
     missing = [n for n in names if not found.get(n)]
     if missing:
         click.echo(f"not found in {source}: {', '.join(missing)}" + (f" (among instances of {', '.join(classes)})" if classes else ""), err=True)
@@ -43,7 +43,7 @@ def show(source: str, qids: tuple[str, ...]) -> None:
     from . import open_source
 
     graphs = open_source(source).subgraphs(qids)
-    click.echo(json.dumps({q: g.model_dump(mode="json") for q, g in graphs.items()}, indent=2, ensure_ascii=False))
+    click.echo(dumps({q: g.model_dump(mode="json") for q, g in graphs.items()}, indent=2, ensure_ascii=False))
     missing = [q for q in qids if q not in graphs or not (graphs[q].triples or graphs[q].label)]
     if missing:
         raise click.ClickException(f"not in {source}: {', '.join(missing)}")
@@ -208,4 +208,4 @@ def import_biokalma_cmd(release_file: str, output: str, overwrite: bool) -> None
 
     new_output(output, overwrite)
     stats = import_biokalma(release_file, output)
-    click.echo(json.dumps(stats, indent=2))
+    click.echo(dumps(stats, indent=2))

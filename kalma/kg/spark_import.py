@@ -17,7 +17,6 @@ two partitions; deduplication and sorting are Spark's. `meta.json` says `"engine
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -26,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..jsonl import dumps
 from .dumps import EXAMPLES, Filter, JsonEntities, Malformed, NTriples, Rows, check_dump, dump_format
 from .store import COLUMNS, SORT, STORE_VERSION, TABLES, dump_date
 
@@ -138,7 +138,7 @@ def spark_import(
         "malformed": {"lines": int(bad), "first": examples},
     }
     Path(store).mkdir(parents=True, exist_ok=True)
-    (Path(store) / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    (Path(store) / "meta.json").write_text(dumps(meta, indent=1) + "\n")
     return meta
 
 

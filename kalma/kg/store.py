@@ -46,6 +46,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..folders import check_replaceable
+from ..jsonl import dumps
 from ..schema import EntityGraph, Triple
 from . import ntriples as nt
 from .base import Info, Row, Term, assemble_graphs, entity_info, row_to_triple
@@ -208,7 +209,7 @@ def import_dump(
 
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     (store / "parts" / "reading.json").write_text(  # the streaming pass's own figures, before DuckDB's step
-        json.dumps(
+        dumps(
             {
                 "peak_rss_mb": me.ru_maxrss // 1024,
                 "cpu_s_main": round(me.ru_utime + me.ru_stime, 3),
@@ -417,7 +418,7 @@ def _save(store: Path, state: Progress) -> None:
     """The checkpoint, written whole or not at all."""
     check = store / "parts" / "checkpoint.json"
     tmp = check.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(state), indent=1))
+    tmp.write_text(dumps(asdict(state), indent=1))
     os.replace(tmp, check)
 
 
@@ -467,7 +468,7 @@ def finalize(store: str | Path, keep: Filter | None = None, threads: int | None 
         "read": {"decompressed_bytes": state.offset, "lines": state.lines, "seconds": round(state.seconds, 2), "rows_before_dedup": state.rows, **reading},
         "malformed": {"lines": state.malformed, "first": state.examples},
     }
-    (store / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    (store / "meta.json").write_text(dumps(meta, indent=1) + "\n")
     shutil.rmtree(parts)  # the tables hold it all now: the parts would double the store's size
     return meta
 

@@ -25,6 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..jsonl import dumps
 from .memory import Shape
 
 SIZES = (32, 64, 128, 256, 512, 1024, 2048, 4096)
@@ -114,7 +115,7 @@ def pass_tokens(kind: str, shape: Shape, dtype: str, probe: Callable[[int, int],
         if key not in known:
             known[key] = {str(k): round(v, 1) for k, v in measure(probe).items()}
             tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(known, indent=1, sort_keys=True))
+            tmp.write_text(dumps(known, indent=1, sort_keys=True))
             tmp.replace(path)
     measured = {int(k): float(v) for k, v in known[key].items()}
     width = knee(measured)

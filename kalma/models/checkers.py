@@ -725,6 +725,8 @@ class MiniCheckJudge(LLMJudgeEntailment):
         return out
 
     def _p_yes(self, top: dict[str, float]) -> float | None:
+        if not top:  # a server that lists no alternatives (`top_logprobs: []`): read by the reply's word, and said
+            return None
         return sum(math.exp(v) for k, v in top.items() if k.lower() == "yes")
 
 

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, mask_secrets
+from ..jsonl import dumps
 from .base import LLM, Generation, GenParams, LMScorer, Message, TokenLogprob, separator
 
 OPENAI_API = "https://api.openai.com/v1"
@@ -181,7 +182,7 @@ class Endpoint:
             chosen = {"created": fields["created"], "owned_by": fields.get("owned_by")}
         if not chosen:
             return None, f"not cached: /models gives no root, meta or creation time for {self.model!r} (say what it serves with ,identity=…)"
-        ident = json.dumps(chosen, sort_keys=True, default=str)
+        ident = dumps(chosen, sort_keys=True, default=str)
         return f"{self.spec}|{ident}", f"cached by /models: {ident[:300]}"
 
     def _request(self, create: Any, **kwargs: Any) -> Any:

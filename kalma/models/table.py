@@ -34,7 +34,12 @@ _NO = {"neutral", "contradiction", "not entailment", "not_entailment", "no", "fa
 
 
 class MissingJudgement(KalmaError, ValueError):
-    pass
+    """A pair the table lacks; `missing` names it, and the message says how `kalma evaluate` goes on
+    (a command with other options says its own)."""
+
+    def __init__(self, missing: str, hint: str):
+        super().__init__(missing + hint)
+        self.missing = missing
 
 
 def _probability(path: Path, line: int, row: dict[str, object]) -> float:
@@ -85,6 +90,6 @@ class TableEntailment(Entailment):
             key = (normalize_text(p), normalize_text(h))
             if key not in self.table and not self.abstains:
                 hint = "; to score only the pairs it judges, give `table:FILE,unjudged=skip` with --metrics alignment"
-                raise MissingJudgement(f"{self.path}: no judgement for premise {p!r} and hypothesis {h!r}{hint}")
+                raise MissingJudgement(f"{self.path}: no judgement for premise {p!r} and hypothesis {h!r}", hint)
             out.append(self.table.get(key, math.nan))
         return out

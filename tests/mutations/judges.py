@@ -177,3 +177,62 @@ MUTATIONS += (
         JUDGE,
     ),
 )
+PAIRS_CLI = ("tests/unit/test_judge_quality.py",)
+MUTATIONS += (
+    Mutation(
+        "rows without a dataset named after their file (a --dev file never matches its --pairs)",
+        "evaluation/judge_quality.py",
+        'dataset = _field(path, line, row, ("dataset",), required=False) or NO_DATASET',
+        'dataset = _field(path, line, row, ("dataset",), required=False) or path.stem',
+        PAIRS_CLI,
+    ),
+    Mutation(
+        "--dev given the --pairs file accepted",
+        "evaluation/judge_cli.py",
+        "if dev and os.path.exists(source) and os.path.samefile(dev, source):",
+        "if dev and os.path.exists(source) and dev == source + '?':",
+        PAIRS_CLI,
+    ),
+    Mutation(
+        "a pairs file's byte-order mark read as part of its first column",
+        "evaluation/judge_quality.py",
+        '        return data.decode("utf-8-sig")',
+        '        return data.decode("utf-8")',
+        PAIRS_CLI,
+    ),
+    Mutation(
+        "a null field said to be missing",
+        "evaluation/judge_quality.py",
+        "        null = next((n for n in names if n in row), None)",
+        "        null = None",
+        PAIRS_CLI,
+    ),
+    Mutation(
+        "--all-errors stopping at the first bad row",
+        "evaluation/judge_quality.py",
+        "        except PairsError as exc:\n            errors.append(str(exc))",
+        "        except PairsError as exc:\n            errors.append(str(exc))\n            break",
+        PAIRS_CLI,
+    ),
+    Mutation(
+        "an unjudged pair (table:…,unjudged=skip) scored as a no",
+        "evaluation/judge_quality.py",
+        "    scored = [i for i in test if judged.judged(i)]",
+        "    scored = test",
+        PAIRS_CLI,
+    ),
+    Mutation(
+        "NaN written into a JSON file",
+        "kalma/jsonl.py",
+        "    return json.dumps(finite(value), allow_nan=False, **options)",
+        "    return json.dumps(value, **options)",
+        (*PAIRS_CLI, "kalma/jsonl.py::kalma.jsonl.dumps"),
+    ),
+    Mutation(
+        "a served judge's empty top_logprobs read as P = 0, not by its reply",
+        "kalma/models/checkers.py",
+        "        if not top:  # a server that lists",
+        "        if top is None:  # a server that lists",
+        ("tests/unit/test_checkers.py::test_a_served_judge_without_alternatives_is_read_by_its_reply",),
+    ),
+)

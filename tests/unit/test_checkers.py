@@ -295,6 +295,40 @@ def test_the_served_judge_asks_as_bespoke_minicheck_and_reads_its_yes(tmp_path):
     assert ent.spec == f"served-judge:{url}/v1:bespoke" and "MiniCheck LLM format" in ent.runs_as()
 
 
+def test_a_served_judge_without_alternatives_is_read_by_its_reply(tmp_path):
+    """A server that answers `top_logprobs: []` (some llama.cpp and TGI builds) with the reply "Yes":
+    P is the reply's word (1), not the sum over no alternatives (0), and the report says so."""
+    from click.testing import CliRunner
+
+    from kalma.cli import main
+
+    body = json.loads(_chat([("Yes", math.log(0.9))]))
+    body["choices"][0]["logprobs"]["content"][0]["top_logprobs"] = []
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"doc": PAIR[0], "claim": PAIR[1], "label": 1}) + "\n" + json.dumps({"doc": OTHER[0], "claim": OTHER[1], "label": 0}) + "\n")
+    with scripted_server([reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})], models=[{"id": "bespoke"}]) as (url, _):
+        res = CliRunner().invoke(
+            main,
+            [
+                "judge",
+                "evaluate",
+                "--nli",
+                f"served-judge:{url}/v1:bespoke",
+                "--pairs",
+                str(pairs),
+                "--no-cache",
+                "--resamples",
+                "20",
+                "-o",
+                str(tmp_path / "o"),
+            ],
+        )
+    assert res.exit_code == 0, res.output
+    assert "- read by the reply's word: 2 replies came without log-probabilities (P is 1 for yes, 0 for no)" in res.output
+    scores = [json.loads(line) for line in (tmp_path / "o" / "scores.jsonl").read_text().splitlines()]
+    assert [s["probability"] for s in scores] == [1.0, 1.0] and [s["correct"] for s in scores] == [True, False]
+
+
 def test_unknown_checker_names_are_said_with_the_nearest(models):
     from kalma.errors import ConfigError
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.judge_quality import BUNDLED, PairsError, _columns, balanced_accuracy, measure, read_pairs
+from evaluation.judge_quality import BUNDLED, NO_DATASET, PairsError, _columns, balanced_accuracy, measure, read_pairs
 from kalma.cli import main
 
 # two datasets, a premise judged against two claims (one bootstrap unit): labels and a judge's P
@@ -106,7 +106,7 @@ def test_every_layout_reads_the_same_pairs(tmp_path):
     # what `kalma human score` writes: premise/hypothesis, entailment/not_entailment, no dataset
     human = tmp_path / "majority.jsonl"
     human.write_text(json.dumps({"premise": "x.", "hypothesis": "r: x", "label": "not_entailment", "annotators": 3, "supported": 1}) + "\n")
-    assert [(p.label, p.dataset) for p in read_pairs(human)] == [(0, "majority")]
+    assert [(p.label, p.dataset) for p in read_pairs(human)] == [(0, NO_DATASET)]
 
 
 @pytest.mark.parametrize(
@@ -118,6 +118,9 @@ def test_every_layout_reads_the_same_pairs(tmp_path):
         ({"doc": "x.", "claim": "r: v", "label": 2}, ":2: field 'label': 0 or 1 (or entailment/not_entailment), got 2"),
         ({"doc": "x.", "claim": "r: v", "label": "maybe"}, ":2: field 'label': 0 or 1 (or entailment/not_entailment), got 'maybe'"),
         ({"doc": 3, "claim": "r: v", "label": 1}, ":2: field 'doc': text is required, got 3"),
+        ({"doc": None, "claim": "r: v", "label": 1}, ":2: field 'doc' is null: text is required"),
+        ({"premise": None, "hypothesis": "r: v", "label": 1}, ":2: field 'premise' is null: text is required"),
+        ({"doc": "x.", "claim": "r: v", "label": None}, ":2: field 'label' is null"),
     ],
 )
 def test_bad_pairs_are_one_line_naming_the_file_line_and_field(tmp_path, line, said):
@@ -157,3 +160,90 @@ def test_the_bundled_set_is_labelled_and_explained():
     assert all(r["why"] and r["kind"] for r in rows) and len({(r["premise"], r["hypothesis"]) for r in rows}) == len(rows)
     kinds = {r["kind"] for r in rows}
     assert {"paraphrase", "wrong value", "wrong relation", "negation", "date", "number"} <= kinds
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, ["judge", "evaluate", *args])
+
+
+def _one_line(res, code: int = 1) -> str:
+    assert res.exit_code == code and "Traceback" not in res.output and len(res.stderr.strip().splitlines()) == 1, res.output
+    return res.stderr.strip()
+
+
+def test_rows_without_a_dataset_tune_on_a_dev_file_without_one(tmp_path):
+    """A --dev file and a --pairs file whose rows carry no `dataset` are one dataset (they used to be
+    named after their files, and tuning refused its own development file)."""
+    pairs, spec = _files(tmp_path)
+    test, dev = tmp_path / "test.jsonl", tmp_path / "dev.jsonl"
+    test.write_text("".join(json.dumps({"doc": p, "claim": h, "label": y}) + "\n" for p, h, y, _, _ in ROWS))
+    dev.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "label": y}) + "\n" for p, h, y, _, _ in ROWS[:2]))
+    res = _run("--nli", spec, "--pairs", str(test), "--dev", str(dev), "--threshold", "tune", "--resamples", "50", "-o", str(tmp_path / "out"))
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "out" / "judge.json").read_text())["judges"][0]
+    # the dev pairs (0.9 yes, 0.6 no) are separated first at 0.61; the 7 test pairs scored, the 2 dev pairs not
+    assert report["thresholds"] == {NO_DATASET: 0.61} and report["tuned_on_dev"][NO_DATASET]["pairs"] == 2 and report["pairs"] == len(ROWS)
+
+
+def test_the_dev_file_is_not_the_pairs_file(tmp_path):
+    pairs, spec = _files(tmp_path)
+    said = _one_line(_run("--nli", spec, "--pairs", str(pairs), "--dev", str(pairs), "--threshold", "tune"), code=2)
+    assert f"--dev {pairs} is the --pairs file" in said
+
+
+def test_an_unreadable_pairs_file_is_named_with_what_to_do(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    latin = tmp_path / "pairs.csv"
+    latin.write_bytes("doc,claim,label\nCaf\xe9 in Rome.,r: v,1\n".encode("latin-1"))
+    assert _one_line(_run("--nli", "lexical", "--pairs", str(latin))) == f"kalma: {latin}:2: not UTF-8 text (byte 0xe9): save it as UTF-8 " + (
+        "(a spreadsheet: 'CSV UTF-8'; iconv -f latin1 -t utf-8)"
+    )
+    parquet = tmp_path / "pairs.jsonl"
+    pq.write_table(pa.table({"doc": ["x."], "claim": ["r: v"], "label": [1]}), parquet)
+    assert _one_line(_run("--nli", "lexical", "--pairs", str(parquet))) == f"kalma: {parquet}: a Parquet file, not .jsonl: name it .parquet"
+    text = tmp_path / "pairs.parquet"
+    text.write_text(json.dumps({"doc": "x.", "claim": "r: v", "label": 1}) + "\n")
+    assert _one_line(_run("--nli", "lexical", "--pairs", str(text))).startswith(f"kalma: {text}: not a Parquet file (")
+    bom = tmp_path / "bom.csv"  # a CSV saved by a spreadsheet: its byte-order mark is not part of the first column's name
+    bom.write_bytes(b"\xef\xbb\xbfdoc,claim,label\nx.,r: v,1\n")
+    assert [(p.premise, p.label) for p in read_pairs(bom)] == [("x.", 1)]
+
+
+def test_every_bad_row_at_once(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    good = json.dumps({"doc": "x.", "claim": "r: v", "label": 1})
+    bad.write_text(
+        "\n".join([json.dumps({"doc": None, "claim": "r: v", "label": 1}), good, json.dumps({"doc": "x.", "claim": "r", "label": 7}), "{oops"]) + "\n"
+    )
+    errors = [f"{bad}:1: field 'doc' is null: text is required", f"{bad}:3: field 'label': 0 or 1 (or entailment/not_entailment), got 7"]
+    errors.append(f"{bad}:4: not JSON (Expecting property name enclosed in double quotes)")
+    assert _one_line(_run("--nli", "lexical", "--pairs", str(bad))) == f"kalma: {errors[0]} (and 2 more bad rows: --all-errors lists them)"
+    res = _run("--nli", "lexical", "--pairs", str(bad), "--all-errors")
+    assert res.exit_code == 1 and res.stderr.splitlines() == [*errors, "kalma: 3 bad rows; nothing was measured"]
+    res = CliRunner().invoke(main, ["check", str(bad), "--kind", "pairs", "--all-errors"])
+    assert res.exit_code == 1 and res.stderr.splitlines() == errors and res.stdout.strip() == f"{bad}: 1 good row, 3 bad rows"
+    res = CliRunner().invoke(main, ["check", str(BUNDLED), "--kind", "pairs"])
+    assert res.exit_code == 0 and res.stdout.strip() == f"{BUNDLED}: {len(read_pairs(BUNDLED))} good rows, 0 bad rows"
+
+
+def test_a_table_that_skips_leaves_its_unjudged_pairs_out_and_counts_them(tmp_path):
+    """`table:FILE,unjudged=skip`: a pair the table lacks is neither a correct nor a wrong "no": the
+    figures are over the judged pairs, the report counts the others, and no file holds a NaN."""
+    pairs, spec = _files(tmp_path)
+    table = spec.removeprefix("table:")
+    kept = Path(table).read_text().splitlines()
+    Path(table).write_text("\n".join(kept[:4] + kept[5:]) + "\n")  # dataset b's 0.2 "no", judged right, is not in the table
+    said = _one_line(_run("--nli", spec, "--pairs", str(pairs)))
+    assert "no judgement for premise 'He was a painter.'" in said and f"give `--nli {spec},unjudged=skip`" in said and "--metrics" not in said
+    res = _run("--nli", f"{spec},unjudged=skip", "--pairs", str(pairs), "--resamples", "50", "-o", str(tmp_path / "out"))
+    assert res.exit_code == 0, res.output
+    assert "- pairs: 6 from" in res.output and "- unjudged: 1 pairs the judge gave no judgement, left out of every figure" in res.output
+    report = json.loads((tmp_path / "out" / "judge.json").read_text())["judges"][0]
+    # b without its right "no": positive 0.7 yes (recall 1), negative 0.55 yes (recall 0) -> 1/2, not 3/4
+    assert report["balanced_accuracy"]["b"]["point"] == pytest.approx(0.5) and report["unjudged_pairs"] == 1 and report["pairs"] == 6
+    assert report["confusion"]["b"] == {"true_positive": 1, "false_negative": 0, "false_positive": 1, "true_negative": 0}
+    rows = [json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]  # json.loads reads NaN: refuse it
+    assert [r["probability"] for r in rows if "predicted" not in r] == [None]
+    assert "NaN" not in (tmp_path / "out" / "scores.jsonl").read_text() + (tmp_path / "out" / "judge.json").read_text()

@@ -36,3 +36,29 @@ def test_no_module_imports_what_its_layer_must_not(folder, forbidden):
 def test_the_check_sees_an_import_inside_a_function(tmp_path):
     (tmp_path / "m.py").write_text("def f():\n    from tests.unit import x\n")
     assert _imported(tmp_path / "m.py") == {"tests"}
+
+
+def _raw_json_writes(path: Path) -> list[int]:
+    """Lines of `path` that call json.dump(s) with neither allow_nan=False nor `.encode` (a digest)."""
+    tree = ast.parse(path.read_text(), str(path))
+    encoded = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "encode"}
+    out = []
+    for node in ast.walk(tree):
+        f = node.func if isinstance(node, ast.Call) else None
+        if isinstance(f, ast.Attribute) and f.attr in ("dump", "dumps") and isinstance(f.value, ast.Name) and f.value.id == "json":
+            refuses = any(k.arg == "allow_nan" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords)  # type: ignore[union-attr]
+            if not refuses and id(node) not in encoded:
+                out.append(node.lineno)
+    return out
+
+
+def test_no_package_writes_json_that_may_hold_nan():
+    """JSON has no NaN, and most readers refuse a file with one: figures are written through
+    `kalma.jsonl.dumps` (NaN as null); a raw json.dumps either refuses NaN or is hashed, never read."""
+    wrong = {str(p.relative_to(ROOT)): lines for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if (lines := _raw_json_writes(p))}
+    assert not wrong, f"write these through kalma.jsonl.dumps (NaN as null): {wrong}"
+
+
+def test_the_json_check_sees_a_raw_write(tmp_path):
+    (tmp_path / "m.py").write_text("import json\nx = json.dumps(1)\ny = hash(json.dumps(2).encode())\nz = json.dumps(3, allow_nan=False)\n")
+    assert _raw_json_writes(tmp_path / "m.py") == [2]
