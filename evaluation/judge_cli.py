@@ -113,3 +113,42 @@ def evaluate_cmd(
                 f.write(dumps({"judge": r.judged.spec, **row}, ensure_ascii=False) + "\n")
     os.replace(folder / "scores.jsonl.tmp", folder / "scores.jsonl")
     click.echo(f"wrote {folder / 'judge.md'}, judge.json and scores.jsonl")
+
+
+@judge.command("pairs")
+@click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False), help="A KaLMA dataset (kalma build, kalma dataset import-biokalma).")
+@click.option("--kg", default=None, help="The KG its entries were built from (default: the one its header names; else demo).")
+@click.option("--llm", default="template", show_default=True, help="The LLM that writes the sentences; `template`: the builder's verbalisation, offline.")
+@click.option(
+    "--document",
+    type=click.Choice(["sentence", "triple"]),
+    default="sentence",
+    show_default=True,
+    help="Which side the judge reads as its document: the labels answer that question (the checkers' document=hypothesis is `triple`).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="pairs.jsonl: a header line, then one labelled pair a line.")
+@OVERWRITE
+@NO_CACHE
+def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, output: str, overwrite: bool) -> None:
+    """Labelled (sentence, cited triple) pairs of five kinds, generated from DATASET's entries and their KG,
+    in the form `kalma evaluate` hands the judge; `kalma judge evaluate --pairs` reads them as they are."""
+    from baselines.cli import dataset_kg
+    from kalma.jsonl import make_header, read_jsonl
+    from kalma.kg import open_source
+    from kalma.models import LLMS
+    from kalma.provenance import provenance
+    from kalma.schema import DatasetEntry
+
+    from .judge_pairs import make_pairs, summary, write_pairs
+
+    new_output(output, overwrite)
+    LLMS.check(llm)
+    entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
+    kg, _ = dataset_kg(dataset, kg, retrieving=False)
+    made = make_pairs(entries, open_source(kg), llm, dataset=Path(dataset).stem, seed=seed, document=document)  # type: ignore[arg-type]
+    config = {"dataset": dataset, "kg": kg, "llm": llm, "document": document, "seed": seed}
+    header = make_header("judge-pairs", provenance(config=config), made=summary(made))
+    write_pairs(output, made, header)
+    click.echo(json.dumps(summary(made), indent=1))
+    click.echo(f"wrote {output}")

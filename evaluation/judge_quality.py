@@ -10,8 +10,8 @@ Card
   `dev`, or `--dev FILE`) as LLM-AggreFact does: the first of 0.01, 0.02, ..., 0.99 with the best
   development balanced accuracy; the report is then over the other rows only.
 - Intervals: the evaluator's percentile bootstrap (`evaluation.uncertainty`, one implementation),
-  resampling documents within each dataset: the pairs that share a premise are drawn together
-  (a sentence judged against several triples is one unit). A tuned threshold stays as tuned.
+  resampling units within each dataset: the pairs that share a premise are drawn together (a
+  sentence judged against several triples is one unit), and generated pairs by their entry. A tuned threshold stays as tuned.
 - Input: JSON Lines, CSV or Parquet in LLM-AggreFact's row layout (`doc`/`document`, `claim`,
   `label`, `dataset`, optional `split`), or `premise`/`hypothesis` (what `kalma human score`
   writes as majority.jsonl, labels `entailment`/`not_entailment`). A label is 0 or 1 (also
@@ -58,6 +58,7 @@ class Pair:
     split: str = ""  # "dev" rows choose a tuned threshold and are not scored
     kind: str = ""
     where: str = ""  # file:line
+    entry: str = ""  # the dataset entry a generated pair comes from (`kalma judge pairs`): its pairs are drawn together
 
 
 NO_DATASET = "(no dataset field)"  # rows without one, in every file alike: a --dev file's match its --pairs'
@@ -121,9 +122,12 @@ def _jsonl(path: Path, text: str) -> list[tuple[int, Any]]:
     for line, raw in enumerate(text.splitlines(), start=1):
         if raw.strip():
             try:
-                rows.append((line, json.loads(raw)))
+                row = json.loads(raw)
             except json.JSONDecodeError as exc:
                 rows.append((line, PairsError(f"{path}:{line}: not JSON ({exc.msg})")))
+                continue
+            if not (line == 1 and isinstance(row, dict) and set(row) == {"kalma"}):  # a header line (`kalma judge pairs`) says how the file was made
+                rows.append((line, row))
     return rows
 
 
@@ -176,7 +180,8 @@ def _pair(path: Path, line: int, row: Any) -> Pair:
         raise PairsError(f"{path}:{line}: field 'label': 0 or 1 (or entailment/not_entailment), got {raw!r}")
     split = _field(path, line, row, ("split",), required=False).strip().lower()
     dataset = _field(path, line, row, ("dataset",), required=False) or NO_DATASET
-    return Pair(premise, hypothesis, int(text in _YES), dataset, split, _field(path, line, row, ("kind",), required=False), f"{path}:{line}")
+    kind, entry = _field(path, line, row, ("kind",), required=False), _field(path, line, row, ("entry_id",), required=False)
+    return Pair(premise, hypothesis, int(text in _YES), dataset, split, kind, f"{path}:{line}", entry)
 
 
 # ---------------------------------------------------------------- the measurement
@@ -267,7 +272,7 @@ def judge(spec: str, pairs: Sequence[Pair], threshold: float | None) -> Judged:
 
 def _columns(pairs: Sequence[Pair], scored: Sequence[int], verdicts: Sequence[int], datasets: Sequence[str]) -> tuple[list[str], dict[str, np.ndarray]]:
     """Per unit (a dataset's document: its pairs drawn together), each dataset's tp, pos, tn, neg."""
-    key = {i: (pairs[i].dataset, pairs[i].premise) for i in scored}
+    key = {i: (pairs[i].dataset, pairs[i].entry or pairs[i].premise) for i in scored}
     units = sorted(set(key.values()))
     index = {u: k for k, u in enumerate(units)}
     sums = {f"{c}:{d}": np.zeros(len(units)) for d in datasets for c in ("tp", "pos", "tn", "neg")}
@@ -324,7 +329,7 @@ class Report:
             "inputs": chunks,
             "bootstrap": {
                 "method": METHOD,
-                "unit": "a document (premise) within its dataset, with all its pairs",
+                "unit": "a document (premise) within its dataset, with all its pairs; a generated pair's entry (entry_id), with all its pairs, where it names one",
                 "resamples": self.resamples,
                 "seed": self.seed,
                 "level": self.level,

@@ -165,7 +165,7 @@ MUTATIONS += (
     Mutation(
         "the bootstrap drawing pairs, not documents",
         "evaluation/judge_quality.py",
-        "    key = {i: (pairs[i].dataset, pairs[i].premise) for i in scored}",
+        "    key = {i: (pairs[i].dataset, pairs[i].entry or pairs[i].premise) for i in scored}",
         "    key = {i: (pairs[i].dataset, str(i)) for i in scored}",
         JUDGE,
     ),
