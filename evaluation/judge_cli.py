@@ -127,14 +127,15 @@ def evaluate_cmd(
     help="Which side the judge reads as its document: the labels answer that question (the checkers' document=hypothesis is `triple`).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--name", default=None, help="The rows' `dataset` (what `kalma judge evaluate` reports per); default: the dataset file's name without suffix.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="pairs.jsonl: a header line, then one labelled pair a line.")
 @OVERWRITE
 @NO_CACHE
-def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, output: str, overwrite: bool) -> None:
+def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, name: str | None, output: str, overwrite: bool) -> None:
     """Labelled (sentence, cited triple) pairs of five kinds, generated from DATASET's entries and their KG,
     in the form `kalma evaluate` hands the judge; `kalma judge evaluate --pairs` reads them as they are."""
     from baselines.cli import dataset_kg
-    from kalma.jsonl import make_header, read_jsonl
+    from kalma.jsonl import dumps, make_header, read_jsonl
     from kalma.kg import open_source
     from kalma.models import LLMS
     from kalma.provenance import provenance
@@ -146,9 +147,9 @@ def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, 
     LLMS.check(llm)
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
     kg, _ = dataset_kg(dataset, kg, retrieving=False)
-    made = make_pairs(entries, open_source(kg), llm, dataset=Path(dataset).stem, seed=seed, document=document)  # type: ignore[arg-type]
+    made = make_pairs(entries, open_source(kg), llm, dataset=name or Path(dataset).stem, seed=seed, document=document)  # type: ignore[arg-type]
     config = {"dataset": dataset, "kg": kg, "llm": llm, "document": document, "seed": seed}
     header = make_header("judge-pairs", provenance(config=config), made=summary(made))
     write_pairs(output, made, header)
-    click.echo(json.dumps(summary(made), indent=1))
+    click.echo(dumps(summary(made), indent=1))
     click.echo(f"wrote {output}")

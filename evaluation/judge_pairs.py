@@ -28,7 +28,6 @@ Card
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -39,6 +38,7 @@ from typing import Any, Literal
 
 from kalma.citations import parse_answer
 from kalma.errors import KalmaError
+from kalma.jsonl import dumps
 from kalma.models.base import GenParams
 from kalma.models.template import TemplateTask, register_task
 from kalma.schema import DatasetEntry, EntityGraph, KnowledgeGraph, Triple, normalize_text
@@ -292,9 +292,9 @@ def write_pairs(path: str | Path, made: Made, header: dict[str, Any]) -> None:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(header, ensure_ascii=False) + "\n")
+        f.write(dumps(header, ensure_ascii=False) + "\n")
         for row in made.rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.write(dumps(row, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
 
 

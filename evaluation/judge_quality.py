@@ -329,7 +329,7 @@ class Report:
             "inputs": chunks,
             "bootstrap": {
                 "method": METHOD,
-                "unit": "a document (premise) within its dataset, with all its pairs; a generated pair's entry (entry_id), with all its pairs, where it names one",
+                "unit": "a document (premise) within its dataset, with all its pairs; a generated pair's entry (entry_id) where it names one",
                 "resamples": self.resamples,
                 "seed": self.seed,
                 "level": self.level,
