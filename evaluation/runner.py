@@ -100,6 +100,8 @@ def evaluate(
         made_by = loaded.made_by()
     else:
         answer_list = list(answers)
+    entry_list, unasked = general_only(entry_list, answer_list)
+    entries = {e.id: e for e in entry_list}
     n_entries, entries_all = len(entry_list), entry_list
     entry_list, limited = first_entries(entry_list, limit)
     if partial:
@@ -116,7 +118,7 @@ def evaluate(
     if kg_source:
         answer_list = _attach_kg(answer_list, entries, kg_source)
     answer_list, assumed = knowledge_given(answer_list, entries, kg_given)
-    said_first = ([limited] if limited else []) + unnamed + missing_caveat(answer_list, len(entry_list))
+    said_first = ([limited] if limited else []) + unasked + unnamed + missing_caveat(answer_list, len(entry_list))
 
     names = list(dict.fromkeys(metrics))
     active: list[Metric] = [get_metric(n, options) for n in names]
@@ -326,6 +328,20 @@ def knowledge_given(answers: list[Answer], entries: dict[str, DatasetEntry], hea
         f"{assumed} {said} given: scored as given the dataset's full knowledge pool (the [NA] metrics' absent set is "
         'what the pool lacks of the minimum set). Give each line its `kg` or `absent`, or the file\'s header `"kg_given": "none"` for a closed-book system.'
     ]
+
+
+def general_only(entries: list[DatasetEntry], answers: Sequence[Answer]) -> tuple[list[DatasetEntry], list[str]]:
+    """Answers to the general questions only (`kalma_general`, `--setting general`): an entry without
+    a general question was never asked, so it is left out, and said, not scored as an empty answer."""
+    if not answers or any(a.setting != "general" for a in answers):
+        return entries, []
+    answered = {a.entry_id for a in answers}
+    unasked = [e.id for e in entries if not e.general_question and e.id not in answered]
+    if not unasked:
+        return entries, []
+    shown = ", ".join(unasked[:5]) + (f" and {len(unasked) - 5} more" if len(unasked) > 5 else "")
+    said = f"general setting: {len(unasked)} of {len(entries)} entries have no general question, so none was asked: left out ({shown})"
+    return [e for e in entries if e.id not in set(unasked)], [said]
 
 
 def missing_caveat(answers: Sequence[Answer], n_entries: int) -> list[str]:

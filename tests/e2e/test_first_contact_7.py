@@ -170,7 +170,8 @@ def test_the_output_folder_is_read_as_its_newest_run_and_said(harness, tmp_path)
 def test_a_limited_run_is_scored_on_what_it_asked_with_its_provenance(harness, tmp_path):
     out, _ = _ok(["evaluate", "--dataset", str(harness["dataset"]), "--answers", str(harness["general"]), "--metrics", "citation", "-o", str(tmp_path / "e")])
     summary = json.loads((tmp_path / "e" / "summary.json").read_text())
-    assert summary["coverage"] == {"scored": 3, "entries": 6, "how": "partial"} and summary["counts"]["missing_answers_scored_empty"] == 0
+    # of the 5 entries with a general question (the sixth was never asked: left out, not missing)
+    assert summary["coverage"] == {"scored": 3, "entries": 5, "how": "partial"} and summary["counts"]["missing_answers_scored_empty"] == 0
     assert any("lm_eval --limit 3 asked 3 of its 5 documents" in c for c in summary["caveats"])
     scored = [json.loads(x)["entry_id"] for x in (tmp_path / "e" / "scores.jsonl").read_text().splitlines()[1:]]
     entries = demo_entries(open_source("demo"))
@@ -180,6 +181,30 @@ def test_a_limited_run_is_scored_on_what_it_asked_with_its_provenance(harness, t
     run = summary["provenance"]["config"]["answers_made_by"]["lm_eval"]
     assert run["lm_eval_version"] and run["gen_kwargs"] == {"max_gen_toks": 200} and run["limit"] == 3
     assert summary["models"]["answers"] == "lm-eval:local-chat-completions:m"
+
+
+def test_a_complete_general_run_leaves_out_the_entry_it_never_asked(harness, tmp_path):
+    """The fixture's `kalma_general` run completed (every one of its 5 documents asked, as a run
+    without --limit): the entry without a general question was never asked, so it is left out and
+    said, not scored as an empty answer; and the run is complete, not taken for a limited one."""
+    entries = demo_entries(open_source("demo"))
+    results = json.loads(harness["results"].read_text())
+    results["config"]["limit"] = None
+    results["n-samples"]["kalma_general"] = {"original": 5, "effective": 5}
+    (tmp_path / harness["results"].name).write_text(json.dumps(results))
+    lines = [json.loads(x) for x in harness["general"].read_text().splitlines()]
+    for i in (4, 5):  # the documents --limit 3 left out, as lm_eval writes them
+        doc = {**lines[0]["doc"], "id": entries[i].id, "entry": entries[i].model_dump_json(), "question": entries[i].general_question}
+        lines.append({**lines[0], "doc_id": len(lines), "doc": doc})
+    samples = tmp_path / harness["general"].name
+    samples.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out, err = _ok(["evaluate", "--dataset", str(harness["dataset"]), "--answers", str(samples), "--metrics", "citation", "-o", str(tmp_path / "e")])
+    summary = json.loads((tmp_path / "e" / "summary.json").read_text())
+    assert summary["counts"]["missing_answers_scored_empty"] == 0 and summary.get("coverage") is None and "MISSING" not in out + err
+    said = f"general setting: 1 of 6 entries have no general question, so none was asked: left out ({entries[1].id})"
+    assert said in summary["caveats"] and not any("asked" in c and "documents" in c for c in summary["caveats"])
+    scored = [json.loads(x)["entry_id"] for x in (tmp_path / "e" / "scores.jsonl").read_text().splitlines()[1:]]
+    assert sorted(scored) == sorted(entries[i].id for i in (0, 2, 3, 4, 5))
 
 
 def test_bench_submit_files_a_harness_run_under_the_model_its_results_file_names(harness, tmp_path):

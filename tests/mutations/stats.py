@@ -248,3 +248,20 @@ MUTATIONS = (
         ("evaluation/base.py",),
     ),
 )
+HARNESS_RUN = "tests/e2e/test_first_contact_7.py::test_a_complete_general_run_leaves_out_the_entry_it_never_asked"
+MUTATIONS += (
+    Mutation(
+        "a complete lm-evaluation-harness run taken for a limited one",
+        "kalma/answers_file.py",
+        'if counted.get("effective") is not None and counted["effective"] < counted.get("original", 0):',
+        'if counted.get("effective") is not None and counted["effective"] <= counted.get("original", 0):',
+        (HARNESS_RUN,),
+    ),
+    Mutation(
+        "an entry never asked in the general setting scored as an empty answer",
+        "evaluation/runner.py",
+        "    if not unasked:\n        return entries, []",
+        "    if unasked or not unasked:\n        return entries, []",
+        (HARNESS_RUN,),
+    ),
+)
