@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -86,10 +87,15 @@ def ident(t: Triple) -> list[str]:
     return [t.subject, t.relation or t.relation_label, t.value]
 
 
+def _folded(text: str) -> str:
+    """Lower case without accents ("Mǎng" is "mang")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", normalize_text(text).lower()) if not unicodedata.combining(c))
+
+
 def mentions(sentence: str, names: Iterable[str]) -> bool:
-    """Does `sentence` name one of `names` as whole words (so "male" is not found in "female")?"""
-    text = normalize_text(sentence).lower()
-    return any(re.search(rf"(?<!\w){re.escape(normalize_text(n).lower())}(?!\w)", text) for n in names if n.strip())
+    """Does `sentence` name one of `names` as whole words (so "male" is not found in "female"), accents aside?"""
+    text = _folded(sentence)
+    return any(re.search(rf"(?<!\w){re.escape(_folded(n))}(?!\w)", text) for n in names if n.strip())
 
 
 def said(t: Triple) -> str:

@@ -271,13 +271,18 @@ def judge(spec: str, pairs: Sequence[Pair], threshold: float | None) -> Judged:
 
 
 def _columns(pairs: Sequence[Pair], scored: Sequence[int], verdicts: Sequence[int], datasets: Sequence[str]) -> tuple[list[str], dict[str, np.ndarray]]:
-    """Per unit (a dataset's document: its pairs drawn together), each dataset's tp, pos, tn, neg."""
+    """Per unit (a dataset's document, or a generated pair's entry: its pairs drawn together), each
+    dataset's tp, pos, tn, neg, and each kind's right verdicts and pairs (ok@KIND, n@KIND)."""
     key = {i: (pairs[i].dataset, pairs[i].entry or pairs[i].premise) for i in scored}
     units = sorted(set(key.values()))
     index = {u: k for k, u in enumerate(units)}
     sums = {f"{c}:{d}": np.zeros(len(units)) for d in datasets for c in ("tp", "pos", "tn", "neg")}
+    sums |= {f"{c}@{kind}": np.zeros(len(units)) for kind in {pairs[i].kind for i in scored if pairs[i].kind} for c in ("ok", "n")}
     for i, v in zip(scored, verdicts):
         p, k = pairs[i], index[key[i]]
+        if p.kind:
+            sums[f"n@{p.kind}"][k] += 1
+            sums[f"ok@{p.kind}"][k] += v == p.label
         sums[f"pos:{p.dataset}" if p.label else f"neg:{p.dataset}"][k] += 1
         if v == p.label:
             sums[f"tp:{p.dataset}" if p.label else f"tn:{p.dataset}"][k] += 1
@@ -305,6 +310,14 @@ class Report:
     seed: int
     level: float
     unjudged: int = 0  # pairs left out: the judge gave them no judgement
+    kind_intervals: dict[str, Interval] = field(default_factory=dict)  # each kind's accuracy, over the same resamples
+
+    def weakest(self) -> list[str]:
+        """The kinds the judge fails: those whose accuracy's whole interval lies below its overall
+        balanced accuracy, worst first."""
+        overall = self.intervals["overall"].point
+        low = [k for k, iv in self.kind_intervals.items() if overall is not None and iv.high is not None and iv.high < overall]
+        return sorted(low, key=lambda k: self.kind_intervals[k].point or 0.0)
 
     def as_dict(self) -> dict[str, Any]:
         j = self.judged
@@ -325,7 +338,8 @@ class Report:
             "tuned_on_dev": {d: {"pairs": n, "balanced_accuracy": ba} for d, (n, ba) in j.tuned_on.items()},
             "balanced_accuracy": {k: asdict(v) for k, v in self.intervals.items()},
             "confusion": self.confusion,
-            "accuracy_by_kind": {k: {"correct": c, "pairs": n} for k, (c, n) in self.kinds.items()},
+            "accuracy_by_kind": {k: {"correct": c, "pairs": n, "accuracy": asdict(self.kind_intervals[k])} for k, (c, n) in self.kinds.items()},
+            "weakest_kinds": self.weakest(),
             "inputs": chunks,
             "bootstrap": {
                 "method": METHOD,
@@ -351,7 +365,10 @@ def measure(
     verdicts = [int(judged.probs[i] >= judged.thresholds[pairs[i].dataset]) for i in scored]
     datasets = list(dict.fromkeys(pairs[i].dataset for i in scored))
     _, sums = _columns(pairs, scored, verdicts, datasets)
-    intervals = bootstrap(sums, _estimates(datasets), resamples=resamples, seed=seed, level=level)
+    kinds_seen = sorted({pairs[i].kind for i in scored if pairs[i].kind})
+    per_kind = {f"kind@{k}": (lambda s, k=k: s[f"ok@{k}"] / s[f"n@{k}"]) for k in kinds_seen}
+    found = bootstrap(sums, _estimates(datasets) | per_kind, resamples=resamples, seed=seed, level=level)  # one draw of units for every figure
+    intervals = {k: v for k, v in found.items() if k not in per_kind}
     confusion: dict[str, dict[str, int]] = {}
     for name in [*datasets, "all"]:
         mine = [(pairs[i].label, v) for i, v in zip(scored, verdicts) if name in ("all", pairs[i].dataset)]
@@ -366,7 +383,9 @@ def measure(
         if pairs[i].kind:
             c, n = kinds.get(pairs[i].kind, (0, 0))
             kinds[pairs[i].kind] = (c + int(v == pairs[i].label), n + 1)
-    return Report(pairs_file, judged, scored, verdicts, intervals, confusion, kinds, resamples, seed, level, unjudged=len(test) - len(scored))
+    by_kind = {k: found[f"kind@{k}"] for k in kinds_seen}
+    unjudged = len(test) - len(scored)
+    return Report(pairs_file, judged, scored, verdicts, intervals, confusion, kinds, resamples, seed, level, unjudged=unjudged, kind_intervals=by_kind)
 
 
 def compare(a: Report, b: Report, pairs: Sequence[Pair]) -> dict[str, Any]:
@@ -403,6 +422,10 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}"
 
 
+def _span(iv: Interval) -> str:
+    return "n/a" if iv.low is None or iv.high is None else f"{_pct(iv.low)} to {_pct(iv.high)}"
+
+
 def markdown(report: Report, difference: dict[str, Any] | None = None, other: str = "") -> str:
     """The report as people read it: the judge, its threshold, and every figure."""
     d = report.as_dict()
@@ -432,12 +455,16 @@ def markdown(report: Report, difference: dict[str, Any] | None = None, other: st
         c = report.confusion["all" if name == "overall" else name]
         n = sum(c.values())
         label = "overall (mean over datasets)" if name == "overall" else name
-        ci = "n/a" if iv.low is None or iv.high is None else f"{_pct(iv.low)} to {_pct(iv.high)}"
-        cells = [label, _pct(iv.point), ci, str(n), *(str(c[k]) for k in ("true_positive", "false_negative", "false_positive", "true_negative"))]
+        cells = [label, _pct(iv.point), _span(iv), str(n), *(str(c[k]) for k in ("true_positive", "false_negative", "false_positive", "true_negative"))]
         lines.append("| " + " | ".join(cells) + " |")
     if report.kinds:
-        lines += ["", "| kind of pair | accuracy | pairs |", "|---|---|---|"]
-        lines += [f"| {k} | {_pct(c / n)} | {n} |" for k, (c, n) in sorted(report.kinds.items())]
+        weak = report.weakest()
+        if weak:
+            named = ", ".join(f"{k} ({_pct(report.kind_intervals[k].point)})" for k in weak)
+            lines += ["", f"Fails most on: {named}, each with its whole interval below the overall balanced accuracy."]
+        order = weak + sorted((k for k in report.kinds if k not in weak), key=lambda k: report.kinds[k][0] / report.kinds[k][1])
+        lines += ["", f"| kind of pair | accuracy | {int(100 * report.level)}% interval | pairs |", "|---|---|---|---|"]
+        lines += [f"| {k} | {_pct(report.kind_intervals[k].point)} | {_span(report.kind_intervals[k])} | {report.kinds[k][1]} |" for k in order]
     lines += ["", f"Intervals: {b['method']}, {b['resamples']:,} resamples (seed {b['seed']}), each unit {b['unit']}."]
     if difference is not None:
         o = difference["overall"]

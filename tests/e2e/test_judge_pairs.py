@@ -11,9 +11,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
-from evaluation.judge_quality import _columns, read_pairs
+from evaluation.judge_quality import _columns, markdown, measure, read_pairs
 from kalma.cli import main
 from kalma.kg import open_source
 from tests.servers import completion, reply, scripted_server
@@ -136,3 +137,28 @@ def test_bad_inputs_end_in_one_line_and_write_nothing(dataset, tmp_path):
         said = _one_line(["judge", "pairs", "--dataset", str(dataset), "--llm", f"openai-compatible:{url}/v1:junk", "-o", str(out)])
     assert "no usable sentence" in said
     assert not list(tmp_path.glob("pairs*"))
+
+
+def test_each_kinds_accuracy_has_its_interval_and_the_failed_kinds_come_first(tmp_path):
+    # (premise, claim, label, dataset, kind, the judge's P): verdicts at 0.5 right on 1 of 3 `x`, 3 of 4 `y`
+    rows = [
+        ("She was born in Rome.", "place of birth: Rome", 1, "a", "x", 0.9),
+        ("She was born in Rome.", "place of death: Rome", 0, "a", "x", 0.6),
+        ("She died in Naples.", "place of death: Naples", 1, "a", "x", 0.3),
+        ("He wrote a novel.", "occupation: writer", 1, "a", "y", 0.8),
+        ("He was a painter.", "occupation: writer", 0, "b", "y", 0.2),
+        ("He painted in Rome.", "occupation: painter", 1, "b", "y", 0.7),
+        ("He lived in Pisa.", "place of birth: Pisa", 0, "b", "y", 0.55),
+    ]
+    pairs, table = tmp_path / "pairs.jsonl", tmp_path / "judge.jsonl"
+    pairs.write_text("".join(json.dumps({"doc": p, "claim": h, "label": y, "dataset": d, "kind": k}) + "\n" for p, h, y, d, k, _ in rows))
+    table.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "probability": q}) + "\n" for p, h, _, _, _, q in rows))
+    report = measure(f"table:{table}", read_pairs(pairs), 0.5, resamples=500, seed=1)
+    x, y = report.kind_intervals["x"], report.kind_intervals["y"]
+    assert (x.point, y.point) == (pytest.approx(1 / 3), pytest.approx(3 / 4))
+    # x's units: the Rome sentence (1 of 2 right) and the Naples one (0 of 1): no resample exceeds 1/2
+    assert x.low == 0.0 and x.high is not None and x.high <= 0.5 < report.intervals["overall"].point == pytest.approx((1 / 3 + 3 / 4) / 2)
+    assert y.high == 1.0 and report.weakest() == ["x"]
+    text = markdown(report)
+    assert "Fails most on: x (33.3)" in text and text.index("| x | 33.3 |") < text.index("| y | 75.0 |")
+    assert report.as_dict()["accuracy_by_kind"]["y"]["accuracy"]["point"] == pytest.approx(0.75)

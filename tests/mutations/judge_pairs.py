@@ -6,6 +6,7 @@ from __future__ import annotations
 from . import Mutation
 
 SRC = "evaluation/judge_pairs.py"
+KINDS_TEST = "tests/e2e/test_judge_pairs.py::test_each_kinds_accuracy_has_its_interval_and_the_failed_kinds_come_first"
 DEMO = ("tests/e2e/test_judge_pairs.py::test_every_label_on_the_demo_dataset_is_right_by_its_kinds_rule",)
 
 MUTATIONS = (
@@ -39,5 +40,19 @@ MUTATIONS = (
         '"doc": doc,',
         '"doc": doc.replace(p.stated[0].value_label, "it"),',
         DEMO,
+    ),
+    Mutation(
+        "each kind's accuracy counting every pair right",
+        "evaluation/judge_quality.py",
+        'sums[f"ok@{p.kind}"][k] += v == p.label',
+        'sums[f"ok@{p.kind}"][k] += 1',
+        (KINDS_TEST,),
+    ),
+    Mutation(
+        "the failed kinds not named first",
+        "evaluation/judge_quality.py",
+        "        order = weak + sorted(",
+        "        order = sorted(",
+        (KINDS_TEST,),
     ),
 )
