@@ -17,8 +17,10 @@ The client retries 429 and 5xx answers itself, honouring Retry-After. Up to `con
 requests are in flight at once (32 for a compatible server, 8 for OpenAI; KALMA_CONCURRENCY);
 a server that runs one request at a time (llama.cpp's Python server) queues the rest: keep it low
 there, so that queued requests do not reach the timeout.
-Each answer is handed on and cached as it arrives. A server that refuses the connection is
-said in one line at once, not after rounds of retries.
+Each answer is handed on and cached as it arrives. A server that refuses the connection before
+its first answer is named on stderr at once and asked again for `wait` seconds (`,wait=SECONDS`,
+default 30: a vLLM started beside the run takes that long to listen), each attempt said, then
+given up in one line; Ctrl-C stops the wait. Once it has answered, a refusal is said at once.
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ import json
 import os
 import re
 import socket
+import sys
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from itertools import accumulate
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import BackendError, mask_secrets
+from ..errors import BackendError, Interrupted, mask_secrets
 from ..jsonl import dumps
 from .base import LLM, Generation, GenParams, LMScorer, Message, TokenLogprob, separator
 
@@ -53,32 +57,61 @@ def parse_compatible(arg: str) -> tuple[str, str]:
     return m.group(1), m.group(2)
 
 
-def compatible(argument: str, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0, identity: str | None = None) -> OpenAIChat:
+WAIT = 30.0  # seconds a server that refuses the connection is waited for before its first answer
+
+
+def compatible(
+    argument: str, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0, identity: str | None = None, wait: float = WAIT
+) -> OpenAIChat:
     """`openai-compatible:<base_url>:<model>`: a vLLM, TGI or llama.cpp server. `identity` is what
-    the user vouches the server runs (cached answers are keyed by it, over what /models says)."""
+    the user vouches the server runs (cached answers are keyed by it, over what /models says);
+    `wait` the seconds a server that refuses the connection is waited for before its first answer."""
     base, model = parse_compatible(argument)
-    return OpenAIChat(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout, identity=identity)
+    return OpenAIChat(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout, identity=identity, wait=wait)
 
 
 def compatible_scorer(
-    argument: str, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0, identity: str | None = None
+    argument: str, *, concurrency: int | None = None, max_retries: int = 5, timeout: float = 120.0, identity: str | None = None, wait: float = WAIT
 ) -> CompletionsScorer:
     """`openai-compatible:<base_url>:<model>` as an LM scorer (`CompletionsScorer`)."""
     base, model = parse_compatible(argument)
-    return CompletionsScorer(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout, identity=identity)
+    return CompletionsScorer(model, base_url=base, concurrency=concurrency, max_retries=max_retries, timeout=timeout, identity=identity, wait=wait)
 
 
-def reachable(base_url: str, spec: str) -> None:
-    """Fail in one line, within seconds, when nothing answers at `base_url`: a refused connection
-    or an unknown host is no reason for the client's rounds of retries."""
-    from ..errors import BackendError
-
-    url = urlsplit(base_url)
-    host, port = url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+def _connects(host: str, port: int) -> bool:
+    """Whether something listens at (host, port); False when the connection is refused."""
     try:
         socket.create_connection((host, port), timeout=3).close()
     except ConnectionRefusedError:
-        raise BackendError(f"{spec}: nothing answers at {base_url} (connection refused); is the server running?") from None
+        return False
+    return True
+
+
+def reachable(base_url: str, spec: str, wait: float = 0.0) -> None:
+    """Fail in one line when nothing answers at `base_url`: a refused connection is named on
+    stderr at once and tried again for `wait` seconds (a server started beside the run), each
+    attempt said; an unknown host is no reason to wait, nor for the client's rounds of retries."""
+    url = urlsplit(base_url)
+    host, port = url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        if _connects(host, port):
+            return
+        refused = f"{spec}: nothing answers at {base_url} (connection refused"
+        if wait <= 0:
+            raise BackendError(f"{refused}); is the server running?")
+        print(f"note: {refused}); waiting up to {wait:g} s for it to start (,wait=SECONDS changes this; Ctrl-C stops)", file=sys.stderr, flush=True)
+        began, attempt, pause = time.monotonic(), 1, 0.5
+        while (left := wait - (time.monotonic() - began)) > 0:
+            try:
+                time.sleep(min(pause, left))
+            except KeyboardInterrupt:
+                raise Interrupted(f"interrupted while waiting for {base_url} ({attempt} attempts); nothing was sent to it") from None
+            attempt, pause = attempt + 1, min(pause * 2, 5.0)  # soon at first (a server a moment late), then every 5 s
+            if _connects(host, port):
+                print(f"note: {base_url} answered at attempt {attempt}, after {time.monotonic() - began:.1f} s", file=sys.stderr, flush=True)
+                return
+            print(f"note: attempt {attempt}: still refused after {time.monotonic() - began:.1f} s of {wait:g}", file=sys.stderr, flush=True)
+        raise BackendError(f"{refused} for {wait:g} s, {attempt} attempts); is the server running? (,wait=SECONDS waits longer)")
     except socket.gaierror as exc:
         raise BackendError(f"{spec}: cannot resolve {host} ({exc.strerror}); is this machine online?") from None
     except OSError as exc:
@@ -90,7 +123,7 @@ def reachable_first(*backends: object) -> None:
     local model, a knowledge graph): a server that is not there is said at once, not after them."""
     for b in backends:
         if isinstance(b, Endpoint):
-            reachable(b.base_url or OPENAI_API, b.spec)
+            b.reach()
 
 
 def prices() -> dict[str, tuple[float, float]]:
@@ -114,8 +147,10 @@ class Endpoint:
         max_retries: int = 5,
         timeout: float = 120.0,
         identity: str | None = None,
+        wait: float = WAIT,
     ):
         self.model, self.base_url, self.identity = model, base_url, identity
+        self.wait, self._reached = wait, False  # a server is waited for only until it first listens
         self.spec = f"openai-compatible:{base_url}:{model}" if base_url else f"openai:{model}"
         # Requests in flight at once: a local vLLM/TGI server batches what it is sent, so it is
         # given many; OpenAI's API fewer. KALMA_CONCURRENCY overrides both. 429s and Retry-After
@@ -129,6 +164,11 @@ class Endpoint:
         self._identity: tuple[str | None, str] | None = None  # (cache identity, what it rests on)
         if base_url is None and not os.environ.get("OPENAI_API_KEY"):  # fail before any work, not at the first call
             raise BackendError(f"{self.spec}: set OPENAI_API_KEY in the environment")
+
+    def reach(self) -> None:
+        """`reachable`, waiting `wait` seconds for a server that has not listened yet."""
+        reachable(self.base_url or OPENAI_API, self.spec, 0.0 if self._reached else self.wait)
+        self._reached = True
 
     def client(self) -> Any:
         if self._client is None:
@@ -201,7 +241,7 @@ class Endpoint:
         their answers handed on first."""
         error: BaseException | None = None
         self.client()  # one client (and connection pool) for all the threads
-        reachable(self.base_url or OPENAI_API, self.spec)  # a server that is not there: one line now, not after rounds of retries
+        self.reach()  # a server that is not there: named now, not after rounds of retries
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = {pool.submit(one, item): i for i, item in enumerate(items)}
             for fut in as_completed(futures):

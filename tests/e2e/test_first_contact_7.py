@@ -340,7 +340,7 @@ def test_a_submission_url_must_be_a_web_address(dataset, tmp_path):
 def test_a_refused_server_is_named_before_anything_else_loads(dataset, botanists, tmp_path):
     """The server is asked before spaCy, the KG and the scorer: a spaCy pipeline, a graph and a
     scorer that are not there would each fail first otherwise."""
-    refused = f"openai-compatible:http://127.0.0.1:{free_port()}/v1:m"
+    refused = f"openai-compatible:http://127.0.0.1:{free_port()}/v1:m,wait=0"
     said = "nothing answers at"
     _fails(["answer", "--dataset", str(dataset), "--llm", refused, "--spacy", "no-such-pipeline", "-o", str(tmp_path / "a.jsonl")], said)
     build = ["build", "--records", str(botanists / "records.jsonl"), "--kg", str(tmp_path / "no-such.ttl"), "-o", str(tmp_path / "ds.jsonl")]

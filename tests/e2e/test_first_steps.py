@@ -290,7 +290,7 @@ def test_a_server_that_is_not_there_is_named_in_one_line_on_its_own(tmp_path, da
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     cmd = [sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(dataset), "--retrieval", "gold"]
-    res = subprocess.run([*cmd, "--llm", f"openai-compatible:{url}:m", "-o", str(tmp_path / "a.jsonl")], capture_output=True, text=True, timeout=120)
+    res = subprocess.run([*cmd, "--llm", f"openai-compatible:{url}:m,wait=0", "-o", str(tmp_path / "a.jsonl")], capture_output=True, text=True, timeout=120)
     said = [line for line in res.stderr.splitlines() if "kalma:" in line]
     assert res.returncode == 1 and len(said) == 1 and said[0].startswith("kalma: "), res.stderr  # not glued to the bar
     assert f"nothing answers at {url} (connection refused); is the server running?" in said[0]

@@ -1,6 +1,7 @@
-"""First contact (issue 54, seventh pass): what a new user meets through the command line, the
-harness's files and the tables a verdict goes to. Each mutation undoes one fix or guarded behaviour;
-tests/e2e/test_first_contact_7.py holds the tests that catch them."""
+"""First contact (issues 54 and 59, seventh and eighth passes): what a new user meets through the
+command line, the harness's files, the tables a verdict goes to and the pages it is shown on. Each
+mutation undoes one fix or guarded behaviour; tests/e2e/test_first_contact_7.py and
+test_first_contact_8.py hold the tests that catch them."""
 
 from __future__ import annotations
 
@@ -9,8 +10,15 @@ from . import Mutation
 T = "tests/e2e/test_first_contact_7.py"
 
 
+T8 = "tests/e2e/test_first_contact_8.py"
+
+
 def _t(name: str) -> tuple[str, ...]:
     return (f"{T}::{name}",)
+
+
+def _t8(name: str) -> tuple[str, ...]:
+    return (f"{T8}::{name}",)
 
 
 MUTATIONS = (
@@ -206,5 +214,41 @@ MUTATIONS = (
         'if cached else ""  # advice only where the cache served answers',
         'if True else ""',
         _t("test_bench_run_mentions_no_cache_only_where_the_cache_served"),
+    ),
+    # issue 59 §3: a server that starts late
+    Mutation(
+        "a refused server given up at once",
+        "kalma/models/openai_backend.py",
+        "        if wait <= 0:\n",
+        "        if True:\n",
+        _t8("test_a_server_that_starts_late_is_named_at_once_and_waited_for"),
+    ),
+    Mutation(
+        "the wait's bound not kept",
+        "kalma/models/openai_backend.py",
+        "        while (left := wait - (time.monotonic() - began)) > 0:",
+        "        while (left := 3 * wait - (time.monotonic() - began)) > 0:",
+        _t8("test_a_server_that_never_starts_is_given_up_after_the_wait_said"),
+    ),
+    Mutation(
+        "the attempts not said",
+        "kalma/models/openai_backend.py",
+        '            print(f"note: attempt {attempt}: still refused',
+        '            0 and print(f"note: attempt {attempt}: still refused',
+        _t8("test_a_server_that_never_starts_is_given_up_after_the_wait_said"),
+    ),
+    Mutation(
+        "Ctrl-C during the wait said as a bare interruption",
+        "kalma/models/openai_backend.py",
+        '                raise Interrupted(f"interrupted while waiting for {base_url}',
+        '                raise KeyboardInterrupt(f"interrupted while waiting for {base_url}',
+        _t8("test_ctrl_c_stops_the_wait_for_a_server"),
+    ),
+    Mutation(
+        "a scorer spec's wait ignored",
+        "kalma/models/openai_backend.py",
+        "timeout=timeout, identity=identity, wait=wait)\n\n\ndef _connects",
+        "timeout=timeout, identity=identity)\n\n\ndef _connects",
+        _t8("test_a_scorer_spec_takes_the_wait_too"),
     ),
 )

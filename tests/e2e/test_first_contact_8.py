@@ -1,0 +1,104 @@
+"""First contact, eighth pass (issue 59), through the CLI as a user runs it: a server that starts
+a moment late is waited for, an interrupted evaluation never describes what it does not hold,
+`kalma compare` on few entries says what it can and cannot show, the leaderboard page fits a
+screen, nested brackets count once, an answer that dominates the citations is named, and the
+smaller things a new user met."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from click.testing import CliRunner
+
+from kalma.cli import main
+from kalma.models.template import TemplateLLM
+from tests.e2e.test_builder_publishable import RECORDS
+from tests.servers import answering, free_port, scripted_server
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, args)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def _ok(args: list[str]) -> tuple[str, str]:
+    code, out, err = _run(args)
+    assert code == 0, out + err
+    return out, err
+
+
+def _fails(args: list[str], *said: str) -> str:
+    """A user's mistake: one line on stderr (after any note), a non-zero exit, no traceback."""
+    code, out, err = _run(args)
+    *notes, last = [ln for ln in err.splitlines() if ln.strip()] or [""]
+    assert code != 0 and "Traceback" not in err and last.startswith("kalma: ") and all(n.startswith("note: ") for n in notes), out + err
+    for s in said:
+        assert s in err, err
+    return err
+
+
+# ---------------------------------------------------------------- 3: a server that starts late
+
+
+@contextmanager
+def _late_server(delay: float) -> Iterator[str]:
+    """An OpenAI-compatible server on 127.0.0.1 that starts listening `delay` seconds from now."""
+    port, done = free_port(), threading.Event()
+
+    def serve() -> None:
+        time.sleep(delay)
+        with scripted_server([answering(TemplateLLM().respond)], models=[{"id": "m", "root": "m"}], port=port):
+            done.wait()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        done.set()
+        t.join()
+
+
+def test_a_server_that_starts_late_is_named_at_once_and_waited_for(dataset, tmp_path):
+    with _late_server(1.2) as url:
+        out, err = _ok(["answer", "--dataset", str(dataset), "--llm", f"openai-compatible:{url}:m", "--retrieval", "gold", "-o", str(tmp_path / "a.jsonl")])
+    notes = [ln for ln in err.splitlines() if ln.startswith("note: ")]
+    assert f"nothing answers at {url} (connection refused); waiting up to 30 s" in notes[0], err
+    assert any(f"{url} answered at attempt" in n for n in notes), err
+    assert json.loads(out)["written"] == 6
+
+
+def test_a_server_that_never_starts_is_given_up_after_the_wait_said(dataset, tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    began = time.monotonic()
+    err = _fails(["answer", "--dataset", str(dataset), "--llm", f"openai-compatible:{url}:m,wait=2", "-o", str(tmp_path / "a.jsonl")])
+    took = time.monotonic() - began
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "waiting up to 2 s" in lines[0] and any("attempt 2: still refused" in ln for ln in lines), err
+    assert f"nothing answers at {url} (connection refused for 2 s," in lines[-1] and "attempts); is the server running?" in lines[-1], err
+    assert 2 <= took < 4.5 and not (tmp_path / "a.jsonl").exists()
+
+
+def test_ctrl_c_stops_the_wait_for_a_server(dataset, tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    cmd = [sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(dataset), "--llm", f"openai-compatible:{url}:m", "-o", str(tmp_path / "a.jsonl")]
+    run = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    assert run.stderr is not None
+    first = run.stderr.readline()  # said at once, before any wait
+    assert "waiting up to 30 s" in first and "Ctrl-C stops" in first, first
+    run.send_signal(signal.SIGINT)
+    rest = run.stderr.read()
+    assert run.wait(timeout=20) == 130 and f"kalma: interrupted while waiting for {url}" in rest and "Traceback" not in rest, rest
+
+
+def test_a_scorer_spec_takes_the_wait_too(tmp_path):
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    _fails(["build", "--records", str(tmp_path / "r.jsonl"), "--lm", f"openai-compatible:{url}:m,wait=0.5", "-o", str(tmp_path / "d.jsonl")], "for 0.5 s")
