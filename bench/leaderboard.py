@@ -564,7 +564,9 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
             f"\n<tbody>\n{body}\n</tbody></table>" + (f'\n<p class="note">{html.escape(t.note)}</p>' if t.note else "") + _tests_html(t)
         )
     scale_note = "Values x100 (rates); fluency is G-Eval's 1-5. n: answers scored. One table per dataset: numbers are only ranked against the same questions."
-    (site / "leaderboard.md").write_text("# KaLMA leaderboard\n\n" + scale_note + "\n\n" + INTERVALS_NOTE + "\n\n" + "\n".join(md))
+    judged = board / "sensitivity" / "sensitivity.md"  # `kalma judge sensitivity BOARD`, when it ran
+    sensitivity = judged.read_text(encoding="utf-8") if judged.is_file() else ""
+    (site / "leaderboard.md").write_text("# KaLMA leaderboard\n\n" + scale_note + "\n\n" + INTERVALS_NOTE + "\n\n" + "\n".join(md) + sensitivity)
     figs = "\n".join(
         f'<figure><img src="{_local(i)}" alt="{html.escape(i)}" onload="loaded()" onerror="failed(this)">'
         f'<figcaption><a href="{_local(i[:-4] + ".svg")}">SVG</a></figcaption></figure>'
@@ -588,6 +590,7 @@ each metric; <em>lexical</em> is a rule-based approximation of entailment. Also 
 <a href="./leaderboard.csv">CSV</a>.</p>
 <p class="intervals">{html.escape(INTERVALS_NOTE)}</p>
 {"".join(sections)}
+{f'<section id="sensitivity"><pre class="sensitivity">{html.escape(sensitivity)}</pre></section>' if sensitivity else ""}
 {f'<h2>Not shown</h2><ul class="damaged">{missing}</ul>' if damaged else ""}
 <h2>Ablations</h2>
 <p>Each point is the mean over seeds, its bar the 95% interval over the dataset's entries of the figure over all seeds' answers

@@ -1,5 +1,7 @@
 """`kalma judge pairs` (evaluation/judge_pairs.py): each kind's rule broken on purpose, caught by the
-independent check of every generated label against the KG (tests/e2e/test_judge_pairs.py)."""
+independent check of every generated label against the KG (tests/e2e/test_judge_pairs.py); per-kind
+accuracy in `kalma judge evaluate`; and `kalma judge sensitivity`'s tau, flips and kappa against a hand
+computation (tests/e2e/test_judge_sensitivity.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from . import Mutation
 
 SRC = "evaluation/judge_pairs.py"
 KINDS_TEST = "tests/e2e/test_judge_pairs.py::test_each_kinds_accuracy_has_its_interval_and_the_failed_kinds_come_first"
+SENS = "bench/sensitivity.py"
+SENS_TESTS = ("tests/e2e/test_judge_sensitivity.py",)
 DEMO = ("tests/e2e/test_judge_pairs.py::test_every_label_on_the_demo_dataset_is_right_by_its_kinds_rule",)
 
 MUTATIONS = (
@@ -54,5 +58,16 @@ MUTATIONS = (
         "        order = weak + sorted(",
         "        order = sorted(",
         (KINDS_TEST,),
+    ),
+    Mutation("Kendall's tau counting discordant pairs as concordant", SENS, "concordant + dx * dy", "concordant + abs(dx * dy)", SENS_TESTS),
+    Mutation("Cohen's kappa without the chance agreement on 'no'", SENS, "chance = pa * pb + (1 - pa) * (1 - pb)", "chance = pa * pb", SENS_TESTS),
+    Mutation("a tie counted as a flip", SENS, "        if dx * dy < 0:", "        if dx * dy <= 0:", SENS_TESTS),
+    Mutation("tau's interval of a judge against itself", SENS, "_tau_of(systems, group[0], o)", "_tau_of(systems, o, o)", SENS_TESTS),
+    Mutation(
+        "kappa over the first judge's decisions twice",
+        SENS,
+        "them = {(s, *k): v for s in systems for k, v in decisions(runs[other][s].rows).items()}",
+        "them = {(s, *k): v for s in systems for k, v in decisions(runs[nli[0]][s].rows).items()}",
+        SENS_TESTS,
     ),
 )

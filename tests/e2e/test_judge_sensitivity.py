@@ -1,0 +1,100 @@
+"""`kalma judge sensitivity`: a board of three systems re-scored under two judges. Identical judges
+agree perfectly (tau 1, kappa 1); `table:` judges written to disagree give the tau, the flipped pairs
+and the kappa computed here by hand; citation F1 is never re-scored; the leaderboard shows the section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.sensitivity import cohen_kappa, flips, kendall_tau
+from dataset_builder.demo import demo_entries
+from kalma.cli import main
+from kalma.jsonl import write_jsonl
+from kalma.kg import open_source
+from kalma.schema import Answer
+
+SYSTEMS = {"s1": (12, 3), "s2": (6, 6), "s3": (3, 12)}  # pairs judge A / judge B calls aligned, of each system's 12
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Three systems, each citing two triples per entry in sentences of its own (12 pairs each), and two
+    `table:` judges: A aligns s1's 12, s2's first 6 and s3's first 3; B aligns s1's first 3, s2's same
+    6 and all of s3's: A orders s1 > s2 > s3 (1.0, 0.5, 0.25) and B the reverse."""
+    d = tmp_path_factory.mktemp("sensitivity")
+    entries = demo_entries(open_source("demo"))[:6]
+    write_jsonl(d / "dataset.jsonl", entries, "dataset")
+    rows: dict[str, list[dict]] = {"a": [], "b": []}
+    for name, (in_a, in_b) in SYSTEMS.items():
+        answers, k = [], 0
+        for e in entries:
+            text = []
+            for i, t in enumerate((e.minimum_set or [])[:2]):
+                said = f"Sentence {name} {e.id} {i}" + (f" about {t.value_label}" if k < in_a else "")  # `lexical` decides as A
+                text.append(f"{said} [{t.subject}, {t.relation_label}: {t.value_label}].")
+                hyp = f"{t.relation_label}: {t.value_label}"
+                for judge, n in (("a", in_a), ("b", in_b)):
+                    rows[judge].append({"premise": f"{said}.", "hypothesis": hyp, "probability": float(k < n)})
+                k += 1
+            answers.append(Answer(entry_id=e.id, text=" ".join(text), model=f"model-{name}"))
+        assert k == 12
+        write_jsonl(d / f"{name}.jsonl", answers, "answers", header={"submission": {"name": name, "model": f"model-{name}", "seed": 0, "settings": {}}})
+        args = ["bench", "submit", str(d / f"{name}.jsonl"), "--dataset", str(d / "dataset.jsonl"), "--leaderboard", str(d / "board")]
+        res = CliRunner().invoke(main, [*args, "--metrics", "citation,alignment"])
+        assert res.exit_code == 0, res.output
+    for judge, table in rows.items():
+        (d / f"{judge}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in table))
+    return {"dir": d, "board": d / "board", "a": d / "a.jsonl", "b": d / "b.jsonl"}
+
+
+def _sensitivity(board: dict[str, Path], out: str, *nli: str) -> dict:
+    args = ["judge", "sensitivity", str(board["board"]), "--resamples", "300", "-o", str(board["dir"] / out)]
+    res = CliRunner().invoke(main, [*args, *(x for spec in nli for x in ("--nli", spec))])
+    assert res.exit_code == 0, res.output
+    return json.loads((board["dir"] / out / "sensitivity.json").read_text())
+
+
+def test_two_identical_judges_agree_on_everything(board):
+    report = _sensitivity(board, "same", "lexical", "lexical")
+    a = report["figures"]["alignment_micro"]["against_first"]["lexical #2"]
+    assert a["kendall_tau"] == 1.0 and a["low"] == a["high"] == 1.0 and a["flipped"] == []
+    k = report["agreement_on_sentences"]["lexical #2"]
+    assert k["cohen_kappa"] == 1.0 and k["decisions"] == 36 == k["agree"]
+    assert set(report["figures"]) == {"alignment_micro"}  # the board scored no [NA]; citation F1 is never re-scored
+
+
+def test_judges_written_to_disagree_flip_what_they_should(board):
+    a, b = f"table:{board['a']}", f"table:{board['b']}"
+    report = _sensitivity(board, "apart", a, b)
+    fig = report["figures"]["alignment_micro"]
+    assert {s: fig["judges"][a][s]["value"] for s in SYSTEMS} == {"s1": 1.0, "s2": 0.5, "s3": 0.25}
+    assert {s: fig["judges"][b][s]["value"] for s in SYSTEMS} == {"s1": 0.25, "s2": 0.5, "s3": 1.0}
+    found = fig["against_first"][b]
+    assert found["kendall_tau"] == -1.0 and sorted(found["flipped"]) == [["s1", "s2"], ["s1", "s3"], ["s2", "s3"]]
+    # 36 decisions: s1 agree on 3, s2 on 12, s3 on 3 (18, p_o 1/2); both judges say yes to 21 of 36:
+    # p_e = (21/36)^2 + (15/36)^2 = 666/1296, kappa = (648 - 666) / (1296 - 666) = -1/35
+    k = report["agreement_on_sentences"][b]
+    assert (k["decisions"], k["agree"]) == (36, 18) and k["cohen_kappa"] == pytest.approx(-1 / 35)
+    md = (board["dir"] / "apart" / "sensitivity.md").read_text()
+    assert "order flipped: s1 > s2; s1 > s3; s2 > s3" in md and "Cohen's kappa -0.029" in md
+
+
+def test_the_leaderboard_shows_the_section_when_present(board, tmp_path):
+    res = CliRunner().invoke(main, ["judge", "sensitivity", str(board["board"]), "--nli", "lexical", "--nli", "lexical", "--resamples", "50"])
+    assert res.exit_code == 0, res.output  # into BOARD/sensitivity, where the leaderboard looks
+    res = CliRunner().invoke(main, ["leaderboard", str(board["board"]), "-o", str(tmp_path / "site")])
+    assert res.exit_code == 0, res.output
+    assert "How much the figures depend on the judge" in (tmp_path / "site" / "index.html").read_text()
+    assert "How much the figures depend on the judge" in (tmp_path / "site" / "leaderboard.md").read_text()
+
+
+def test_tau_flips_and_kappa_by_hand():
+    assert float(kendall_tau([0.9, 0.5, 0.1], [0.5, 0.9, 0.1])) == pytest.approx(1 / 3)  # one of three pairs discordant
+    assert float(kendall_tau([0.9, 0.5, 0.5], [0.9, 0.5, 0.1])) == pytest.approx(2 / (2 * 3) ** 0.5)  # tau-b with one tie
+    assert flips(["x", "y", "z"], [0.9, 0.5, 0.5], [0.5, 0.9, 0.1]) == ([["x", "y"]], [["y", "z"]])
+    assert cohen_kappa([True, True, False, False], [True, False, False, False]) == 0.5
+    assert cohen_kappa([True] * 3, [True] * 3) == 1.0 and cohen_kappa([True, True], [True, False]) == 0.0
