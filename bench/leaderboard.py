@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evaluation.base import UNUSABLE_LIMIT, show, show_signed
+from evaluation.text_quality import SELF_JUDGED
 from evaluation.uncertainty import RESAMPLES, Difference
 from kalma.frames import csv_safe
 from kalma.jsonl import RecordError
@@ -246,6 +247,7 @@ def _failures(s: Summary) -> list[str]:
         + ("; its values n/a" if f.get("over_limit") else "")
         for metric, f in s.failures.items()
     ]
+    out += [c for c in s.caveats if c.startswith(SELF_JUDGED)]  # a G-Eval judge rating its own answers
     bare, answers = s.counts.get("answers_citing_nothing", 0), s.counts.get("answers", 0)
     if answers and bare / answers > UNUSABLE_LIMIT:  # the share above which evaluate says it first
         out.append(f"{bare} of {answers} answers cite nothing")

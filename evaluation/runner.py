@@ -29,6 +29,7 @@ from kalma.resume import ResumableOutput, fingerprint, records_digest, value_dig
 from kalma.schema import Answer, AnswerScores, Bounds, Coverage, DatasetEntry, KnowledgeGraph, Resampling, Spread, Summary, first_entries
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, UNUSABLE_LIMIT, EvalItem, EvalOptions, Metric, Scored, get_metric, show
+from .text_quality import self_judged
 from .uncertainty import LEVEL, RESAMPLES, PerAnswer, intervals, per_answer, run_of, spread
 from .verdict_page import render_page
 from .verdicts import assemble
@@ -183,6 +184,8 @@ def evaluate(
         notices = [a.meta["note"] for a in answer_list if isinstance(a.meta.get("note"), str)]
         from_cache = sum(bool(a.meta.get("cached")) for a in answer_list)
         first = said_first + answer_caveats(answer_list, rows, answer_models) + assumed
+        if any(m.name == "geval" for m in active) and (own := self_judged(options.judge, answer_models)):
+            first.append(own)
         complete = len(rows) == len(wanted)
         summary = summarize(rows, active, config, models, answer_models, problems, n_missing, limits, notices, complete, from_cache, first)
         conditions = run_conditions(answer_list)

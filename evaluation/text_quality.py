@@ -69,6 +69,23 @@ TOP = 20  # alternatives read at the score's token: enough that every digit with
 _FIRST_INT = re.compile(r"-?\d+")
 
 
+SELF_JUDGED = "G-Eval's judge is the model whose answers it scores"
+
+
+def _model_key(name: str) -> str:
+    """A model's name without backend, server or options: `hf:Org/Name,dtype=bf16` and `Org/Name` are one."""
+    return name.split(",")[0].split(":")[-1].split("/")[-1].strip().lower()
+
+
+def self_judged(judge: str | None, answer_models: Sequence[str]) -> str | None:
+    """The one-line warning when the G-Eval judge scores its own answers (G-Eval's authors found an
+    LLM judge prefers its own style), else None."""
+    if not judge:
+        return None
+    mine = [m for m in answer_models if _model_key(m) and _model_key(m) == _model_key(judge)]
+    return f"{SELF_JUDGED} ({judge} scores answers by {', '.join(mine)}): a judge favours its own style, so read its ratings with care." if mine else None
+
+
 def judge_chats(items: Sequence[EvalItem]) -> list[list[dict[str, str]]]:
     """The judge's prompts: for each item, one per criterion, in ASPECTS order."""
     chats = []

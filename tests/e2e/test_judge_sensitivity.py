@@ -12,10 +12,14 @@ from click.testing import CliRunner
 
 from bench.sensitivity import cohen_kappa, flips, kendall_tau
 from dataset_builder.demo import demo_entries
+from evaluation.base import EvalOptions
+from evaluation.runner import evaluate
+from evaluation.text_quality import SELF_JUDGED, self_judged
 from kalma.cli import main
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 from kalma.schema import Answer
+from tests.servers import answering, scripted_server
 
 SYSTEMS = {"s1": (12, 3), "s2": (6, 6), "s3": (3, 12)}  # pairs judge A / judge B calls aligned, of each system's 12
 
@@ -98,3 +102,36 @@ def test_tau_flips_and_kappa_by_hand():
     assert flips(["x", "y", "z"], [0.9, 0.5, 0.5], [0.5, 0.9, 0.1]) == ([["x", "y"]], [["y", "z"]])
     assert cohen_kappa([True, True, False, False], [True, False, False, False]) == 0.5
     assert cohen_kappa([True] * 3, [True] * 3) == 1.0 and cohen_kappa([True, True], [True, False]) == 0.0
+
+
+def _rating(scores: dict[str, str]):
+    return lambda prompt: next(v for k, v in scores.items() if f"Sentence {k} " in prompt)
+
+
+def test_geval_judges_are_compared_on_their_four_aspects(board):
+    with (
+        scripted_server([answering(_rating({"s1": "5", "s2": "4", "s3": "3"}))]) as (one, _),
+        scripted_server([answering(_rating({"s1": "3", "s2": "4", "s3": "5"}))]) as (two, _),
+    ):
+        a, b = f"openai-compatible:{one}/v1:judge-a", f"openai-compatible:{two}/v1:judge-b"
+        args = ["judge", "sensitivity", str(board["board"]), "--judge", a, "--judge", b, "--resamples", "100", "-o", str(board["dir"] / "geval")]
+        res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    report = json.loads((board["dir"] / "geval" / "sensitivity.json").read_text())
+    assert sorted(report["figures"]) == sorted(f"{x}_mean" for x in ("coherence", "consistency", "fluency", "relevance"))
+    fluency = report["figures"]["fluency_mean"]
+    assert {s: fluency["judges"][f"judge:{a}"][s]["value"] for s in SYSTEMS} == {"s1": 5.0, "s2": 4.0, "s3": 3.0}
+    assert fluency["against_first"][f"judge:{b}"]["kendall_tau"] == -1.0 and report["agreement_on_sentences"] == {}
+
+
+def test_a_geval_judge_scoring_its_own_answers_is_said_in_one_line(board, tmp_path):
+    with scripted_server([answering(lambda prompt: "4")]) as (url, _):
+        judge = f"openai-compatible:{url}/v1:model-s1"
+        own, other = (
+            evaluate(board["dir"] / "dataset.jsonl", board["dir"] / f"{s}.jsonl", tmp_path / s, metrics=["geval"], options=EvalOptions(judge=judge))
+            for s in ("s1", "s2")
+        )
+    said = [c for c in own.caveats if c.startswith(SELF_JUDGED)]
+    assert said == [f"{SELF_JUDGED} ({judge} scores answers by model-s1): a judge favours its own style, so read its ratings with care."]
+    assert not [c for c in other.caveats if c.startswith(SELF_JUDGED)]
+    assert self_judged("hf:Org/Name,dtype=bf16", ["Org/Name"]) and not self_judged("hf:Org/Name", ["Org/Other"]) and not self_judged(None, ["x"])

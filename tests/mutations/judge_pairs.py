@@ -70,4 +70,11 @@ MUTATIONS = (
         "them = {(s, *k): v for s in systems for k, v in decisions(runs[nli[0]][s].rows).items()}",
         SENS_TESTS,
     ),
+    Mutation(
+        "a G-Eval judge scoring its own answers not said",
+        "evaluation/runner.py",
+        "            first.append(own)",
+        "            pass",
+        ("tests/e2e/test_judge_sensitivity.py::test_a_geval_judge_scoring_its_own_answers_is_said_in_one_line",),
+    ),
 )
