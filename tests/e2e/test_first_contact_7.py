@@ -334,6 +334,8 @@ def test_a_submission_url_must_be_a_web_address(dataset, tmp_path):
     args += ["--metrics", "citation"]
     code, _, err = _run([*args, "--url", "javascript:alert(1)"])
     assert code == 1 and "--url: 'javascript:alert(1)' is not an http or https address" in err and not (tmp_path / "b" / "submissions" / "n").exists()
+    code, _, err = _run([*args, "--url", "https:///m"])  # a scheme without a host is no address either
+    assert code == 1 and "--url: 'https:///m' is not an http or https address" in err and not (tmp_path / "b" / "submissions" / "n").exists()
     _ok([*args, "--url", "https://example.org/m"])
 
 

@@ -42,6 +42,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     entries = demo_entries(open_source("demo"))
     write_jsonl(d / "dataset.jsonl", entries, "dataset")
     write_jsonl(d / "other.jsonl", entries[:-1], "dataset")
+    write_jsonl(d / "reversed.jsonl", entries[::-1], "dataset")
     files = {
         "good": _answers(entries, 3),
         "weak": _answers(entries, 1),
@@ -57,7 +58,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "absent": [a.model_copy(update={"absent": [e.minimum_set[-1]] if i == 0 else []}) for i, (a, e) in enumerate(zip(_answers(entries, 1), entries))],
         "removed": [a.model_copy(update={"absent": [e.minimum_set[-1]]}) for a, e in zip(_answers(entries, 1), entries)],
         "temperatures": [
-            a.model_copy(update={"settings": {"temperature": t}, "seed": k})
+            a.model_copy(update={"settings": {"temperature": t, "seed": k}, "seed": k})  # the seed also in the settings, as a server's options hold it
             for t in (0.0, 0.7)
             for k in (1, 2)
             for a in _answers(entries, 3 if t else 2, run=f"t{t}-s{k}", varied=bool(t) and k == 2)  # at 0.0 both seeds answer alike
@@ -73,7 +74,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out["strict"], out["stopped"] = d / "strict", d / "stopped"
     evaluate(d / "other.jsonl", d / "weak.jsonl", d / "other", metrics=["citation"], progress=False)
     evaluate(d / "dataset.jsonl", d / "weak.jsonl", d / "limited", metrics=["citation"], progress=False, limit=3)
-    out["other"], out["limited"] = d / "other", d / "limited"
+    evaluate(d / "reversed.jsonl", d / "good.jsonl", d / "reversed", metrics=["citation"], progress=False)
+    out["other"], out["limited"], out["reversed"] = d / "other", d / "limited", d / "reversed"
     return out
 
 
@@ -154,6 +156,25 @@ def test_compare_two_systems_with_a_real_difference(runs):
     assert recall["p"] == pytest.approx(2 / 64, abs=0.01)  # only the identity and the full swap reach it
     text = _compare(str(runs["good"]), str(runs["weak"])).stdout
     assert "paired approximate randomization" in text and "| citation.recall_micro |" in text
+
+
+def test_compare_draws_at_the_level_it_says_with_the_seed_it_is_given(runs):
+    got = {seed: json.loads(_compare(str(runs["varied"]), str(runs["weak"]), "--json", "--resamples", "300", "--seed", seed).stdout) for seed in ("0", "7")}
+    figures = [k for k, v in got["0"].items() if v["ci"][0] is not None]
+    assert figures and all(got["0"][k]["level"] == 0.95 and got["0"][k]["seed"] == 0 and got["7"][k]["seed"] == 7 for k in figures)
+    assert any(got["0"][k]["ci"] != got["7"][k]["ci"] for k in figures)  # another seed, other draws
+    same = json.loads(_compare(str(runs["varied"]), str(runs["weak"]), "--json", "--resamples", "300", "--seed", "7").stdout)
+    assert same == got["7"]
+    text = _compare(str(runs["good"]), str(runs["weak"]), "--resamples", "300").stdout
+    assert "| 95% interval of A - B |" in text and "300 resamples, seed 0" in text
+
+
+def test_the_dataset_is_the_same_in_another_line_order(runs):
+    """The same entries in another order are the same questions: compared; one entry fewer is not."""
+    digest = {k: _summary(runs[k]).provenance["config"]["dataset_digest"] for k in ("weak", "reversed", "other")}
+    assert digest["weak"] == digest["reversed"] != digest["other"]
+    res = _compare(str(runs["reversed"]), str(runs["weak"]), "--json", "--resamples", "200")
+    assert res.exit_code == 0 and json.loads(res.stdout)["citation.recall_micro"]["diff"] > 0, res.output
 
 
 def test_compare_two_identical_evaluations(runs):

@@ -236,3 +236,146 @@ MUTATIONS += (
         ("tests/unit/test_checkers.py::test_a_served_judge_without_alternatives_is_read_by_its_reply",),
     ),
 )
+MUTATIONS += (
+    Mutation(
+        "overall as the pooled balanced accuracy, not the mean over datasets",
+        "evaluation/judge_quality.py",
+        '"overall": lambda s: sum(f(s) for f in per.values()) / len(per)}',
+        '"overall": lambda s: 0.5 * (sum(s[f"tp:{d}"] for d in per) / sum(s[f"pos:{d}"] for d in per) '
+        '+ sum(s[f"tn:{d}"] for d in per) / sum(s[f"neg:{d}"] for d in per))}',
+        JUDGE,
+    ),
+    Mutation(
+        "a pair at the threshold scored unsupported (P > threshold)",
+        "evaluation/judge_quality.py",
+        "verdicts = [int(judged.probs[i] >= judged.thresholds[pairs[i].dataset]) for i in scored]",
+        "verdicts = [int(judged.probs[i] > judged.thresholds[pairs[i].dataset]) for i in scored]",
+        JUDGE,
+    ),
+    Mutation(
+        "the label entailment (majority.jsonl's) not read as 1",
+        "evaluation/judge_quality.py",
+        '_YES = {"1", "true", "entailment", "entailed", "supported", "yes"}',
+        '_YES = {"1", "true", "entailed", "supported", "yes"}',
+        JUDGE,
+    ),
+    Mutation(
+        "a label read in its case",
+        "evaluation/judge_quality.py",
+        "text = str(raw).strip().lower() if not isinstance(raw, float)",
+        "text = str(raw).strip() if not isinstance(raw, float)",
+        JUDGE,
+    ),
+    Mutation(
+        "--dev FILE's pairs not development pairs",
+        "evaluation/judge_cli.py",
+        'rows = [replace(p, split="dev") for p in read_pairs(dev)] + rows',
+        "rows = read_pairs(dev) + rows",
+        JUDGE,
+    ),
+    Mutation(
+        "the tuning grid without its first hundredth",
+        "evaluation/judge_quality.py",
+        "GRID = [i / 100 for i in range(1, 100)]",
+        "GRID = [i / 100 for i in range(2, 100)]",
+        JUDGE,
+    ),
+    Mutation(
+        "the tuning grid without its last hundredth",
+        "evaluation/judge_quality.py",
+        "GRID = [i / 100 for i in range(1, 100)]",
+        "GRID = [i / 100 for i in range(1, 99)]",
+        JUDGE,
+    ),
+    Mutation(
+        "the tuning grid in twentieths",
+        "evaluation/judge_quality.py",
+        "GRID = [i / 100 for i in range(1, 100)]",
+        "GRID = [i / 100 for i in range(5, 100, 5)]",
+        JUDGE,
+    ),
+    Mutation(
+        "accuracy by kind counting supported verdicts, not right ones",
+        "evaluation/judge_quality.py",
+        "            kinds[pairs[i].kind] = (c + int(v == pairs[i].label), n + 1)",
+        "            kinds[pairs[i].kind] = (c + int(v), n + 1)",
+        JUDGE,
+    ),
+    Mutation(
+        "the bootstrap's accuracy by kind counting supported verdicts",
+        "evaluation/judge_quality.py",
+        '            sums[f"ok@{p.kind}"][k] += v == p.label',
+        '            sums[f"ok@{p.kind}"][k] += v',
+        JUDGE,
+    ),
+)
+SIZES = ("tests/unit/test_checkers.py::test_each_checker_chunks_and_cuts_at_its_authors_sizes",)
+MUTATIONS += (
+    Mutation(
+        "MiniCheck-Flan-T5's chunks of 400 words", "kalma/models/checkers.py", "max_length, chunk_size = 2048, 500", "max_length, chunk_size = 2048, 400", SIZES
+    ),
+    Mutation(
+        "MiniCheck-Flan-T5's maximum of 512 tokens",
+        "kalma/models/checkers.py",
+        "max_length, chunk_size = 2048, 500",
+        "max_length, chunk_size = 512, 500",
+        SIZES,
+    ),
+    Mutation("FactCG's chunks of 400 tokens", "kalma/models/checkers.py", "max_length, chunk_size = 2048, 550", "max_length, chunk_size = 2048, 400", SIZES),
+    Mutation("FactCG's maximum of 512 tokens", "kalma/models/checkers.py", "max_length, chunk_size = 2048, 550", "max_length, chunk_size = 512, 550", SIZES),
+    Mutation("AlignScore's chunks of 500 words", "kalma/models/checkers.py", "max_length, chunk_size = 512, 350", "max_length, chunk_size = 512, 500", SIZES),
+    Mutation(
+        "AlignScore's maximum of 2048 tokens", "kalma/models/checkers.py", "max_length, chunk_size = 512, 350", "max_length, chunk_size = 2048, 350", SIZES
+    ),
+    Mutation(
+        "MiniCheck-RoBERTa's chunks of 550 tokens",
+        "kalma/models/checkers.py",
+        'kind, prefix, name = "classifier", "minicheck", "MiniCheck"\n    chunk_size = 400',
+        'kind, prefix, name = "classifier", "minicheck", "MiniCheck"\n    chunk_size = 550',
+        SIZES,
+    ),
+    Mutation(
+        "the served judge's direction ignored",
+        "kalma/models/checkers.py",
+        '            document, claim = pair if self.document == "premise" else (pair[1], pair[0])',
+        "            document, claim = pair",
+        ("tests/unit/test_checkers.py::test_the_served_judge_sends_the_direction_its_spec_says_and_keys_its_cache_by_it",),
+    ),
+    Mutation(
+        "the served judge's cache key without its direction",
+        "kalma/models/checkers.py",
+        'return f"served-judge:{inner}|document={self.document}" if inner is not None else None',
+        'return f"served-judge:{inner}" if inner is not None else None',
+        ("tests/unit/test_checkers.py::test_the_served_judge_sends_the_direction_its_spec_says_and_keys_its_cache_by_it",),
+    ),
+    Mutation(
+        "a conversion with weights missing accepted (only unexpected ones refused)",
+        "kalma/models/checkers.py",
+        "    if unset or unexpected:",
+        "    if unexpected:",
+        ("tests/unit/test_checkers.py::test_a_conversion_with_a_weight_missing_is_refused",),
+    ),
+    Mutation(
+        "the llm: judge's yes read without its leading space",
+        "kalma/models/judge.py",
+        'yes = sum(math.exp(v) for k, v in top.items() if k.strip().lower() == "yes")',
+        'yes = sum(math.exp(v) for k, v in top.items() if k.lower() == "yes")',
+        ("tests/unit/test_checkers.py::test_the_llm_judge_reads_yes_and_no_tokens_with_their_leading_space",),
+    ),
+    Mutation(
+        "the llm: judge's no read without its leading space",
+        "kalma/models/judge.py",
+        'no = sum(math.exp(v) for k, v in top.items() if k.strip().lower() == "no")',
+        'no = sum(math.exp(v) for k, v in top.items() if k.lower() == "no")',
+        ("tests/unit/test_checkers.py::test_the_llm_judge_reads_yes_and_no_tokens_with_their_leading_space",),
+    ),
+)
+MUTATIONS += (
+    Mutation(
+        "judge evaluate's missing-judgement error suggesting kalma evaluate's --metrics alignment",
+        "evaluation/judge_quality.py",
+        'raise PairsError(f"{exc.missing}; to measure the judge on the pairs its table holds, give `--nli {spec},unjudged=skip`") from None',
+        "raise PairsError(str(exc)) from None",
+        JUDGE,
+    ),
+)

@@ -265,3 +265,54 @@ MUTATIONS += (
         (HARNESS_RUN,),
     ),
 )
+MUTATIONS += (
+    Mutation(
+        "kalma compare's interval at 80%, not the 95% it says",
+        "evaluation/compare.py",
+        "estimates, resamples=resamples, seed=seed)",
+        "estimates, resamples=resamples, seed=seed, level=0.8)",
+        (f"{E2E}::test_compare_draws_at_the_level_it_says_with_the_seed_it_is_given",),
+    ),
+    Mutation(
+        "kalma compare's --seed not reaching its draws",
+        "evaluation/compare.py",
+        "estimates, resamples=resamples, seed=seed)",
+        "estimates, resamples=resamples, seed=0)",
+        (f"{E2E}::test_compare_draws_at_the_level_it_says_with_the_seed_it_is_given",),
+    ),
+    Mutation(
+        "the bench tables' F1 interval around the mean of the seeds' F1, not the F1 of their mean P and R",
+        "bench/experiments.py",
+        "            estimates[k] = _f1_of(estimates[p], estimates[r])",
+        "            estimates[k] = mean(k)",
+        (f"{UNITS}::test_the_bench_tables_f1_interval_surrounds_the_f1_they_show_when_seeds_differ",),
+    ),
+    Mutation(
+        "the bench tables' F1 the mean of the seeds' F1",
+        "bench/experiments.py",
+        "            stat.mean = f1(sp.mean, sr.mean)",
+        "            stat.mean = stat.mean",
+        ("bench/experiments.py::bench.experiments.seed_stats",),
+    ),
+    Mutation(
+        "the dataset digest in the file's line order",
+        "evaluation/runner.py",
+        "    ordered: list[DatasetEntry] = sorted(entries, key=lambda e: e.id)",
+        "    ordered: list[DatasetEntry] = list(entries)",
+        (f"{E2E}::test_the_dataset_is_the_same_in_another_line_order",),
+    ),
+    Mutation(
+        "a submission url without a host accepted",
+        "bench/submissions.py",
+        '    return parts.scheme in {"http", "https"} and bool(parts.netloc)',
+        '    return parts.scheme in {"http", "https"}',
+        ("tests/e2e/test_first_contact_7.py::test_a_submission_url_must_be_a_web_address",),
+    ),
+    Mutation(
+        "a seed recorded in an answer's settings taken for a condition",
+        "evaluation/runner.py",
+        '{"setting": a.setting, **{k: v for k, v in a.settings.items() if k != "seed"}}',
+        '{"setting": a.setting, **a.settings}',
+        (f"{E2E}::test_the_spread_is_over_seeds_within_each_condition_never_across_temperatures",),
+    ),
+)

@@ -205,6 +205,19 @@ def test_chunks_as_the_authors_pack_them():
     ]
 
 
+def test_each_checker_chunks_and_cuts_at_its_authors_sizes(models):
+    """A document of 420 whitespace words (462 NLTK tokens, more subword tokens) lies between the
+    authors' chunk sizes: one chunk for MiniCheck-Flan-T5 (500 words) and FactCG (550 NLTK tokens),
+    two for AlignScore (350 words) and MiniCheck-RoBERTa (400 tokens); and each maximum length is
+    its authors' (no limit for HHEM)."""
+    doc = " ".join(["She painted the old city near the river at dawn."] * 42)
+    specs = cm.specs(models)
+    found = {name: len(get_entailment(specs[name]).inputs([(doc, PAIR[1])])) for name in ("minicheck-t5", "factcg", "alignscore", "minicheck-roberta")}
+    assert found == {"minicheck-t5": 1, "factcg": 1, "alignscore": 2, "minicheck-roberta": 2}
+    limits = {name: get_entailment(spec).max_length for name, spec in specs.items()}
+    assert limits == {"minicheck-t5": 2048, "minicheck-roberta": 512, "minicheck-deberta": 2048, "factcg": 2048, "alignscore": 512, "hhem": None}
+
+
 def test_a_claim_only_the_last_chunk_supports_is_found(models):
     """A long document is cut into chunks, each scored; the pair's score is their maximum, so the
     chunk that scores highest wins wherever it is: here the last."""
@@ -327,6 +340,36 @@ def test_a_served_judge_without_alternatives_is_read_by_its_reply(tmp_path):
     assert "- read by the reply's word: 2 replies came without log-probabilities (P is 1 for yes, 0 for no)" in res.output
     scores = [json.loads(line) for line in (tmp_path / "o" / "scores.jsonl").read_text().splitlines()]
     assert [s["probability"] for s in scores] == [1.0, 1.0] and [s["correct"] for s in scores] == [True, False]
+
+
+def test_the_served_judge_sends_the_direction_its_spec_says_and_keys_its_cache_by_it(tmp_path):
+    script = [reply(200, _chat([("Yes", math.log(0.6))]), {"Content-Type": "application/json"})]
+    with scripted_server(script, models=[{"id": "bespoke", "object": "model", "created": 0, "root": "/srv/bespoke"}]) as (url, log):
+        paper, swapped = (get_entailment(f"served-judge:{url}/v1:bespoke{o}") for o in ("", ",document=hypothesis"))
+        swapped.probs([PAIR], cache=Cache(None))
+        body = json.loads(log[-1]["body"])
+        keys = (paper.cache_identity(), swapped.cache_identity())
+    assert body["messages"][1]["content"] == f"Document: {PAIR[1]}\nClaim: {PAIR[0]}" and "the hypothesis is the document" in swapped.runs_as()
+    assert None not in keys and keys[0] != keys[1]
+
+
+def test_the_llm_judge_reads_yes_and_no_tokens_with_their_leading_space(tmp_path):
+    """A chat template that puts no space before the reply gives " Yes" / " No" as first tokens."""
+    script = [reply(200, _chat([(" Yes", math.log(0.6)), (" No", math.log(0.2)), ("Maybe", math.log(0.1))]), {"Content-Type": "application/json"})]
+    with scripted_server(script, models=[{"id": "m", "object": "model", "created": 0, "root": "/srv/m"}]) as (url, _):
+        assert get_entailment(f"llm:openai-compatible:{url}/v1:m").probs([PAIR], cache=Cache(None)) == pytest.approx([0.75])  # 0.6 / (0.6 + 0.2)
+
+
+def test_a_conversion_with_a_weight_missing_is_refused(models, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(str(Path(models.hhem) / "model.safetensors"))
+    dropped = next(k for k in weights if "layer_norm" in k)
+    (tmp_path / "short").mkdir()
+    save_file({k: v for k, v in weights.items() if k != dropped}, str(tmp_path / "short" / "model.safetensors"))
+    (tmp_path / "short" / "config.json").write_text((Path(models.hhem) / "config.json").read_text())
+    with pytest.raises(BackendError, match=r"do not fit the published architecture \(missing \['"):
+        get_entailment(f"hhem:{tmp_path / 'short'}")
 
 
 def test_unknown_checker_names_are_said_with_the_nearest(models):

@@ -247,3 +247,53 @@ def test_a_table_that_skips_leaves_its_unjudged_pairs_out_and_counts_them(tmp_pa
     rows = [json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]  # json.loads reads NaN: refuse it
     assert [r["probability"] for r in rows if "predicted" not in r] == [None]
     assert "NaN" not in (tmp_path / "out" / "scores.jsonl").read_text() + (tmp_path / "out" / "judge.json").read_text()
+
+
+# dataset a (3 supported, 1 not) and b (1 supported, 2 not): their mean balanced accuracy and the
+# pooled one differ; one pair sits exactly at the threshold; labels in the spellings files use
+TWO = [
+    ("a", "She was born in Rome.", "place of birth: Rome", "entailment", 0.9, "direct"),
+    ("a", "Rome was her birthplace.", "place of birth: Rome", "Entailment", 0.5, "direct"),  # P = threshold: supported
+    ("a", "She was not born in Naples.", "place of birth: Rome", "1", 0.2, "negation"),
+    ("a", "She was not born in Rome.", "place of birth: Rome", "not_entailment", 0.1, "negation"),
+    ("b", "He never painted.", "occupation: painter", "false", 0.7, "negation"),
+    ("b", "He did not write.", "occupation: writer", "not entailment", 0.3, "negation"),
+    ("b", "He painted.", "occupation: painter", "true", 0.8, "direct"),
+]
+
+
+def test_overall_is_the_mean_over_datasets_and_p_at_the_threshold_is_supported(tmp_path):
+    pairs, table = tmp_path / "pairs.jsonl", tmp_path / "table.jsonl"
+    pairs.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "label": y, "dataset": d, "kind": k}) + "\n" for d, p, h, y, _, k in TWO))
+    table.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "probability": x}) + "\n" for _, p, h, _, x, _ in TWO))
+    res = _run("--nli", f"table:{table}", "--pairs", str(pairs), "--resamples", "50", "-o", str(tmp_path / "out"))
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "out" / "judge.json").read_text())["judges"][0]
+    ba = {k: v["point"] for k, v in report["balanced_accuracy"].items()}
+    a, b = 0.5 * (2 / 3 + 1), 0.5 * (1 + 1 / 2)  # a: 0.9 and 0.5 (at the threshold) supported, 0.2 not; b: 0.7 wrongly supported
+    assert ba == pytest.approx({"a": a, "b": b, "overall": (a + b) / 2})
+    assert (a + b) / 2 != pytest.approx(0.5 * (3 / 4 + 2 / 3))  # the pooled figure, which LLM-AggreFact does not report
+    assert {k: (v["correct"], v["pairs"]) for k, v in report["accuracy_by_kind"].items()} == {"direct": (3, 3), "negation": (2, 4)}
+    assert report["accuracy_by_kind"]["negation"]["accuracy"]["point"] == pytest.approx(0.5)
+    scores = [json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines() if '"probability"' in line]
+    assert [s["label"] for s in scores] == [1, 1, 1, 0, 0, 0, 1] and scores[1]["predicted"] == 1
+
+
+@pytest.mark.parametrize(
+    "label,read",
+    [(1, 1), (1.0, 1), ("1", 1), (True, 1), ("true", 1), ("TRUE", 1), ("entailment", 1), (" Entailment ", 1), ("entailed", 1), ("supported", 1), ("yes", 1)]
+    + [(0, 0), (0.0, 0), ("0", 0), (False, 0), ("false", 0), ("not_entailment", 0), ("not entailment", 0), ("unsupported", 0), ("no", 0)],
+)
+def test_every_spelling_of_a_label_the_docs_accept(tmp_path, label, read):
+    f = tmp_path / "p.jsonl"
+    f.write_text(json.dumps({"premise": "x.", "hypothesis": "r: v", "label": label}) + "\n")
+    assert [p.label for p in read_pairs(f)] == [read]
+
+
+def test_the_tuning_grid_is_every_hundredth_from_001_to_099():
+    from evaluation.judge_quality import tune
+
+    # the development pairs are separated only at the grid's first, a middle and its last threshold
+    assert tune([1, 0], [0.015, 0.005]) == (0.01, 1.0)
+    assert tune([1, 0], [0.375, 0.365]) == (0.37, 1.0)
+    assert tune([1, 0], [0.995, 0.985]) == (0.99, 1.0)

@@ -213,3 +213,28 @@ def test_the_units_are_entries_with_all_their_answers_and_runs_spread_apart():
 
     per_run = [run_micro(s) for s in ("s0", "s1", "s2")]
     assert runs == 3 and mean == pytest.approx(np.mean(per_run)) and sd == pytest.approx(np.std(per_run, ddof=1))
+
+
+def test_the_bench_tables_f1_interval_surrounds_the_f1_they_show_when_seeds_differ():
+    """Two seeds whose precision and recall differ: the table's F1 is 2PR/(P+R) of the mean P and
+    mean R (not the mean of the seeds' F1), and its interval over entries is drawn around that."""
+    from bench.experiments import over_seeds
+    from evaluation.base import f1
+    from evaluation.uncertainty import Table, intervals
+
+    def seed(tp: list[int], fp: list[int], fn: list[int]) -> Table:
+        estimates = {
+            "citation.precision_micro": lambda s: s["tp"] / (s["tp"] + s["fp"]),
+            "citation.recall_micro": lambda s: s["tp"] / (s["tp"] + s["fn"]),
+            "citation.f1_micro": lambda s: 2 * s["tp"] / (2 * s["tp"] + s["fp"] + s["fn"]),
+        }
+        return Table(["e1", "e2", "e3", "e4"], np.array([tp, fp, fn], dtype=float).T, ["tp", "fp", "fn"], estimates)
+
+    seeds = [seed([3, 2, 4, 1], [1, 0, 1, 2], [4, 3, 5, 2]), seed([1, 1, 2, 0], [3, 2, 4, 3], [0, 1, 1, 0])]
+    p = [10 / 14, 4 / 16]
+    r = [10 / 24, 4 / 6]
+    shown = f1(sum(p) / 2, sum(r) / 2)
+    assert shown != pytest.approx(sum(f1(x, y) for x, y in zip(p, r)) / 2, abs=1e-3)  # the seeds differ enough to tell the two apart
+    found = intervals(over_seeds(seeds), resamples=500, seed=0)["citation.f1_micro"]
+    assert found.point == pytest.approx(shown) and found.low is not None and found.high is not None and found.low <= shown <= found.high
+    assert intervals(over_seeds(seeds), resamples=500, seed=0)["citation.precision_micro"].point == pytest.approx(sum(p) / 2)
