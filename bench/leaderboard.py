@@ -272,6 +272,9 @@ def collect(board: Path, resamples: int = RESAMPLES) -> Board:
         except RecordError as exc:
             damaged.append(str(exc))
             continue
+        if not rec.summary.finished:  # read from the record, never from a word in its text
+            damaged.append(f"{f}: its evaluation is unfinished ({rec.answers_scored} of {rec.summary.to_score or '?'} answers scored); file it again")
+            continue
         _, whole, part = groups.setdefault(rec.dataset.digest, (rec.dataset, [], []))
         (whole if rec.summary.coverage is None else part).append(_row(rec, folder))
     tables = []

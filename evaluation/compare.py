@@ -14,6 +14,7 @@ or partial run) are left out, and counted.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -31,6 +32,21 @@ from .runner import MISSING, SCORES_FILE, SUMMARY_FILE
 from .uncertainty import LEVEL, METHOD, RESAMPLES, TEST, Difference, Table, paired, table
 
 
+def unfinished(scores: Path, prov: dict[str, Any], rows: int) -> str | None:
+    """How far an evaluation got, when it stopped before every answer was scored: read from the
+    count its scores header says is to be scored, and from its summary's `finished` (a run
+    stopped before its first row has a summary saying so and no rows)."""
+    to_score = prov.get("to_score")
+    summary = scores.with_name(SUMMARY_FILE)  # the summary of this scores file, in its evaluation folder
+    try:
+        finished = json.loads(summary.read_text(encoding="utf-8")).get("finished", True) if scores.name == SCORES_FILE and summary.is_file() else True
+    except (OSError, ValueError, AttributeError):
+        finished = True  # a damaged summary says nothing; the header's count still does
+    if isinstance(to_score, int) and rows < to_score:
+        return f"{rows} of {to_score} answers scored"
+    return None if finished is not False else f"{rows} answers scored, its summary says it did not finish"
+
+
 @dataclass
 class Evaluation:
     """One side of a comparison: its scores and what made them."""
@@ -40,7 +56,7 @@ class Evaluation:
     config: dict[str, Any]
     answers: str  # the answers' model, as the evaluation named it
     knowledge: dict[str, str] | None  # per entry, a digest of the knowledge its answers were given
-    incomplete: bool = False  # its evaluation stopped before every answer was scored
+    unfinished: str | None = None  # how far its evaluation got, when it stopped before every answer was scored
 
     @classmethod
     def read(cls, given: str | Path) -> Evaluation:
@@ -62,8 +78,7 @@ class Evaluation:
         _field(scores, config, "dataset_digest", str, None, "provenance.config.")
         knowledge = _field(scores, prov, "knowledge", dict, None, "provenance.")
         rows = list(read_jsonl(scores, AnswerScores, kind="scores"))
-        incomplete = path.is_dir() and (path / SUMMARY_FILE).is_file() and "INCOMPLETE" in (path / SUMMARY_FILE).read_text(encoding="utf-8")
-        return cls(scores, rows, config, ", ".join(map(str, prov.get("answer_models", []))) or "?", knowledge, incomplete)
+        return cls(scores, rows, config, ", ".join(map(str, prov.get("answer_models", []))) or "?", knowledge, unfinished(scores, prov, len(rows)))
 
     def metrics(self) -> dict[str, tuple[str, Metric]]:
         """Each metric by name, with the spec and options it ran under."""
@@ -146,7 +161,9 @@ def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: i
     notes = _refuse_others(a, b, both)
     if a.path.resolve() == b.path.resolve():
         notes.append(f"A and B are the same file, {a.path}: every difference is 0")
-    notes += [f"{side}'s evaluation is INCOMPLETE: rerun its kalma evaluate to score the rest" for side, e in (("A", a), ("B", b)) if e.incomplete]
+    notes += [
+        f"{side}'s evaluation is UNFINISHED ({e.unfinished}): rerun its kalma evaluate to score the rest" for side, e in (("A", a), ("B", b)) if e.unfinished
+    ]
     if not both:
         raise KalmaError(f"{a.path} and {b.path} scored no entry in common; nothing to compare")
     if ea != eb:

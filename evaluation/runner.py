@@ -35,6 +35,7 @@ from .verdict_page import render_page
 from .verdicts import assemble
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE, PAGE_FILE = "scores.jsonl", "summary.json", "summary.md", "verdicts.html"
+UNFINISHED = "UNFINISHED: this evaluation stopped before every answer was scored; its figures describe no complete run. Rerun it to resume."
 MISSING_NOTE = "no answer for this entry: scored as empty"
 MISSING = "missing"  # an entry's knowledge digest when it has no answer
 
@@ -162,9 +163,10 @@ def evaluate(
         AnswerScores,
         lambda r: r.answer_id,
         run,
-        provenance(config=config, models=models, answer_models=answer_models, knowledge=knowledge_digests(answer_list, entries)),
+        provenance(config=config, models=models, answer_models=answer_models, knowledge=knowledge_digests(answer_list, entries), to_score=len(answer_list)),
         overwrite=overwrite,
     ) as output:
+        _mark_unfinished(out, len(answer_list), answer_models)  # before the first row: the folder never describes another run
         done = {r.answer_id: r for r in output.existing}
         problems += [Problem("corrupt_line", f"resume: {e}") for e in output.errors]
         todo = [a for a in answer_list if a.answer_id() not in done]
@@ -195,7 +197,7 @@ def evaluate(
                 f"The answers come from {len(asked)} conditions ({'; '.join(asked)}): every figure and its interval pools them; "
                 "the spread over seeds is given per condition."
             )
-        summary.coverage = coverage
+        summary.coverage, summary.to_score = coverage, len(wanted)
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
         questions = {a.answer_id(): e.question(a.setting) for a in answer_list if (e := entries.get(a.entry_id))}
@@ -462,7 +464,7 @@ def summarize(
         why = {k: said or m.unavailable(k, own) or (notes.most_common(1)[0][0] if notes else "no answer has it") for k, x in v.items() if x is None}
         if why:
             unavailable[m.name] = why
-    caveats = ["INCOMPLETE: not every answer has been scored yet; rerun to resume."] if not complete else []
+    caveats = [UNFINISHED] if not complete else []
     caveats += list(first)  # what the answers themselves say of the model (none named, no citations)
     caveats += [f"Answers: {n}" for n in dict.fromkeys(notices)]  # e.g. the template backend is not a language model
     caveats += list(dict.fromkeys(failure_caveats))  # a judge whose replies could not be read
@@ -474,6 +476,7 @@ def summarize(
     malformed = {k: n for k in MALFORMED_REASONS if (n := sum(r.markup.get(f"malformed_{k}", 0) for r in rows))}
     return Summary(
         metrics=values,
+        finished=complete,
         counts={
             "answers": len(rows),
             **total,
@@ -598,6 +601,17 @@ def show_bounds(b: Bounds | None, scale: str, how: Resampling | None) -> str:
 
 def resampling_line(how: Resampling) -> str:
     return f"Intervals: {how.method} ({how.units:,} entries, {how.resamples:,} resamples, seed {how.seed}); they cover {how.covers}."
+
+
+def _mark_unfinished(out: Path, to_score: int, answer_models: list[str]) -> None:
+    """Replace whatever summary, table and page the folder holds (another system's, with
+    --overwrite) by an unfinished summary, until the run writes its own: `kalma compare`, `bench`
+    and a reader all see that it stopped, whatever stops it."""
+    out.joinpath(PAGE_FILE).unlink(missing_ok=True)
+    models = {"answers": ", ".join(answer_models) or "none"}
+    summary = Summary(metrics={}, finished=False, to_score=to_score, models=models, caveats=[UNFINISHED])
+    out.joinpath(SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
+    out.joinpath(TABLE_FILE).write_text(markdown_table(summary))
 
 
 def markdown_table(s: Summary) -> str:

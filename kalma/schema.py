@@ -420,6 +420,10 @@ class Summary(Record):
     to say what produced them."""
 
     metrics: dict[str, dict[str, float | None]]
+    finished: bool = Field(
+        default=True, description="false while the evaluation runs and after it is stopped: the figures describe no complete run (rerun to resume)"
+    )
+    to_score: int | None = Field(default=None, description="the answers the evaluation is to score (counts.answers, once finished)")
     coverage: Coverage | None = Field(default=None, description="set when only part of the dataset was scored (--limit, --partial)")
     counts: dict[str, int] = Field(default_factory=dict, description="answers, sentences, citations, correct citations, [NA] marks, malformed")
     malformed: dict[str, int] = Field(default_factory=dict, description="malformed markup by reason (kalma.citations.KINDS)")

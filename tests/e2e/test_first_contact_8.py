@@ -7,6 +7,7 @@ smaller things a new user met."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -14,7 +15,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kalma.cli import main
@@ -102,3 +106,69 @@ def test_a_scorer_spec_takes_the_wait_too(tmp_path):
     (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
     url = f"http://127.0.0.1:{free_port()}/v1"
     _fails(["build", "--records", str(tmp_path / "r.jsonl"), "--lm", f"openai-compatible:{url}:m,wait=0.5", "-o", str(tmp_path / "d.jsonl")], "for 0.5 s")
+
+
+# ---------------------------------------------------------------- 5.1: an interrupted --overwrite
+
+
+@pytest.fixture(scope="module")
+def answered(dataset, tmp_path_factory) -> Path:
+    """The demo dataset answered by the offline template backend, citing its knowledge pools."""
+    out = tmp_path_factory.mktemp("answered") / "a.jsonl"
+    _ok(["answer", "--dataset", str(dataset), "--llm", "template", "--retrieval", "gold", "-o", str(out)])
+    return out
+
+
+def test_an_interrupted_overwrite_leaves_no_other_systems_summary(dataset, answered, tmp_path):
+    """A scored into a folder, then B into it with --overwrite, stopped by Ctrl-C while its judge
+    thinks: A's summary, table and page are gone and the folder says it is unfinished."""
+    out = tmp_path / "eval"
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(answered), "--metrics", "citation", "--resamples", "0", "-o", str(out)])
+    assert json.loads((out / "summary.json").read_text())["finished"] is True and (out / "verdicts.html").exists()
+    release = threading.Event()
+
+    def thinking(h: BaseHTTPRequestHandler, body: bytes) -> None:
+        release.wait(60)
+        answering(lambda _: "Yes")(h, body)
+
+    with scripted_server([thinking], models=[{"id": "m", "root": "m"}]) as (url, log):
+        cmd = [sys.executable, "-m", "kalma.cli", "evaluate", "--dataset", str(dataset), "--answers", str(answered), "--metrics", "alignment"]
+        cmd += ["--nli", f"llm:openai-compatible:{url}/v1:m", "--resamples", "0", "--overwrite", "-o", str(out)]
+        run = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, "KALMA_CACHE": "off"})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not log and run.poll() is None:  # B's judge asked: B is running
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        release.set()
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 130 and "Traceback" not in err, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["finished"] is False and summary["to_score"] == 6 and summary["metrics"] == {}, summary
+    assert "UNFINISHED" in (out / "summary.md").read_text() and not (out / "verdicts.html").exists()
+    assert not (out / "scores.jsonl").exists()  # stopped before B's first row: no rows kept, none of A's either
+
+
+def test_compare_names_an_unfinished_evaluation_and_the_leaderboard_sets_it_aside(dataset, answered, tmp_path):
+    from evaluation.runner import evaluate
+
+    evaluate(dataset, answered, tmp_path / "stopped", metrics=["citation"], progress=False, stop_after=2, chunk_size=1, resamples=0)
+    assert json.loads((tmp_path / "stopped" / "summary.json").read_text())["finished"] is False
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(answered), "--metrics", "citation", "--resamples", "0", "-o", str(tmp_path / "whole")])
+    out, _ = _ok(["compare", str(tmp_path / "stopped"), str(tmp_path / "whole"), "--resamples", "100"])
+    assert "A's evaluation is UNFINISHED (2 of 6 answers scored)" in out, out
+    # the same evaluation's scores, stopped before its summary was rewritten: the summary's word is read too
+    (tmp_path / "whole" / "summary.json").write_text(json.dumps({**json.loads((tmp_path / "whole" / "summary.json").read_text()), "finished": False}))
+    out, _ = _ok(["compare", str(tmp_path / "stopped"), str(tmp_path / "whole"), "--resamples", "100"])
+    assert "B's evaluation is UNFINISHED (6 answers scored, its summary says it did not finish)" in out, out
+
+    board = tmp_path / "board"
+    args = ["bench", "submit", str(answered), "--dataset", str(dataset), "--leaderboard", str(board), "--metrics", "citation"]
+    for name in ("one", "two"):
+        _ok([*args, "--name", name, "--model", name])
+    filed = board / "submissions" / "two" / "submission.json"
+    record = json.loads(filed.read_text())
+    record["summary"]["finished"] = False
+    filed.write_text(json.dumps(record))
+    err = _fails(["leaderboard", str(board), "-o", str(tmp_path / "site")], f"left off the page: {filed}: its evaluation is unfinished")
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert ">two<" not in page and ">one<" in page and "its evaluation is unfinished" in page, err

@@ -234,7 +234,7 @@ def test_compare_says_what_it_leaves_out_and_scores_empty(runs):
     res = _compare(str(runs["weak"]), str(runs["weak"]), "--resamples", "200")
     assert "A and B are the same file" in res.stdout
     res = _compare(str(runs["stopped"]), str(runs["weak"]), "--resamples", "200")
-    assert "A's evaluation is INCOMPLETE" in res.stdout and "0 entries only A scored and 4 only B scored are left out" in res.stdout
+    assert "A's evaluation is UNFINISHED (2 of 6 answers scored)" in res.stdout and "0 entries only A scored and 4 only B scored are left out" in res.stdout
 
 
 def test_compare_says_which_entries_only_one_scored(runs):

@@ -251,4 +251,47 @@ MUTATIONS = (
         "timeout=timeout, identity=identity)\n\n\ndef _connects",
         _t8("test_a_scorer_spec_takes_the_wait_too"),
     ),
+    # §5.1: an interrupted evaluation
+    Mutation(
+        "another run's summary kept until this one ends",
+        "evaluation/runner.py",
+        "        _mark_unfinished(out, len(answer_list), answer_models)  # before the first row",
+        "        0 and _mark_unfinished(out, len(answer_list), answer_models)  # before the first row",
+        _t8("test_an_interrupted_overwrite_leaves_no_other_systems_summary"),
+    ),
+    Mutation(
+        "another run's page kept",
+        "evaluation/runner.py",
+        "    out.joinpath(PAGE_FILE).unlink(missing_ok=True)\n",
+        "",
+        _t8("test_an_interrupted_overwrite_leaves_no_other_systems_summary"),
+    ),
+    Mutation(
+        "compare blind to a scores header's count",
+        "evaluation/compare.py",
+        "    if isinstance(to_score, int) and rows < to_score:",
+        "    if False:",
+        _t8("test_compare_names_an_unfinished_evaluation_and_the_leaderboard_sets_it_aside"),
+    ),
+    Mutation(
+        "compare blind to a summary's `finished`",
+        "evaluation/compare.py",
+        '    return None if finished is not False else f"{rows} answers scored',
+        '    return None if True else f"{rows} answers scored',
+        _t8("test_compare_names_an_unfinished_evaluation_and_the_leaderboard_sets_it_aside"),
+    ),
+    Mutation(
+        "the leaderboard ranks an unfinished evaluation",
+        "bench/leaderboard.py",
+        "        if not rec.summary.finished:  # read from the record",
+        "        if False:  # read from the record",
+        _t8("test_compare_names_an_unfinished_evaluation_and_the_leaderboard_sets_it_aside"),
+    ),
+    Mutation(
+        "a finished summary not said finished",
+        "evaluation/runner.py",
+        "        finished=complete,\n",
+        "",
+        _t8("test_compare_names_an_unfinished_evaluation_and_the_leaderboard_sets_it_aside"),
+    ),
 )
