@@ -99,18 +99,18 @@ def reachable(base_url: str, spec: str, wait: float = 0.0) -> None:
         refused = f"{spec}: nothing answers at {base_url} (connection refused"
         if wait <= 0:
             raise BackendError(f"{refused}); is the server running?")
-        print(f"note: {refused}); waiting up to {wait:g} s for it to start (,wait=SECONDS changes this; Ctrl-C stops)", file=sys.stderr, flush=True)
         began, attempt, pause = time.monotonic(), 1, 0.5
-        while (left := wait - (time.monotonic() - began)) > 0:
-            try:
+        try:  # the whole wait, said line included: Ctrl-C at any moment of it is said as such
+            print(f"note: {refused}); waiting up to {wait:g} s for it to start (,wait=SECONDS changes this; Ctrl-C stops)", file=sys.stderr, flush=True)
+            while (left := wait - (time.monotonic() - began)) > 0:
                 time.sleep(min(pause, left))
-            except KeyboardInterrupt:
-                raise Interrupted(f"interrupted while waiting for {base_url} ({attempt} attempts); nothing was sent to it") from None
-            attempt, pause = attempt + 1, min(pause * 2, 5.0)  # soon at first (a server a moment late), then every 5 s
-            if _connects(host, port):
-                print(f"note: {base_url} answered at attempt {attempt}, after {time.monotonic() - began:.1f} s", file=sys.stderr, flush=True)
-                return
-            print(f"note: attempt {attempt}: still refused after {time.monotonic() - began:.1f} s of {wait:g}", file=sys.stderr, flush=True)
+                attempt, pause = attempt + 1, min(pause * 2, 5.0)  # soon at first (a server a moment late), then every 5 s
+                if _connects(host, port):
+                    print(f"note: {base_url} answered at attempt {attempt}, after {time.monotonic() - began:.1f} s", file=sys.stderr, flush=True)
+                    return
+                print(f"note: attempt {attempt}: still refused after {time.monotonic() - began:.1f} s of {wait:g}", file=sys.stderr, flush=True)
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted while waiting for {base_url} ({attempt} attempts); nothing was sent to it") from None
         raise BackendError(f"{refused} for {wait:g} s, {attempt} attempts); is the server running? (,wait=SECONDS waits longer)")
     except socket.gaierror as exc:
         raise BackendError(f"{spec}: cannot resolve {host} ({exc.strerror}); is this machine online?") from None
