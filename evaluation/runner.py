@@ -35,6 +35,7 @@ from .verdict_page import render_page
 from .verdicts import assemble
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE, PAGE_FILE = "scores.jsonl", "summary.json", "summary.md", "verdicts.html"
+DOMINANT_SHARE = 0.25  # of all citations: an answer holding more is named before any figure
 UNFINISHED = "UNFINISHED: this evaluation stopped before every answer was scored; its figures describe no complete run. Rerun it to resume."
 MISSING_NOTE = "no answer for this entry: scored as empty"
 MISSING = "missing"  # an entry's knowledge digest when it has no answer
@@ -400,6 +401,22 @@ def answer_caveats(answers: Sequence[Answer], rows: Sequence[AnswerScores], mode
     cut = sum(a.meta.get("finish_reason") == "length" for a, _ in written)
     if cut:
         out.append(f"{cut} of {len(written)} answers by {who} were cut at the token limit (--max-tokens), and are scored as they are.")
+    return out + dominant(rows)
+
+
+def dominant(rows: Sequence[AnswerScores]) -> list[str]:
+    """The answers holding more than a quarter of all citations, and more than twice an even
+    share: the micro figures, pooled over citations, are then mostly theirs."""
+    held = {r.answer_id: r.markup.get("citations", 0) for r in rows}
+    total = sum(held.values())
+    out = []
+    for answer, n in held.items():
+        if total and n / total > max(DOMINANT_SHARE, 2 / len(held)):
+            out.append(
+                f"Answer {answer} holds {n} of the {total} citations ({100 * n / total:.0f}%): micro figures, pooled over citations, "
+                "are mostly this one answer's (macro figures weigh each answer once). A citation written again counts again, "
+                "as correct or not each time."
+            )
     return out
 
 

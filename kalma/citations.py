@@ -75,6 +75,8 @@ _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 # An escape, a whole bracket with no bracket or backslash inside (most are: one match, not two),
 # or a run of opening or closing brackets.
 _BRACKET_RUN_RE = re.compile(r"\\[\\\[\]]|\[([^\[\]\\]*)\]|\[+|\]+")
+# A bracket with no bracket inside wrapped in as many more (`[[Q1, occupation: writer]]`, any depth).
+_WRAPPED_RE = re.compile(r"(\[{2,})([^\[\]\\]*)(\]+)")
 _UNESCAPE_RE = re.compile(r"\\([\\\[\]])")
 _EMPTY_RUN_RE = re.compile(r",(?:[ \t\n]*,)+")
 
@@ -403,7 +405,9 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
 
     One left-to-right pass over runs of brackets. A `[` opened before the previous one closed
     leaves that one unclosed, unless whole brackets inside it are followed by the `]` that closes
-    it (`[Q1, father: [Name]]`): that is one `nested` bracket; unclosed brackets that touch (`[[[`, `[a[a`) become one masked
+    it (`[Q1, father: [Name]]`): that is one `nested` bracket. A bracket wrapped in as many more
+    brackets (`[[Q1, occupation: writer]]`, any depth) is closed: its citations are read and the
+    wrapping is one `nested` error however deep. Unclosed brackets that touch (`[[[`, `[a[a`) become one masked
     span holding one `unclosed` error each, and a run of one bracket repeated with only spaces
     between (`[NA] [NA] [NA]`) becomes one span holding its citations that many times and its
     errors counted that many times, so hostile text costs no more than ordinary text."""
@@ -444,9 +448,9 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
             run_start = start
         run_end, run_count = stop, run_count + count
 
-    def close(start: int, end: int, content: str, nested: bool = False) -> bool:
-        """Take the bracket text[start:end] (holding whole brackets when `nested`); False once the
-        markup budget is spent."""
+    def close(start: int, end: int, content: str, nested: bool = False, wrapped: bool = False) -> bool:
+        """Take the bracket text[start:end] (holding whole brackets when `nested`, `content` in
+        extra brackets when `wrapped`); False once the markup budget is spent."""
         nonlocal budget
         budget -= max(len(content), _BRACKET_COST)
         if budget < 0:
@@ -461,17 +465,26 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
             flush()
             brackets.append(Bracket(start, end, text[start:end], [], False, [MarkupError("nested", _unescape(text[start : min(start + 80, end)]), start)]))
             return True
+        if content not in seen:
+            seen[content] = parse_bracket(content, vocab)
+        if wrapped:  # read as the bracket it wraps, plus one `nested` error
+            emit()
+            flush()
+            cits, na, errs = seen[content]
+            brackets.append(
+                Bracket(start, end, text[start:end], cits, na, [*errs, MarkupError("nested", _unescape(text[start : min(start + 80, end)]), start)])
+            )
+            return True
         if same and same[2] == content and not text[same[1] : start].strip(" \t"):
             same[1], same[3] = end, same[3] + 1
             return True
         emit()
         flush()
-        if content not in seen:
-            seen[content] = parse_bracket(content, vocab)
         same[:] = [start, end, content, 1]
         return True
 
     inner: list[tuple[int, int, str]] = []  # whole brackets inside the open one: nested, if a `]` closes it
+    skip_to = 0  # the end of a wrapped bracket already taken
 
     def never_closed(start: int, stop: int) -> bool:
         """The bracket opened at `start` reaches up to `stop`, or its first inner bracket, which
@@ -485,7 +498,7 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
 
     for m in _BRACKET_RUN_RE.finditer(text):
         token, i = m.group(0), m.start()
-        if token[0] == "\\":  # an escape
+        if i < skip_to or token[0] == "\\":  # inside a wrapped bracket taken whole, or an escape
             continue
         if m.group(1) is not None:  # a whole simple bracket
             if open_at is not None:
@@ -496,6 +509,14 @@ def find_brackets(text: str, vocabulary: VocabularyLike = None) -> tuple[list[Br
         if token[0] == "[":
             if open_at is not None and not never_closed(open_at, i):
                 return brackets, stray
+            if len(token) > 1 and (w := _WRAPPED_RE.match(text, i)) and len(w.group(3)) >= len(w.group(1)):
+                end = w.start(3) + len(w.group(1))  # a longer run of `]` leaves its extra ones unopened
+                if not close(i, end, w.group(2), wrapped=True):
+                    return brackets, stray
+                skip_to = end
+                if w.end() > end:
+                    stray.append(MarkupError("unopened", "]", end, w.end() - end))
+                continue
             if len(token) > 1:  # all but the last of "[[[" are unclosed at once
                 unclosed(i, i + len(token) - 1, len(token) - 1)
             open_at = i + len(token) - 1

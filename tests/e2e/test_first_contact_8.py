@@ -22,7 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from kalma.cli import main
+from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.models.template import TemplateLLM
+from kalma.schema import Answer, DatasetEntry
 from tests.e2e.test_builder_publishable import RECORDS
 from tests.servers import answering, free_port, scripted_server
 
@@ -172,3 +174,34 @@ def test_compare_names_an_unfinished_evaluation_and_the_leaderboard_sets_it_asid
     err = _fails(["leaderboard", str(board), "-o", str(tmp_path / "site")], f"left off the page: {filed}: its evaluation is unfinished")
     page = (tmp_path / "site" / "index.html").read_text()
     assert ">two<" not in page and ">one<" in page and "its evaluation is unfinished" in page, err
+
+
+# ---------------------------------------------------------------- 5.6, 5.7: doubled brackets, a dominant answer
+
+
+@pytest.fixture(scope="module")
+def hostile(dataset, tmp_path_factory) -> Path:
+    """Answers to the demo entries: one citation in doubled brackets, one wrapped 10,000 deep, one
+    answer repeating its correct citation 200 times, the rest a plain correct citation; scored."""
+    work = tmp_path_factory.mktemp("hostile")
+    entries = list(read_jsonl(dataset, DatasetEntry))
+    cites = [f"{t.subject}, {t.relation_label}: {t.value_label}" for t in (e.knowledge_pool.triples()[0] for e in entries)]
+    texts = [f"He was one. [[{cites[0]}]]", "She was one. " + "[" * 10_000 + cites[1] + "]" * 10_000, f"It was so. [{cites[2]}]" * 200]
+    texts += [f"It was so. [{c}]" for c in cites[3:]]
+    write_jsonl(work / "a.jsonl", [Answer(entry_id=e.id, text=t, model="m") for e, t in zip(entries, texts)], "answers")
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(work / "a.jsonl"), "--metrics", "citation", "--resamples", "0", "-o", str(work / "e")])
+    return work
+
+
+def test_doubled_brackets_are_closed_and_nested_counts_once_however_deep(hostile):
+    summary = json.loads((hostile / "e" / "summary.json").read_text())
+    assert summary["malformed"] == {"nested": 2}, summary["malformed"]  # not 9,999 unclosed and 9,999 unopened
+    assert summary["counts"]["citations"] == summary["counts"]["correct_citations"] == 2 + 200 + 3
+
+
+def test_an_answer_holding_most_citations_is_named_first(hostile):
+    table = (hostile / "e" / "summary.md").read_text()
+    first = table.split("Read first:", 1)[1]
+    dominant = [ln for ln in first.splitlines() if "holds 200 of the 205 citations (98%)" in ln]
+    assert len(dominant) == 1 and "micro figures" in dominant[0] and "A citation written again counts again" in dominant[0], first
+    assert "holds 1 of" not in first  # the others hold an even share

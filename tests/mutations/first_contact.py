@@ -240,8 +240,8 @@ MUTATIONS = (
     Mutation(
         "Ctrl-C during the wait said as a bare interruption",
         "kalma/models/openai_backend.py",
-        '                raise Interrupted(f"interrupted while waiting for {base_url}',
-        '                raise KeyboardInterrupt(f"interrupted while waiting for {base_url}',
+        '            raise Interrupted(f"interrupted while waiting for {base_url}',
+        '            raise KeyboardInterrupt(f"interrupted while waiting for {base_url}',
         _t8("test_ctrl_c_stops_the_wait_for_a_server"),
     ),
     Mutation(
@@ -293,5 +293,35 @@ MUTATIONS = (
         "        finished=complete,\n",
         "",
         _t8("test_compare_names_an_unfinished_evaluation_and_the_leaderboard_sets_it_aside"),
+    ),
+    # §5.6: doubled brackets
+    Mutation(
+        "doubled brackets read as unclosed and unopened",
+        "kalma/citations.py",
+        "            if len(token) > 1 and (w := _WRAPPED_RE.match(text, i))",
+        "            if False and (w := _WRAPPED_RE.match(text, i))",
+        _t8("test_doubled_brackets_are_closed_and_nested_counts_once_however_deep"),
+    ),
+    Mutation(
+        "a wrapped bracket's citations dropped",
+        "kalma/citations.py",
+        '                Bracket(start, end, text[start:end], cits, na, [*errs, MarkupError("nested"',
+        '                Bracket(start, end, text[start:end], [], na, [*errs, MarkupError("nested"',
+        _t8("test_doubled_brackets_are_closed_and_nested_counts_once_however_deep"),
+    ),
+    # §5.7: one answer dominating the micro figures
+    Mutation(
+        "an answer holding most citations not named",
+        "evaluation/runner.py",
+        "    return out + dominant(rows)\n",
+        "    return out\n",
+        _t8("test_an_answer_holding_most_citations_is_named_first"),
+    ),
+    Mutation(
+        "every answer named as dominant",
+        "evaluation/runner.py",
+        "        if total and n / total > max(DOMINANT_SHARE, 2 / len(held)):",
+        "        if total and n / total > 0:",
+        _t8("test_an_answer_holding_most_citations_is_named_first"),
     ),
 )

@@ -104,8 +104,10 @@ def test_runs_of_stray_brackets_are_counted_in_full():
     a = parse_answer("Odd [[[[ text ]]] and [a[b[c here [Q1, r: v].")
     assert [(e.kind, e.count, e.offset) for e in a.errors] == [("unclosed", 3, 4), ("no_qid", 1, 7), ("unclosed", 3, 22), ("unopened", 2, 15)]
     assert a.malformed == 9 and a.citations[0].value == "v" and a.sentences[0].clean == "Odd ]] and."
-    a = parse_answer("[" * 10**6 + " and " + "]" * 10**6)
-    assert a.malformed == 2 * 10**6 - 1 and len(a.errors) == 3  # the last "[" opens "[ and ]": no QID
+    a = parse_answer("[" * 10**6 + " and " + "]" * (10**6 - 1))  # one `]` short: the wrapping rule does not apply
+    assert a.malformed == 2 * 10**6 - 2 and len(a.errors) == 3  # the last "[" opens "[ and ]": no QID; then 10**6 - 2 stray
+    a = parse_answer("[" * 10**6 + " and " + "]" * 10**6)  # one bracket wrapped 10**6 - 1 times: one `nested`, however deep
+    assert [(e.kind, e.count) for e in a.errors] == [("no_qid", 1), ("nested", 1)]
 
 
 def test_private_use_characters_are_text_like_any_other():
