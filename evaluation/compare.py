@@ -28,6 +28,7 @@ from kalma.jsonl import dumps, read_header, read_jsonl
 from kalma.schema import AnswerScores
 
 from .base import EvalOptions, Metric, get_metric, show, show_signed
+from .identity import differs
 from .runner import MISSING, SCORES_FILE, SUMMARY_FILE
 from .uncertainty import LEVEL, METHOD, RESAMPLES, TEST, Difference, Table, paired, table
 
@@ -57,6 +58,7 @@ class Evaluation:
     answers: str  # the answers' model, as the evaluation named it
     knowledge: dict[str, str] | None  # per entry, a digest of the knowledge its answers were given
     unfinished: str | None = None  # how far its evaluation got, when it stopped before every answer was scored
+    judges: dict[str, Any] | None = None  # each judge's identity (summary.json), None where it is not recorded
 
     @classmethod
     def read(cls, given: str | Path) -> Evaluation:
@@ -78,7 +80,9 @@ class Evaluation:
         _field(scores, config, "dataset_digest", str, None, "provenance.config.")
         knowledge = _field(scores, prov, "knowledge", dict, None, "provenance.")
         rows = list(read_jsonl(scores, AnswerScores, kind="scores"))
-        return cls(scores, rows, config, ", ".join(map(str, prov.get("answer_models", []))) or "?", knowledge, unfinished(scores, prov, len(rows)))
+        summary = scores.parent / SUMMARY_FILE
+        judges = _judges(summary, summary.read_text(encoding="utf-8") if summary.is_file() else "")
+        return cls(scores, rows, config, ", ".join(map(str, prov.get("answer_models", []))) or "?", knowledge, unfinished(scores, prov, len(rows)), judges)
 
     def metrics(self) -> dict[str, tuple[str, Metric]]:
         """Each metric by name, with the spec and options it ran under."""
@@ -95,6 +99,27 @@ class Evaluation:
         samples) is not among them: two draws of it are still one metric."""
         used = {"compat", *m.needs} | ({"threshold"} if "nli" in m.needs else set())
         return {k: v for k, v in self.config.get("options", {}).items() if k in used}
+
+
+def _judges(path: Path, text: str) -> dict[str, Any] | None:
+    """The judges' identities a summary.json records (None: no summary, or one made before they were)."""
+    if not text:
+        return None
+    try:
+        found = json.loads(text).get("judges")
+    except (json.JSONDecodeError, AttributeError):
+        raise KalmaError(f"{path}: not the JSON summary of `kalma evaluate`") from None
+    return found if isinstance(found, dict) and found else None
+
+
+def _same_judges(a: Evaluation, b: Evaluation, m: Metric) -> str | None:
+    """Why `m`'s figures are not compared: its judges differ beyond the spec (weights, threshold,
+    direction, dtype), naming what differs; None when they are one judge, or not recorded."""
+    for role in (r for r in ("nli", "judge") if r in m.needs):
+        ja, jb = (e.judges.get(role) if e.judges else None for e in (a, b))
+        if ja is not None and jb is not None and (diff := differs(ja, jb)):
+            return f"{m.name}: not compared, its judges differ ({'; '.join(diff)})"
+    return None
 
 
 def _field(path: Path, obj: dict[str, Any], name: str, kind: type, default: Any, where: str = "") -> Any:
@@ -179,6 +204,11 @@ def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: i
             notes.append(f"{name}: only A has it")
         elif mb[name][0] != spec or a.options(m) != b.options(m):
             notes.append(f"{name}: not compared, it ran under other settings ({spec} {a.options(m)} against {mb[name][0]} {b.options(mb[name][1])})")
+        elif why := _same_judges(a, b, m):
+            notes.append(why)
+        elif (a.judges is None) != (b.judges is None) and set(m.needs) & {"nli", "judge"}:
+            notes.append(f"{name}: {(a if a.judges is None else b).path} does not record its judge's weights (scored by an older version): compared by spec")
+            shared.append(m)
         else:
             shared.append(m)
     notes += [f"{name}: only B has it" for name in mb if name not in ma]

@@ -29,6 +29,8 @@ from kalma.resume import ResumableOutput, fingerprint, records_digest, value_dig
 from kalma.schema import Answer, AnswerScores, Bounds, Coverage, DatasetEntry, KnowledgeGraph, Resampling, Spread, Summary, first_entries
 
 from .base import DEFAULT_METRICS, MALFORMED_REASONS, MARKUP_TOTALS, SCALES, UNUSABLE_LIMIT, EvalItem, EvalOptions, Metric, Scored, get_metric, show
+from .identity import identities
+from .identity import lines as judge_lines
 from .text_quality import self_judged
 from .uncertainty import LEVEL, RESAMPLES, PerAnswer, intervals, per_answer, run_of, spread
 from .verdict_page import render_page
@@ -199,6 +201,7 @@ def evaluate(
                 "the spread over seeds is given per condition."
             )
         summary.coverage, summary.to_score = coverage, len(wanted)
+        summary.judges = identities({n for m in active for n in m.needs}, options.nli, options.threshold, options.judge)
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
         questions = {a.answer_id(): e.question(a.setting) for a in answer_list if (e := entries.get(a.entry_id))}
@@ -662,6 +665,8 @@ def markdown_table(s: Summary) -> str:
                     scale = s.scales.get(name, {}).get(k, "rate")
                     lines.append(f"| {condition} | {name}.{k} | {show(sp.mean, scale)} | {show(sp.std, scale)} | {sp.runs} |")
     lines += ["", "Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
+    if s.judges:
+        lines += ["", "Judges (what `kalma compare` holds equal):", ""] + judge_lines(s.judges)
     if s.notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in s.notes]
     return "\n".join(lines) + "\n"

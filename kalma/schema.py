@@ -449,6 +449,9 @@ class Summary(Record):
         default_factory=dict, description="per metric and value: its bootstrap interval over dataset entries (how: `resampling`)"
     )
     resampling: Resampling | None = None
+    judges: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="per role (nli, judge): the judge's spec, weights, threshold, direction, dtype and device (evaluation.identity)"
+    )
     run_spread: dict[str, dict[str, dict[str, Spread]]] = Field(
         default_factory=dict,
         description="per condition (setting, temperature: what runs differ in but the seed; 'all runs' when one), metric and value, "

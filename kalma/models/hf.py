@@ -146,6 +146,18 @@ class HFBackend:
         """How this backend runs, as every report names it: `@bf16 on NVIDIA H100 80GB HBM3`."""
         return self.rt.runs_as()
 
+    def weights(self) -> str | None:
+        """Which weights ran, for reports: the hub revision (commit) the model was loaded at, else a
+        local folder's content digest; None before the model is loaded."""
+        if self._runtime is None:
+            return None
+        _, model, _ = self._loaded()
+        revision = getattr(model.config, "_commit_hash", None)
+        if revision:
+            return f"revision {revision}"
+        ident = self._identity or self.cache_identity() or ""
+        return f"folder digest {ident.rsplit('|', 1)[-1]}" if os.path.isdir(os.path.expanduser(self.path)) else None
+
     def runtime(self) -> dict[str, Any]:
         """Every device decision, resolved: for provenance, reports and benchmark rows (a backend
         whose model never loaded says only what it would run as)."""

@@ -135,3 +135,24 @@ def test_a_geval_judge_scoring_its_own_answers_is_said_in_one_line(board, tmp_pa
     assert said == [f"{SELF_JUDGED} ({judge} scores answers by model-s1): a judge favours its own style, so read its ratings with care."]
     assert not [c for c in other.caveats if c.startswith(SELF_JUDGED)]
     assert self_judged("hf:Org/Name,dtype=bf16", ["Org/Name"]) and not self_judged("hf:Org/Name", ["Org/Other"]) and not self_judged(None, ["x"])
+
+
+def test_compare_refuses_alignment_from_one_spec_with_other_weights(board, tmp_path):
+    """The same `table:` path, its judgements rewritten between two runs (as a checkpoint re-downloaded
+    under one name): the reports name each judge, and compare refuses the alignment figures, saying why."""
+    judge = tmp_path / "judge.jsonl"
+    answers = board["dir"] / "s2.jsonl"
+    runs = []
+    for k, source in enumerate((board["a"], board["b"])):
+        judge.write_bytes(source.read_bytes())
+        out = tmp_path / f"run{k}"
+        evaluate(board["dir"] / "dataset.jsonl", answers, out, metrics=["citation", "alignment"], options=EvalOptions(nli=f"table:{judge}"), progress=False)
+        summary = json.loads((out / "summary.json").read_text())
+        nli = summary["judges"]["nli"]
+        assert nli["spec"] == f"table:{judge}" and nli["weights"].startswith("table sha256 ") and nli["threshold"] == 0.5
+        assert nli["direction"] == "the sentence is the document" and f"- nli: table:{judge}; weights: table sha256" in (out / "summary.md").read_text()
+        runs.append(out)
+    res = CliRunner().invoke(main, ["compare", str(runs[0]), str(runs[1]), "--resamples", "100"])
+    assert res.exit_code == 0, res.output
+    assert "alignment: not compared, its judges differ (weights 'table sha256 " in res.output and "citation.f1_micro" in res.output
+    assert "| alignment." not in res.output  # no alignment figure in the table

@@ -42,6 +42,8 @@ def test_each_checker_scores_the_demo_and_measures_itself(checkers, kind, datase
     named = summary["models"]["alignment"]
     assert named.startswith(spec) and "format:" in named and "supported above 0.5" in named and "the premise (sentence) is the document" in named
     assert summary["provenance"]["model_runtimes"][spec]["device"] == "CPU"
+    nli = summary["judges"]["nli"]  # the judge told apart beyond its spec: the local folder's weights, by content
+    assert nli["weights"].startswith("folder digest ") and nli["device"] == "CPU" and nli["dtype"] and nli["threshold"] == 0.5
     rows = [json.loads(line) for line in (tmp_path / "e" / "scores.jsonl").read_text().splitlines()[1:]]
     judged = [c["entailment"] for r in rows for s in r["verdicts"] for c in s.get("citations", [])]
     assert len(judged) == 3 and all(0.0 <= p <= 1.0 for p in judged)  # every citation judged by the checker

@@ -77,4 +77,18 @@ MUTATIONS = (
         "            pass",
         ("tests/e2e/test_judge_sensitivity.py::test_a_geval_judge_scoring_its_own_answers_is_said_in_one_line",),
     ),
+    Mutation(
+        "compare blind to judges that differ beyond their spec",
+        "evaluation/compare.py",
+        "        elif why := _same_judges(a, b, m):",
+        "        elif False and (why := _same_judges(a, b, m)):",
+        ("tests/e2e/test_judge_sensitivity.py::test_compare_refuses_alignment_from_one_spec_with_other_weights",),
+    ),
+    Mutation(
+        "a table judge's weights not told apart by its bytes",
+        "evaluation/identity.py",
+        'found = f"table sha256 {digest}" if digest else',
+        'found = "table" if digest else',
+        ("tests/e2e/test_judge_sensitivity.py::test_compare_refuses_alignment_from_one_spec_with_other_weights",),
+    ),
 )
