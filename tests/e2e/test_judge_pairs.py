@@ -162,3 +162,23 @@ def test_each_kinds_accuracy_has_its_interval_and_the_failed_kinds_come_first(tm
     text = markdown(report)
     assert "Fails most on: x (33.3)" in text and text.index("| x | 33.3 |") < text.index("| y | 75.0 |")
     assert report.as_dict()["accuracy_by_kind"]["y"]["accuracy"]["point"] == pytest.approx(0.75)
+
+
+def test_an_llm_writes_the_sentences_and_a_rerun_asks_it_nothing(dataset, tmp_path):
+    """Through a real OpenAI-compatible server: the rows name its model, a reply missing a value is
+    discarded and counted, and a second run is answered from the call cache."""
+    from evaluation.judge_pairs import _template_state
+    from tests.servers import answering
+
+    def reply(prompt: str) -> str:  # one fact stated, even when asked for two
+        return _template_state(prompt).split(", and ")[0].rstrip(".") + "."
+
+    with scripted_server([answering(reply)], models=[{"id": "writer", "root": "/weights/writer"}]) as (url, log):  # listed: cacheable
+        rows = generate(dataset, tmp_path / "a.jsonl", "--llm", f"openai-compatible:{url}/v1:writer")
+        asked = len(log)
+        again = generate(dataset, tmp_path / "b.jsonl", "--llm", f"openai-compatible:{url}/v1:writer")
+    assert asked > 0 and len(log) == asked and again == rows
+    assert violations(rows, "demo", dataset) == [] and {r["model"] for r in rows} <= {"writer", f"openai-compatible:{url}/v1:writer"}
+    header = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])["kalma"]
+    # every partial sentence states two values and got one: all 6 discarded, counted, none kept
+    assert header["made"]["discarded_sentences"]["partial: a stated value not named"] == 6 and "partial" not in {r["kind"] for r in rows}

@@ -91,4 +91,11 @@ MUTATIONS = (
         'found = "table" if digest else',
         ("tests/e2e/test_judge_sensitivity.py::test_compare_refuses_alignment_from_one_spec_with_other_weights",),
     ),
+    Mutation(
+        "a sentence that misses a stated value kept",
+        SRC,
+        "        if not all(mentions(doc, world.value_names(t)) for t in p.stated):",
+        "        if False:",
+        ("tests/e2e/test_judge_pairs.py::test_an_llm_writes_the_sentences_and_a_rerun_asks_it_nothing",),
+    ),
 )
