@@ -94,7 +94,15 @@ def answer(
         spacy_model=spacy_model,
         limit=limit,
     )
-    report = answer_dataset(_entries(dataset), output, cfg, overwrite=overwrite)
+    entries = _entries(dataset)
+    asked = [e for e in entries if e.question(setting)]  # an empty question is never asked (lm-eval's kalma_general leaves it out too)
+    if not asked:
+        raise click.ClickException(f"{dataset}: no entry has a {setting} question; nothing to ask")
+    if len(asked) < len(entries):
+        unasked = [e.id for e in entries if not e.question(setting)]
+        shown = ", ".join(unasked[:5]) + (f" and {len(unasked) - 5} more" if len(unasked) > 5 else "")
+        click.echo(f"note: {len(unasked)} of {len(entries)} entries have no {setting} question, so none is asked: {shown}", err=True)
+    report = answer_dataset(asked, output, cfg, overwrite=overwrite)
     click.echo(dumps(report, indent=2))
     if note:  # said beside the recall it explains, after the run
         click.echo(f"note: {note}", err=True)

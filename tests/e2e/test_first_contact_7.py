@@ -207,6 +207,22 @@ def test_a_complete_general_run_leaves_out_the_entry_it_never_asked(harness, tmp
     assert sorted(scored) == sorted(entries[i].id for i in (0, 2, 3, 4, 5))
 
 
+def test_kalma_answer_asks_no_empty_general_question(tmp_path):
+    """`kalma answer --setting general` asks only the entries that have a general question, as the
+    harness does, and `kalma evaluate` leaves the other out and says so."""
+    entries = demo_entries(open_source("demo"))
+    entries[1] = entries[1].model_copy(update={"general_question": ""})
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
+    _, err = _ok(["answer", "--dataset", str(tmp_path / "d.jsonl"), "--setting", "general", "--llm", "template", "-o", str(tmp_path / "a.jsonl")])
+    assert f"note: 1 of 6 entries have no general question, so none is asked: {entries[1].id}" in err
+    assert entries[1].id not in (tmp_path / "a.jsonl").read_text()
+    args = ["--dataset", str(tmp_path / "d.jsonl"), "--answers", str(tmp_path / "a.jsonl"), "--metrics", "citation", "-o", str(tmp_path / "e")]
+    out, err = _ok(["evaluate", *args])
+    summary = json.loads((tmp_path / "e" / "summary.json").read_text())
+    assert summary["counts"]["missing_answers_scored_empty"] == 0 and "MISSING" not in out + err
+    assert f"general setting: 1 of 6 entries have no general question, so none was asked: left out ({entries[1].id})" in summary["caveats"]
+
+
 def test_bench_submit_files_a_harness_run_under_the_model_its_results_file_names(harness, tmp_path):
     board = tmp_path / "board"
     out, _ = _ok(["bench", "submit", str(harness["out"]), "--dataset", str(harness["dataset"]), "--leaderboard", str(board), "--name", "m-harness"])

@@ -316,3 +316,12 @@ MUTATIONS += (
         (f"{E2E}::test_the_spread_is_over_seeds_within_each_condition_never_across_temperatures",),
     ),
 )
+MUTATIONS += (
+    Mutation(
+        "kalma answer asking an empty general question",
+        "baselines/cli.py",
+        "    asked = [e for e in entries if e.question(setting)]",
+        "    asked = list(entries)",
+        ("tests/e2e/test_first_contact_7.py::test_kalma_answer_asks_no_empty_general_question",),
+    ),
+)
