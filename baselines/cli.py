@@ -26,7 +26,7 @@ def dataset_kg(dataset: str, given: str | None, retrieving: bool = True) -> tupl
     demo graph)."""
     from kalma.jsonl import read_header
 
-    made = read_header(dataset).get("provenance")
+    made = read_header(dataset, "dataset").get("provenance")
     made = made if isinstance(made, dict) else {}
     config = made.get("config")
     config = config if isinstance(config, dict) else {}

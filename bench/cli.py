@@ -52,7 +52,10 @@ def _answers_is_the_argument(ctx: click.Context, param: click.Parameter, value: 
 @click.option("--model", help="The model that wrote the answers, e.g. org/model-7b (default: the file header's).")
 @click.option("--url", help="Where to read about the model or the submission (http or https).")
 @click.option("--description", help="One line about the submission.")
-@click.option("--dataset-name", help="How the board names the dataset (default: its file name).")
+@click.option(
+    "--dataset-name",
+    help="How the board names the dataset (default: its file name; for a name that says nothing, like dataset.jsonl, the source its entries share).",
+)
 @click.option("--kg", "kg_source", default=None, help="Judge answers that carry no KG against this source's subgraphs of the entry's people.")
 @click.option("--partial", is_flag=True, help="File answers to part of the dataset: scored on those entries only, shown apart and never ranked.")
 @scoring_options

@@ -229,7 +229,7 @@ def load_dataset(cfg: BenchConfig, rundir: Path) -> tuple[list[DatasetEntry], Pa
         entries = list(read_jsonl(path, DatasetEntry))
         return entries, path, DatasetId.of(entries, "kalma demo")
     entries = list(read_jsonl(cfg.dataset, DatasetEntry, kind="dataset"))
-    return entries, Path(cfg.dataset), DatasetId.of(entries, Path(cfg.dataset).stem)
+    return entries, Path(cfg.dataset), DatasetId.of(entries, DatasetId.title(cfg.dataset, entries))
 
 
 def condition_file(*parts: str | int) -> str:

@@ -28,8 +28,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evaluation.base import UNUSABLE_LIMIT, show, show_signed
+from evaluation.runner import FULL_POOL
 from evaluation.text_quality import SELF_JUDGED
 from evaluation.uncertainty import RESAMPLES, Difference
+from evaluation.verdict_page import prose
 from kalma.frames import csv_safe
 from kalma.jsonl import RecordError
 from kalma.schema import Bounds, Summary, metric_value
@@ -248,10 +250,17 @@ def _failures(s: Summary) -> list[str]:
         for metric, f in s.failures.items()
     ]
     out += [c for c in s.caveats if c.startswith(SELF_JUDGED)]  # a G-Eval judge rating its own answers
+    out += [c for c in s.caveats if FULL_POOL in c]  # why an [NA] figure may be 0: no answer said which knowledge it had
     bare, answers = s.counts.get("answers_citing_nothing", 0), s.counts.get("answers", 0)
     if answers and bare / answers > UNUSABLE_LIMIT:  # the share above which evaluate says it first
         out.append(f"{bare} of {answers} answers cite nothing")
     return out
+
+
+def _backends_once(t: Table) -> str:
+    """The backends every row of `t` shares, said once above it ("" when the rows differ)."""
+    found = {r.backends for r in t.rows}
+    return found.pop() if len(found) == 1 else ""
 
 
 def _paper_rows() -> list[Row]:
@@ -515,6 +524,7 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
     damaged = state.damaged + bad_runs
     scales = {k: ("1-5" if k.startswith("geval.") else "rate") for k, _ in COLUMNS}
     head = ["Submission", "Model", "n", "Seeds", "Rank"] + [h for _, h in COLUMNS] + ["Malformed", "Filed (UTC)", "Backends per metric", "Read first"]
+    # on the page, Read first goes under each name (never a last column off-screen)
     with (site / "leaderboard.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         figures = [x for k, _ in COLUMNS for x in (k, f"{k} low", f"{k} high")]
@@ -546,11 +556,14 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
         ]
         md += [f"## {t.dataset}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         md += ["| " + " | ".join(c) + " |" for c in cells] + ([f"\n{t.note}"] if t.note else []) + [""] + _tests_md(t)
+        once = _backends_once(t)
+        shown = [h for h in head[:-1] if not (once and h == "Backends per metric")]
         body = "\n".join(
             f'<tr class="{"reference" if r.reference else "submission"}">'
             + f"<td>{_link(r.url, r.name) if r.url else html.escape(r.name)}"
             + (' <span class="tag">paper</span>' if r.reference else "")
             + (f' <a class="answers" href="{_local("answers/" + r.name + ".html")}">answers</a>' if r.name in pages else "")
+            + (f'<div class="read-first"><b>Read first:</b> {prose(r.read_first)}</div>' if r.read_first else "")
             + "</td>"
             + "".join(f'<td data-v="{v if isinstance(v, (int, float)) else ""}">{html.escape(_cell(v))}</td>' for v in (r.model, r.answers, r.seeds))
             + f'<td class="{"tie" if r.tied else ""}">{html.escape(_rank_cell(r))}</td>'
@@ -560,13 +573,16 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
                 + "</td>"
                 for k, _ in COLUMNS
             )
-            + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in (r.malformed, r.filed, r.backends, r.read_first))
+            + f"<td>{html.escape(_cell(r.malformed))}</td>"
+            + "".join(f'<td class="text">{html.escape(_cell(v))}</td>' for v in (r.filed, *([] if once else [r.backends])))
             + "</tr>"
             for r in t.rows
         )
+        said_once = f'<p class="backends"><b>Backends per metric</b>, the same for every row: {html.escape(once)}</p>' if once else ""
         sections.append(
-            f'<h2>{html.escape(t.dataset)}</h2>\n<table class="board"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in head)}</tr></thead>'
-            f"\n<tbody>\n{body}\n</tbody></table>" + (f'\n<p class="note">{html.escape(t.note)}</p>' if t.note else "") + _tests_html(t)
+            f"<h2>{html.escape(t.dataset)}</h2>{said_once}\n"
+            f'<div class="wide"><table class="board"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in shown)}</tr></thead>'
+            f"\n<tbody>\n{body}\n</tbody></table></div>" + (f'\n<p class="note">{html.escape(t.note)}</p>' if t.note else "") + _tests_html(t)
         )
     scale_note = "Values x100 (rates); fluency is G-Eval's 1-5. n: answers scored. One table per dataset: numbers are only ranked against the same questions."
     judged = board / "sensitivity" / "sensitivity.md"  # `kalma judge sensitivity BOARD`, when it ran
@@ -582,7 +598,8 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
 <html lang="en"><head><meta charset="utf-8"><title>KaLMA leaderboard</title>
 <style>
 body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse;font-size:.85rem;margin-bottom:.5rem}}
-th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:right}} td:nth-child(-n+2),td:nth-last-child(-n+2){{text-align:left}}
+th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:right}} td:nth-child(-n+2),td.text{{text-align:left}}
+.wide{{overflow-x:auto;max-width:100%}} td:first-child{{min-width:18rem;max-width:26rem}} .read-first{{font-size:.75rem;color:#7a4b00;margin-top:.2rem}}
 th{{background:#f0f0f0;cursor:pointer;user-select:none}} tr.reference{{background:#fff8e1;font-style:italic}}
 .tag{{font-size:.7rem;background:#f0c36d;border-radius:3px;padding:0 .3rem;font-style:normal}} .note{{font-size:.8rem;color:#555}}
 figure{{display:inline-block;margin:1rem}} img{{max-width:700px;border:1px solid #ddd}} .damaged{{color:#a00}}
@@ -590,9 +607,9 @@ figure{{display:inline-block;margin:1rem}} img{{max-width:700px;border:1px solid
 </style></head>
 <body data-images="{len(images)}" data-images-loaded="0" data-tables="{len(state.tables)}" data-damaged="{len(damaged)}">
 <h1>KaLMA leaderboard</h1>
-<p>{html.escape(scale_note)} Micro scores on specific questions; click a column to sort. The last column names the model behind
-each metric; <em>lexical</em> is a rule-based approximation of entailment. Also as <a href="./leaderboard.md">Markdown</a> and
-<a href="./leaderboard.csv">CSV</a>.</p>
+<p>{html.escape(scale_note)} Micro scores on specific questions; click a column to sort. Backends per metric name the model behind
+each metric; <em>lexical</em> is a rule-based approximation of entailment. What to read before a row's numbers is under its name.
+Also as <a href="./leaderboard.md">Markdown</a> and <a href="./leaderboard.csv">CSV</a>.</p>
 <p class="intervals">{html.escape(INTERVALS_NOTE)}</p>
 {"".join(sections)}
 {f'<section id="sensitivity"><pre class="sensitivity">{html.escape(sensitivity)}</pre></section>' if sensitivity else ""}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
@@ -22,6 +23,9 @@ BIOKALMA_RELEASE_SIZE = 1085  # the paper's BioKaLMA: the dataset its reference 
 
 class BenchRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+GENERIC_STEMS = {"dataset", "data", "ds", "test", "dev", "train", "questions", "entries", "kalma"}  # file names that name no dataset
 
 
 class DatasetId(BenchRecord):
@@ -44,6 +48,16 @@ class DatasetId(BenchRecord):
             with_minimum_set=sum(e.minimum_set is not None for e in entries),
             source=sources.pop() if len(sources) == 1 else "",
         )
+
+    @staticmethod
+    def title(path: str | Path, entries: Sequence[DatasetEntry]) -> str:
+        """What a board calls a dataset given no name: its file's stem, unless that says nothing
+        (`dataset.jsonl`); then the source its entries share, else its folder's name."""
+        stem = Path(path).stem
+        if stem.lower() not in GENERIC_STEMS:
+            return stem
+        sources = {str(e.meta.get("source", "")) for e in entries}
+        return sources.pop() if len(sources) == 1 and "" not in sources else f"{Path(path).resolve().parent.name}/{stem}"
 
     def is_biokalma_release(self) -> bool:
         """The authors' release, imported whole: the dataset the paper's own rows belong beside."""

@@ -193,7 +193,7 @@ def submit(
             filed=datetime.now(UTC).isoformat(timespec="seconds"),
             answers_sha256=file_digest(kept),
             replaces=previous,
-            dataset=DatasetId.of(entries, dataset_name or Path(dataset).stem),
+            dataset=DatasetId.of(entries, dataset_name or DatasetId.title(dataset, entries)),
             answers_scored=summary.counts.get("answers", 0),
             malformed_citations=summary.counts.get("malformed", 0),
             summary=summary,

@@ -60,16 +60,18 @@ def beside(out: str | Path, name: str) -> Path:
     return out.with_name(f"{out.stem if out.suffix == '.jsonl' else out.name}.{name}.jsonl")
 
 
-def kept(out: str | Path, trace_file: Path, done: int, entries: int, window: int) -> str:
-    """What an interrupted build keeps, and how to go on: entries are written as their window
-    finishes, and the calls of the unfinished ones are in the call cache (when it is on)."""
+def kept(files: list[str], done: int, entries: int, window: int) -> str:
+    """What an interrupted build keeps (`files`: those that stay), and how to go on: entries are
+    written as their window finishes, and the calls of the unfinished ones are in the call cache
+    (when it is on)."""
     calls = (
         "the rerun replays from the call cache the model calls they made"
         if get_cache().path is not None
         else "the call cache is off: the rerun makes their model calls again"
     )
     return (
-        f"{done} of {entries} entries are done ({out}, and {trace_file.name} for the failed); the ones under way (up to {window} at once) are not, "
+        f"{done} of {entries} entries are done ({', and '.join(files) if files else 'no file is written yet'}); "
+        f"the ones under way (up to {window} at once) are not, "
         f"but {calls}: run the same command again to resume"
     )
 
@@ -166,7 +168,9 @@ def build(
                         output.write(outcome.entry)
                         written += 1
         except KeyboardInterrupt:
-            raise Interrupted(f"interrupted: {kept(out, trace_file, len(set(output.done) | set(failures)), len(resolved), window)}") from None
+            stays = ((str(out), output.kept), (f"{trace_file.name} for the failed", traces.kept))  # a file with a header alone is removed
+            files = [name for name, kept_ in stays if kept_]
+            raise Interrupted(f"interrupted: {kept(files, len(set(output.done) | set(failures)), len(resolved), window)}") from None
     failed = Counter(reason for found in failures.values() for reason in found)
     return {
         "records": accounted,

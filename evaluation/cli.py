@@ -11,6 +11,7 @@ from click.core import ParameterSource
 
 from kalma.answers_file import said
 from kalma.cli import LIMIT, NO_CACHE
+from kalma.models import ENTAILMENT
 
 from .base import DEFAULT_METRICS, EvalOptions
 
@@ -18,7 +19,12 @@ F = TypeVar("F", bound=Callable[..., object])
 
 # `kalma evaluate` and `kalma bench submit` score the same way, so they take the same options.
 _SCORING_OPTIONS = (
-    click.option("--nli", default="lexical", show_default=True, help="Entailment backend: hf-seq2seq:ID, hf-nli:ID, llm:SPEC, table:FILE, lexical."),
+    click.option(
+        "--nli",
+        default="lexical",
+        show_default=True,
+        help=f"Entailment backend, every registered one: grounding checkers, NLI models, an LLM judge, labels from a table ({ENTAILMENT.forms()}).",
+    ),
     click.option("--judge", default=None, help="LLM for G-Eval text quality, e.g. openai:gpt-4o-mini or smollm2."),
     click.option("--lm", default=None, help="LM scorer for the metrics that need one (hf:ID, smollm2)."),
     click.option(

@@ -29,7 +29,7 @@ from kalma.schema import AnswerScores
 
 from .base import EvalOptions, Metric, get_metric, show, show_signed
 from .identity import differs
-from .runner import MISSING, SCORES_FILE, SUMMARY_FILE
+from .runner import MISSING, SCORES_FILE, SUMMARY_FILE, na_reasons, scored
 from .uncertainty import LEVEL, METHOD, RESAMPLES, TEST, Difference, Table, paired, table
 
 
@@ -136,6 +136,7 @@ class Comparison:
     scales: dict[str, str]
     entries: int
     notes: list[str]
+    why: dict[str, str]  # per figure with no value on a side: which side, and why (as summary.md says it)
 
 
 def _older(e: Evaluation, what: str) -> str:
@@ -218,7 +219,21 @@ def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: i
     estimates = {k: f for k, f in ta.estimates.items() if only is None or k in only}
     found = paired(_per_entry(ta, a.rows, both), _per_entry(tb, b.rows, both), estimates, resamples=resamples, seed=seed)
     scales = {f"{m.name}.{k}": m.scale(k) for m in shared for k in m.figures() if f"{m.name}.{k}" in estimates}
-    return Comparison(found, scales, len(both), notes)
+    return Comparison(found, scales, len(both), notes, _why_na(found, shared, {"A": a, "B": b}, set(both)))
+
+
+def _why_na(found: dict[str, Difference], shared: list[Metric], sides: dict[str, Evaluation], both: set[str]) -> dict[str, str]:
+    """Each figure with no value on a side: the side and the reason, over the entries compared."""
+    reasons: dict[str, dict[str, str]] = {}
+    for m in shared:
+        for side, e in sides.items():
+            rows = [r for r in e.rows if r.entry_id in both]
+            lacking = [k for k in m.figures() if (d := found.get(f"{m.name}.{k}")) is not None and (d.a if side == "A" else d.b) is None]
+            for k, why in na_reasons(m, rows, scored(m, rows), lacking).items():
+                reasons.setdefault(f"{m.name}.{k}", {})[side] = why
+    return {
+        k: f"n/a in A and B: {by['A']}" if by.get("A") == by.get("B") else "; ".join(f"n/a in {s}: {w}" for s, w in by.items()) for k, by in reasons.items()
+    }
 
 
 def show_p(p: float | None, resamples: int) -> str:
@@ -239,6 +254,8 @@ def render(c: Comparison, a: Evaluation, b: Evaluation, resamples: int, seed: in
         if d.undefined and d.low is not None:
             ci += f" ({d.undefined:,} of {d.resamples:,} resamples without a value)"
         lines.append(f"| {k} | {show(d.a, scale)} | {show(d.b, scale)} | {show_signed(d.diff, scale)} | {ci} | {show_p(d.p, resamples)} |")
+    said = [f"- {k}: {why}" for k, why in c.why.items()] + _few(c)
+    lines += [""] + said if said else []
     lines += [
         "",
         f"Over {c.entries:,} entries. Interval: paired {METHOD} over entries (each entry resampled for A and B at once), "
@@ -247,6 +264,31 @@ def render(c: Comparison, a: Evaluation, b: Evaluation, resamples: int, seed: in
         "Both cover the sampling of the questions, not the judge's own error.",
     ]
     return "\n".join(lines)
+
+
+FEW_ENTRIES = 30  # below this many entries, a percentile bootstrap's interval is too narrow to trust
+
+
+def _few(c: Comparison) -> list[str]:
+    """What so few entries allow: the smallest p the test can reach for the entries that differ
+    (figures grouped), and whether the bootstrap interval can be trusted at all."""
+    out = []
+    by_k: dict[int, list[str]] = {}
+    for k, d in c.figures.items():
+        if d.p is not None and d.differing and (d.smallest_p() or 0) > 0.05:  # 0 differing: alike on every entry, p = 1
+            by_k.setdefault(d.differing, []).append(k)
+    for n, figures in sorted(by_k.items()):
+        smallest = min(1.0, 2 / 2**n)
+        out.append(
+            f"- {', '.join(figures)}: A and B differ on {n} of {c.entries} entries; swapping those {n} gives {2**n} outcomes in mirrored pairs, "
+            f"so the smallest two-sided p the test can reach is {smallest:.3g}: no difference here can reach p < 0.05, however large."
+        )
+    if c.entries < FEW_ENTRIES:
+        out.append(
+            f"- Over only {c.entries} entries the bootstrap interval is unreliable: it resamples {c.entries} values and comes out too narrow "
+            "(it may exclude 0 where the test's p does not reach 0.05); read it as descriptive and the p as the test."
+        )
+    return out
 
 
 def as_json(c: Comparison) -> dict[str, Any]:
@@ -266,6 +308,9 @@ def as_json(c: Comparison) -> dict[str, Any]:
             "interval": f"paired {METHOD} over entries",
             "test": TEST,
             "scale": c.scales[k],
+            "differing_entries": d.differing,
+            "smallest_p": d.smallest_p(),
+            **({"why_na": c.why[k]} if k in c.why else {}),
         }
         for k, d in c.figures.items()
     }

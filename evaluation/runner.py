@@ -37,6 +37,7 @@ from .verdict_page import render_page
 from .verdicts import assemble
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE, PAGE_FILE = "scores.jsonl", "summary.json", "summary.md", "verdicts.html"
+FULL_POOL = "scored as given the dataset's full knowledge pool"  # said of answers that do not say which knowledge they had
 DOMINANT_SHARE = 0.25  # of all citations: an answer holding more is named before any figure
 UNFINISHED = "UNFINISHED: this evaluation stopped before every answer was scored; its figures describe no complete run. Rerun it to resume."
 MISSING_NOTE = "no answer for this entry: scored as empty"
@@ -334,7 +335,7 @@ def knowledge_given(answers: list[Answer], entries: dict[str, DatasetEntry], hea
         return out, []
     said = "answers do not say which knowledge they were" if assumed > 1 else "answer does not say which knowledge it was"
     return out, [
-        f"{assumed} {said} given: scored as given the dataset's full knowledge pool (the [NA] metrics' absent set is "
+        f"{assumed} {said} given: {FULL_POOL} (the [NA] metrics' absent set is "
         'what the pool lacks of the minimum set). Give each line its `kg` or `absent`, or the file\'s header `"kg_given": "none"` for a closed-book system.'
     ]
 
@@ -444,6 +445,18 @@ def dataset_limits(entries: Sequence[DatasetEntry], answers: Sequence[Answer], m
     return out
 
 
+def scored(m: Metric, rows: Sequence[AnswerScores]) -> list[Scored]:
+    """`m`'s part of each row, as its `aggregate` reads it."""
+    return [Scored(r.values.get(m.name, {}), r.counts.get(m.name, {}), details=r.details.get(m.name, {})) for r in rows]
+
+
+def na_reasons(m: Metric, rows: Sequence[AnswerScores], own: Sequence[Scored], outputs: Iterable[str], said: str = "") -> dict[str, str]:
+    """Why each of `outputs` is n/a for `m` over `rows`, as every report says it: what the caller
+    knows (`said`), else what the metric knows, else the rows' commonest note."""
+    notes = Counter(note for r in rows if (note := r.notes.get(m.name)))
+    return {k: said or m.unavailable(k, own) or (notes.most_common(1)[0][0] if notes else "no answer has it") for k in outputs}
+
+
 def summarize(
     rows: Sequence[AnswerScores],
     metrics: Sequence[Metric],
@@ -465,7 +478,7 @@ def summarize(
     failed: dict[str, dict[str, Any]] = {}
     failure_caveats: list[str] = []
     for m in metrics:
-        own = [Scored(r.values.get(m.name, {}), r.counts.get(m.name, {}), details=r.details.get(m.name, {})) for r in rows]
+        own = scored(m, rows)
         v, d = m.aggregate(own)
         if set(v) != set(m.outputs):  # a renamed key must fail here, not blank a table column downstream
             raise RuntimeError(f"metric {m.name!r} returned {sorted(set(v) ^ set(m.outputs))} against its declared outputs")
@@ -479,9 +492,8 @@ def summarize(
         support[m.name] = m.support(own, d)
         if d:
             dropped[m.name] = d
-        notes = Counter(note for r in rows if (note := r.notes.get(m.name)))
         said = f"{f.unusable} of {f.replies} {f.what} unreadable from {f.model}" if f is not None and f.over_limit else ""
-        why = {k: said or m.unavailable(k, own) or (notes.most_common(1)[0][0] if notes else "no answer has it") for k, x in v.items() if x is None}
+        why = na_reasons(m, rows, own, [k for k, x in v.items() if x is None], said)
         if why:
             unavailable[m.name] = why
     caveats = [UNFINISHED] if not complete else []

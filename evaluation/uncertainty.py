@@ -74,6 +74,12 @@ class Difference:
     undefined: int  # bootstrap resamples where either system's figure had no value
     level: float = LEVEL
     seed: int = 0
+    differing: int | None = None  # units whose swap alone moves the difference: the test can only swap these
+
+    def smallest_p(self) -> float | None:
+        """The smallest two-sided p a swap test can give: its 2^k swaps of the k differing units
+        pair off (every swap and its mirror give one |difference|), so at best 2 / 2^k."""
+        return None if self.differing is None else min(1.0, 2.0 / 2**self.differing)
 
 
 def _value(x: Any) -> float | None:
@@ -208,7 +214,11 @@ def paired(
         # does), and so does one where a figure has no value: never a smaller p for want of one.
         hits = int(np.sum(np.isnan(stat) | (stat >= observed - 1e-12 * max(1.0, observed))))
         p = (hits + 1) / (resamples + 1) if resamples > 0 else None
-        out[k] = Difference(fa[k], fb[k], signed[k], low, high, p, len(both), undefined, level, seed)
+        # each unit swapped alone: A's sums take its B row and B's its A row
+        alone = _evaluate(f, {n: total[n][0] - ma[:, i] + mb[:, i] for i, n in enumerate(names)})
+        alone = alone - _evaluate(f, {n: total[n][1] - mb[:, i] + ma[:, i] for i, n in enumerate(names)})
+        differing = int(np.sum(np.isnan(alone) | (np.abs(alone - signed[k]) > 1e-12 * max(1.0, observed))))
+        out[k] = Difference(fa[k], fb[k], signed[k], low, high, p, len(both), undefined, level, seed, differing)
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -61,6 +62,19 @@ apply();
 """
 
 
+_CODE_RE = re.compile(r"`([^`\n]+)`")
+
+
+def prose(text: str) -> str:
+    """A report's sentence as HTML: escaped, its `code` spans (commands, markup) set as code,
+    never shown with their backticks.
+
+    >>> prose("run `kalma check <file>` again")
+    'run <code>kalma check &lt;file&gt;</code> again'
+    """
+    return _CODE_RE.sub(r"<code>\1</code>", html.escape(text))
+
+
 def _keys(c: CitationVerdict) -> list[str]:
     return [c.verdict] + (["extra"] if c.in_minimum is False else [])
 
@@ -81,7 +95,7 @@ def _citation(c: CitationVerdict) -> str:
         facts.append("in the minimum set" if c.in_minimum else "outside the minimum set")
     if c.entailment is not None:
         facts.append(f"P(entailed) {c.entailment:.3f}")
-    why = f' <span class="why">{html.escape(c.why)}</span>' if c.why else ""
+    why = f' <span class="why">{prose(c.why)}</span>' if c.why else ""
     extra = ' <span class="badge v-extra">outside the minimum set</span>' if c.in_minimum is False else ""
     return (
         f'<li class="{" ".join("k-" + k for k in _keys(c))}"><span class="badge v-{c.verdict}">{c.verdict}</span>{extra} '
@@ -93,7 +107,7 @@ def _na(na: NAVerdict, marks: int) -> str:
     key = NA_KEYS[na.outcome]
     said = f"entails {'; '.join(na.entailed)}" if na.entailed else na.why
     times = f" ({marks} marks, one sentence: counted once)" if marks > 1 else ""
-    return f'<li class="k-{key}"><span class="badge {key}">[NA] {html.escape(na.outcome)}</span> <span class="why">{html.escape(said + times)}</span></li>'
+    return f'<li class="k-{key}"><span class="badge {key}">[NA] {html.escape(na.outcome)}</span> <span class="why">{prose(said + times)}</span></li>'
 
 
 # The order in which a bracket's pairs sum up to one colour: the worst of them.
@@ -145,7 +159,7 @@ def _pairs(bracket: str) -> int:
 def _answer(row: AnswerScores, question: str) -> str:
     keys = sorted({k for s in row.verdicts for k in _sentence_keys(s)}) or ["uncited"]
     values = " · ".join(f"{label} {show(v)}" for metric, key, label in SHOWN_VALUES if (v := row.values.get(metric, {}).get(key, None)) is not None)
-    notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in row.notes.values())
+    notes = "".join(f'<p class="note">{prose(n)}</p>' for n in row.notes.values())
     sentences = "".join(
         f'<div class="sentence" data-has="{" ".join(_sentence_keys(s))}"><p>{_marked_text(s)}</p>'
         f"<ul>{''.join(_citation(c) for c in s.citations)}{_na(s.na, len(s.na_marks)) if s.na is not None else ''}</ul></div>"
@@ -179,7 +193,7 @@ def render_page(summary: Summary, rows: Sequence[AnswerScores], questions: Mappi
     )
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     name = title or summary.models.get("answers", "answers")
-    read_first = "".join(f"<li>{html.escape(c)}</li>" for c in summary.caveats)
+    read_first = "".join(f"<li>{prose(c)}</li>" for c in summary.caveats)
     models = "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in summary.models.items())
     articles = "\n".join(_answer(r, (questions or {}).get(r.answer_id, "")) for r in rows)
     return f"""<!doctype html>

@@ -237,7 +237,9 @@ def read_harness(path: str | Path) -> ForeignFile | None:
     if not isinstance(one["doc"].get("id"), str) or "entry" not in one["doc"]:
         fields = ", ".join(list(one["doc"])[:6])
         raise KalmaError(f"{path}: samples of the lm-eval task {task!r}, not of a KaLMA task (kalma_specific, kalma_general): its documents hold {fields}")
-    res: ReadResult[Answer] = ReadResult(records=[], header={"provenance": {"config": {"llm": run["model"], "lm_eval": run}}} if run else {})
+    # every KaLMA task document holds the entry's whole knowledge pool: what each answer was given is known
+    made = {"provenance": {"config": {"llm": run["model"], "lm_eval": run}}} if run else {}
+    res: ReadResult[Answer] = ReadResult(records=[], header={"kg_given": "pool", **made})
     unmatched, by, items = [], Counter[str](), 0
     for n, raw in enumerate(path.read_bytes().removeprefix(codecs.BOM_UTF8).splitlines(), start=1):
         if not raw.strip():

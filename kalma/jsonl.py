@@ -140,9 +140,13 @@ def _numbered_lines(fh: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
         yield lineno, raw.removeprefix(codecs.BOM_UTF8) if lineno == 1 else raw
 
 
-def read_header(path: str | Path) -> dict[str, Any]:
-    """The header of a record file ({} when it has none); a torn header is an error."""
+def read_header(path: str | Path, kind: str | None = None) -> dict[str, Any]:
+    """The header of a record file ({} when it has none); a torn header is an error, and a file
+    that is no JSON Lines (a CSV, UTF-16, Parquet) is said as such, as `read_jsonl` says it."""
     path = Path(path)
+    _not_text_lines(path, kind)
+    if not _opens_with(path, b"["):
+        _not_delimited(path, kind)
     with path.open("rb") as fh:
         for lineno, raw in _numbered_lines(fh):
             if raw.strip():

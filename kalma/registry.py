@@ -83,11 +83,14 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         return list(self.entries())
 
+    def forms(self) -> str:
+        """Every name as a spec takes it (`lexical`, `hf-nli:…`), for errors and help texts."""
+        return ", ".join(n if e.argument == "none" else f"{n}:…" for n, e in self.entries().items())
+
     def entry(self, name: str) -> Entry:
         entries = self.entries()
         if name not in entries:
-            forms = ", ".join(n if e.argument == "none" else f"{n}:…" for n, e in entries.items())
-            raise ConfigError(f"unknown {self.kind} {name!r}; known: {forms}.{suggest(name, list(entries))}")
+            raise ConfigError(f"unknown {self.kind} {name!r}; known: {self.forms()}.{suggest(name, list(entries))}")
         return entries[name]
 
     def factory(self, name: str) -> Callable[..., T]:

@@ -208,6 +208,11 @@ class ResumableOutput(Generic[R]):
             "Use --overwrite to start over, or write to another output"
         )
 
+    @property
+    def kept(self) -> bool:
+        """Whether the file stays if the run fails now: one resumed, or with a row written."""
+        return self.resumed or self._written > 0
+
     def write(self, record: R) -> None:
         assert self._writer is not None
         self._writer.write(record)
@@ -218,11 +223,11 @@ class ResumableOutput(Generic[R]):
         try:
             if self._writer is not None:
                 self._writer.close()
-            if e is not None and not self.resumed and not self._written and self._writer is not None:
+            if e is not None and not self.kept and self._writer is not None:
                 self.path.unlink(missing_ok=True)  # a header and nothing else: a failure leaves no trace
         finally:
             self._lock.release()
-        if e is not None and not self.resumed and not self._written:
+        if e is not None and not self.kept:
             for folder in self._new_dirs:  # innermost first; only the empty ones
                 try:
                     folder.rmdir()

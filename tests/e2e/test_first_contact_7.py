@@ -290,6 +290,7 @@ def test_a_stopped_build_says_what_it_keeps_leaves_no_lock_and_resumes(botanists
         assert proc.returncode == 143, err
         assert said.startswith("kalma: terminated (SIGTERM): 0 of 1 entries are done") and said.endswith("run the same command again to resume"), said
         assert "replays from the call cache the model calls they made" in said
+        assert "(no file is written yet)" in said and not (tmp_path / "ds.jsonl").exists()  # issue 59 §5.9: only files that exist are named
         assert not list(tmp_path.glob(".*.lock"))
         report, _ = _ok(command[3:])  # the same command, in this process
         again = [x["body"] for x in log[len(asked) :]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +26,8 @@ from kalma.cli import main
 from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.models.template import TemplateLLM
 from kalma.schema import Answer, DatasetEntry
+from tests.conftest import ROOT
+from tests.e2e.test_bench import CHROMIUM, FLAGS
 from tests.e2e.test_builder_publishable import RECORDS
 from tests.servers import answering, free_port, scripted_server
 
@@ -174,6 +177,7 @@ def test_compare_names_an_unfinished_evaluation_and_the_leaderboard_sets_it_asid
     err = _fails(["leaderboard", str(board), "-o", str(tmp_path / "site")], f"left off the page: {filed}: its evaluation is unfinished")
     page = (tmp_path / "site" / "index.html").read_text()
     assert ">two<" not in page and ">one<" in page and "its evaluation is unfinished" in page, err
+    assert "kalma demo questions (hand-written) (6 questions" in page  # §5.9: dataset.jsonl names no dataset; its entries' source does
 
 
 # ---------------------------------------------------------------- 5.6, 5.7: doubled brackets, a dominant answer
@@ -205,3 +209,148 @@ def test_an_answer_holding_most_citations_is_named_first(hostile):
     dominant = [ln for ln in first.splitlines() if "holds 200 of the 205 citations (98%)" in ln]
     assert len(dominant) == 1 and "micro figures" in dominant[0] and "A citation written again counts again" in dominant[0], first
     assert "holds 1 of" not in first  # the others hold an even share
+
+
+# ---------------------------------------------------------------- 5.3: compare on few entries
+
+
+def test_compare_on_few_entries_says_what_the_test_and_the_interval_can_show(dataset, hostile, tmp_path):
+    """B cites a wrong value where A is right on 5 of the 6 entries: the interval excludes 0, the
+    test cannot reach 0.05, and the report says why; a figure with no value says why too."""
+    entries = list(read_jsonl(dataset, DatasetEntry))
+    wrong = [
+        Answer(entry_id=e.id, text=f"It was so. [{t.subject}, {t.relation_label}: nobody]", model="b")
+        for e, t in ((e, e.knowledge_pool.triples()[0]) for e in entries)
+    ]
+    right = [
+        Answer(entry_id=e.id, text=f"It was so. [{t.subject}, {t.relation_label}: {t.value_label}]", model="a")
+        for e, t in ((e, e.knowledge_pool.triples()[0]) for e in entries)
+    ]
+    write_jsonl(tmp_path / "a.jsonl", right, "answers")
+    write_jsonl(tmp_path / "b.jsonl", [*wrong[:5], right[5]], "answers")
+    for side in "ab":
+        _ok(
+            [
+                "evaluate",
+                "--dataset",
+                str(dataset),
+                "--answers",
+                str(tmp_path / f"{side}.jsonl"),
+                "--metrics",
+                "citation,na",
+                "--resamples",
+                "0",
+                "-o",
+                str(tmp_path / side),
+            ]
+        )
+    out, _ = _ok(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--resamples", "2000"])
+    line = next(ln for ln in out.splitlines() if ln.startswith("| citation.correctness_micro |"))
+    low = float(line.split("|")[5].strip(" [").split(",")[0])
+    assert low > 0, line  # the interval excludes 0...
+    assert (
+        "A and B differ on 5 of 6 entries; swapping those 5 gives 32 outcomes in mirrored pairs, so the smallest two-sided p the test can reach is 0.0625"
+        in out
+    )
+    assert "Over only 6 entries the bootstrap interval is unreliable" in out
+    na = [ln for ln in out.splitlines() if ln.startswith("- na.na_precision_micro: n/a in A and B: no sentence is marked [NA]")]
+    assert na, out  # no answer has an absent set: [NA] figures are n/a on both sides, with the reason summary.md gives
+    page = (tmp_path / "a" / "verdicts.html").read_text()
+    assert "<code>absent</code>" in page and "`absent`" not in page  # §5.9: a report's code spans, not raw backticks
+    code, js, _ = _run(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--resamples", "200", "--json"])
+    figure = json.loads(js)["citation.correctness_micro"]
+    assert figure["differing_entries"] == 5 and figure["smallest_p"] == 0.0625
+
+
+# ---------------------------------------------------------------- 5.8: harness samples, and the knowledge they were given
+
+
+def test_harness_samples_are_scored_as_given_the_pool_their_documents_hold(dataset, tmp_path):
+    """No "give each line its `kg`" note for lm-evaluation-harness samples: a sample has no line of
+    the user's, and its document holds the entry's whole pool, which is what it is scored against."""
+    from evaluation.harness import documents
+
+    entries = list(read_jsonl(dataset, DatasetEntry))
+    docs = documents(entries, "specific")
+    samples = tmp_path / "samples_kalma_specific_2026-11-28T00-00-00.jsonl"
+    samples.write_text("".join(json.dumps({"doc_id": i, "doc": d, "filtered_resps": ["It was so [NA]."]}) + "\n" for i, d in enumerate(docs)))
+    _ok(
+        [
+            "evaluate",
+            "--dataset",
+            str(dataset),
+            "--answers",
+            str(samples),
+            "--model",
+            "m",
+            "--metrics",
+            "citation,na",
+            "--resamples",
+            "0",
+            "-o",
+            str(tmp_path / "e"),
+        ]
+    )
+    summary = json.loads((tmp_path / "e" / "summary.json").read_text())
+    assert not [c for c in summary["caveats"] if "full knowledge pool" in c or "`kg`" in c], summary["caveats"]
+    assert summary["metrics"]["na"]["na_precision_micro"] is not None  # the absent sets follow from the pool: [NA] is scored
+    assert "pretrained=$SMOL" in (ROOT / "docs" / "harness.md").read_text()  # the offline route, documented
+
+
+# ---------------------------------------------------------------- 5.9: smaller things
+
+
+def test_answer_says_a_csv_dataset_is_one_and_evaluate_help_lists_every_entailment_backend(tmp_path):
+    (tmp_path / "d.csv").write_text("id,question\ne1,Who?\n")
+    _fails(
+        ["answer", "--dataset", str(tmp_path / "d.csv"), "--llm", "template", "-o", str(tmp_path / "a.jsonl")],
+        "d.csv:1: this is a CSV file (columns: id, question)",
+    )
+    out, _ = _ok(["evaluate", "--help"])
+    said = " ".join(out.split())
+    assert all(f"{name}:…" in said for name in ("minicheck-t5", "minicheck", "factcg", "alignscore", "hhem", "served-judge", "hf-nli", "llm", "table")), said
+
+
+# ---------------------------------------------------------------- 5.5: the leaderboard page on a screen
+
+PROBE = """<script>window.addEventListener("load", () => {
+  const b = document.body, wide = [...document.querySelectorAll(".wide")];
+  b.dataset.overflow = String(Math.max(document.documentElement.scrollWidth, ...wide.map(w => w.scrollWidth)) - window.innerWidth);
+  b.dataset.readFirst = String(Math.max(...[...document.querySelectorAll(".read-first")].map(e => e.getBoundingClientRect().right)));
+  b.dataset.rowHeight = String(Math.max(...[...document.querySelectorAll("table.board tbody tr")].map(r => r.getBoundingClientRect().height)));
+});</script></body>"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (.ci/run installs it)")
+def test_the_leaderboard_fits_1400_and_1920_pixels_and_keeps_what_to_read_first(dataset, answered, tmp_path):
+    board = tmp_path / "board"
+    entries = list(read_jsonl(dataset, DatasetEntry))
+    write_jsonl(tmp_path / "bare.jsonl", [Answer(entry_id=e.id, text="It was so [NA].", model="bare") for e in entries], "answers")
+    args = ["bench", "submit", "--dataset", str(dataset), "--leaderboard", str(board), "--metrics", "citation,alignment,na"]
+    for i in range(4):
+        _ok([*args, str(answered), "--name", f"template-{i}", "--model", "organisation/a-rather-long-model-name-7b-instruct"])
+    _ok([*args, str(tmp_path / "bare.jsonl"), "--name", "bare", "--model", "bare"])
+    _ok(["leaderboard", str(board), "-o", str(tmp_path / "site")])
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert page.count('<p class="backends"><b>Backends per metric</b>, the same for every row: ') == 2  # once per table (ours, the paper's)
+    assert "<th>Backends per metric</th>" not in page
+    probe = tmp_path / "site" / "probe.html"
+    probe.write_text(page.replace("</body>", PROBE, 1))
+    for width in (1400, 1920):
+        dom = subprocess.run(
+            [
+                CHROMIUM,
+                *FLAGS,
+                f"--user-data-dir={tmp_path / f'p{width}'}",
+                f"--window-size={width},1200",
+                "--virtual-time-budget=3000",
+                "--dump-dom",
+                probe.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
+        seen = {k: float(re.search(rf'data-{k}="([-\d.]+)"', dom).group(1)) for k in ("overflow", "read-first", "row-height")}  # type: ignore[union-attr]
+        assert seen["overflow"] <= 0 and 0 < seen["read-first"] <= width and seen["row-height"] < 150, (width, seen)
+    assert "scored as given the dataset&#x27;s full knowledge pool" in page  # why bare's [NA] precision is what it is

@@ -148,7 +148,7 @@ def test_missing_entries_are_named_first_and_a_partial_submission_is_filed_apart
     md = (tmp_path / "site" / "leaderboard.md").read_text()
     ranked, partial = md.split("## ")[1], md.split("## ")[2]
     assert "| whole |" in ranked and "| half |" not in ranked and "| first-two |" not in ranked
-    assert partial.startswith("dataset (6 questions") and ": partial submissions, not ranked" in partial.splitlines()[0]
+    assert partial.startswith("kalma demo questions (hand-written) (6 questions") and ": partial submissions, not ranked" in partial.splitlines()[0]
     assert "| half | template (fixed patterns, not a model) | 3 (3 of 6 entries) |" in partial
     assert "| first-two | template (fixed patterns, not a model) | 2 (2 of 6 entries (--limit)) |" in partial
     assert sorted(p.name for p in (tmp_path / "site" / "answers").iterdir()) == ["first-two.html", "half.html", "whole.html"]
