@@ -120,8 +120,8 @@ MUTATIONS += (
     Mutation(
         "the served judge renormalising yes against no",
         "kalma/models/checkers.py",
-        "    def _p_yes(self, top: dict[str, float]) -> float | None:\n        return sum(",
-        "    def _p_yes(self, top: dict[str, float]) -> float | None:\n        return super()._p_yes(top)\n        return sum(",
+        '        return sum(math.exp(v) for k, v in top.items() if k.lower() == "yes")',
+        "        return super()._p_yes(top)",
         CHECKERS,
     ),
 )
@@ -158,8 +158,8 @@ MUTATIONS += (
     Mutation(
         "development pairs scored",
         "evaluation/judge_quality.py",
-        'scored = [i for i, p in enumerate(pairs) if p.split != "dev"]',
-        "scored = list(range(len(pairs)))",
+        '    test = [i for i, p in enumerate(pairs) if p.split != "dev"]',
+        "    test = list(range(len(pairs)))",
         JUDGE,
     ),
     Mutation(
