@@ -80,13 +80,13 @@ def scan_pairs(path: str | Path) -> tuple[list[Pair], list[str]]:
     path = Path(path)
     suffix = path.suffix.lower()
     try:
-        data = path.read_bytes()
+        if suffix == ".parquet":
+            rows = _parquet(path)
+        else:
+            text = _text(path, path.read_bytes())
+            rows = _csv(text) if suffix in {".csv", ".tsv"} else _jsonl(path, text)
     except OSError as exc:
         raise PairsError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    if suffix == ".parquet":
-        rows = _parquet(path)
-    else:
-        rows = _csv(_text(path, data)) if suffix in {".csv", ".tsv"} else _jsonl(path, _text(path, data))
     pairs, errors = [], []
     for line, row in rows:
         try:
