@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Mapping
 from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,21 +26,22 @@ from pathlib import Path
 from tqdm import tqdm
 
 from kalma.cache import get_cache
+from kalma.classes import ANY, CLASSES, PROPERTY_ID, EntityClass, entity_class, frequent_relations
 from kalma.errors import Interrupted
 from kalma.jsonl import write_jsonl
-from kalma.kg import open_source
+from kalma.kg import KnowledgeSource, open_source
 from kalma.models import get_llm, get_scorer
 from kalma.models.openai_backend import reachable_first
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
-from kalma.schema import BuildTrace, DatasetEntry, RemovedRecord
+from kalma.schema import BuildTrace, DatasetEntry, EntityGraph, RemovedRecord
 from kalma.seeds import derive_seed
 
 from . import WINDOW
-from .disambiguate import disambiguate, load_relation_table
+from .disambiguate import Resolution, disambiguate, load_relation_table
 from .evolve import EvolveConfig, evolution, interleave
 from .pool import inverse_table, make_pool
-from .records import read_records
+from .records import DEFAULT_COLUMNS, PEOPLE, Selection, read_records
 from .selection import relation_counts
 
 
@@ -52,6 +54,7 @@ class BuildConfig:
     evolve: EvolveConfig = field(default_factory=EvolveConfig)
     relation_table: str | None = None
     columns: dict[str, str] = field(default_factory=dict)
+    classes: tuple[str, ...] = ()  # every record's ends are looked up in these (`--classes`)
 
 
 def beside(out: str | Path, name: str) -> Path:
@@ -76,6 +79,71 @@ def kept(files: list[str], done: int, entries: int, window: int) -> str:
     )
 
 
+def check_against(source: KnowledgeSource, records: str | Path, selection: Selection, cfg: BuildConfig) -> None:
+    """One line naming the file, line and field when a record names a property the KG does not
+    know, or a class that is none or has no instances in it (`--classes` is checked first)."""
+    cols = {**DEFAULT_COLUMNS, **cfg.columns}
+    pids = {r.relation: r.source_line for r in reversed(selection.records) if PROPERTY_ID.fullmatch(r.relation)}
+    known = source.labels(sorted(pids)) if pids else {}
+    for pid, line in sorted(pids.items(), key=lambda x: x[1] or 0):
+        if pid not in known:
+            raise ValueError(f"{records}:{line}: {cols['relation']}: {pid} is no property of the knowledge graph {cfg.kg}")
+    named = {(0, "--classes", c) for c in cfg.classes}
+    named |= {(line, column, c) for (line, column), end in selection.classes.items() for c in end if c not in cfg.classes and end != PEOPLE}
+    status = source.class_status(sorted({c for _, _, c in named})) if named else {}
+    for line, column, c in sorted(named):
+        if status[c] != "has instances":
+            where = f"{records}:{line}: {column}" if line else f"{records}: {column}"
+            why = (
+                f"{c} is no class in the knowledge graph {cfg.kg} (nothing is an instance or a subclass of it)"
+                if status[c] == "not a class"
+                else f"no entity in the knowledge graph {cfg.kg} is an instance of {c} or of its subclasses"
+            )
+            raise ValueError(f"{where}: {why}")
+
+
+def classes_of(resolved: list[Resolution], graphs: Mapping[str, EntityGraph], labels: Mapping[str, str]) -> dict[str, EntityClass]:
+    """Each resolved entity's class: the one it was found in, else (any class was looked in) its
+    first `instance of` the registry knows, else its first; a class outside the registry has the
+    relations its entities all state alike as trivial (`frequent_relations`)."""
+    found: dict[str, EntityClass] = {}
+    for r in resolved:
+        for q, c in ((r.qid_a, r.class_a), (r.qid_b, r.class_b)):
+            g = graphs[q]  # type: ignore[index]
+            if not c:
+                kinds = [t for t in g.triples if t.relation == "P31"]
+                known = [t for t in kinds if t.value in CLASSES] or kinds
+                found[g.qid] = entity_class(known[0].value, known[0].value_label) if known else ANY
+            else:
+                found[g.qid] = entity_class(c, labels.get(c, ""))
+    generic: dict[str, list[str]] = {}
+    for q, cls in found.items():
+        if cls.qid not in CLASSES:
+            generic.setdefault(cls.qid, []).append(q)
+    for qids in generic.values():
+        trivial = found[qids[0]].with_trivial(frequent_relations(graphs[q].triples for q in qids))
+        found.update({q: trivial for q in qids})
+    return found
+
+
+def class_report(classes: Mapping[str, EntityClass], selection: Selection, asked: tuple[str, ...]) -> dict[str, object]:
+    """The classes the dataset's entities are of (what its header records), and how they were asked for."""
+    counts = Counter(c.qid for c in classes.values())
+    named_classes = {c.qid: c for c in classes.values()}
+    named = {c for end in selection.classes.values() for c in end}
+    how = (
+        f"--classes {','.join(asked)}"
+        if asked
+        else "any class (property ids with no --classes and no class_a/class_b: the look-up was not restricted)"
+        if any(not end for end in selection.classes.values())
+        else "per record"
+        if named - {"Q5"}
+        else "people (the relation table's relations link humans)"
+    )
+    found = {q or "unknown": {"label": named_classes[q].label, "entities": n, "person": named_classes[q].person} for q, n in counts.most_common()}
+    return {"asked": how, "found": found}
+
+
 def build(
     records: str | Path,
     out: str | Path,
@@ -86,16 +154,19 @@ def build(
     window: int = WINDOW,
 ) -> dict[str, object]:
     table = load_relation_table(cfg.relation_table)
-    selection = read_records(records, cfg.columns, set(table))
+    selection = read_records(records, cfg.columns, set(table), cfg.classes)
     llm = get_llm(cfg.llm)
     reachable_first(llm)  # a server that is not there is said before the KG and the scorer load
     scorer = get_scorer(cfg.lm)
     reachable_first(scorer)
     began = time.perf_counter()
     source = open_source(cfg.kg)
-    resolutions, status = disambiguate(selection.records, source, table)
+    check_against(source, records, selection, cfg)
+    resolutions, status = disambiguate(selection.records, source, table, [selection.of(r) for r in selection.records])
     resolved = [r for r in resolutions if r.status == "resolved"]
     graphs = source.subgraphs(sorted({q for r in resolved for q in (r.qid_a, r.qid_b)}))  # type: ignore[misc]
+    labels = source.labels(sorted({c for r in resolved for c in (r.class_a, r.class_b) if c and c not in CLASSES}))
+    classes = classes_of(resolved, graphs, labels)
     pools, unlabelled = [], 0
     for r in resolved:
         pool, dropped = make_pool([graphs[r.qid_a], graphs[r.qid_b]])  # type: ignore[index]
@@ -128,8 +199,11 @@ def build(
         "removed": dict(Counter(r.reason for r in removed)),
         "removed_file": removed_file.name,
         "unlabelled values left out of pools": unlabelled,
+        "classes": class_report(classes, selection, cfg.classes),
     }
     config = {"records": str(records), **asdict(cfg), "llm_note": llm.label_note}
+    if not cfg.classes:  # the fingerprint of a build without classes stays what it was before them
+        del config["classes"]
     run = fingerprint(
         {"records": records, "relation_table": cfg.relation_table},
         {**config, "llm_identity": llm.spec, "lm_identity": scorer.spec},
@@ -151,7 +225,20 @@ def build(
             todo = todo[:stop_after]
         written, began = 0, time.perf_counter()
         entries = (
-            evolution(eid, r.record, (r.qid_a, r.qid_b), pool, llm, counts, n, cfg.evolve, derive_seed(cfg.seed, "build", eid), inverses, scorer.spec)  # type: ignore[arg-type]
+            evolution(
+                eid,
+                r.record,
+                (r.qid_a, r.qid_b),  # type: ignore[arg-type]
+                pool,
+                llm,
+                counts,
+                n,
+                cfg.evolve,
+                derive_seed(cfg.seed, "build", eid),
+                inverses,
+                scorer.spec,
+                (classes[r.qid_a], classes[r.qid_b]),  # type: ignore[index]
+            )
             for r, pool in todo
             for eid in [f"{stem}-{r.record.source_line}"]
         )

@@ -61,13 +61,13 @@ def import_biokalma(release_file: str | None, specific_option: str | None, gener
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (this dataset's figures, the paper's, and the relation counts).")
 def stats(dataset_file: str, as_json: bool) -> None:
     """The paper's §2.3 figures (entries, knowledge per minimum set, countries, cities, occupations,
-    era) for this dataset, beside the paper's own for BioKaLMA."""
+    era) for this dataset, beside the paper's own for BioKaLMA; then the figures per class of entity."""
     from pathlib import Path
 
     from kalma.jsonl import read_jsonl
     from kalma.schema import DatasetEntry
 
-    from .stats import PAPER, dataset_stats, stats_table
+    from .stats import PAPER, class_table, dataset_stats, stats_table
 
     figures = dataset_stats(list(read_jsonl(dataset_file, DatasetEntry, kind="dataset")))
     if as_json:
@@ -77,6 +77,8 @@ def stats(dataset_file: str, as_json: bool) -> None:
     top = ", ".join(f"{k} {v}" for k, v in list(figures["minimum_set_relations"].items())[:8])
     if top:
         click.echo(f"\nmost frequent relations in minimum sets: {top}")
+    if figures["classes"]:
+        click.echo(f"\nper class of entity:\n{class_table(figures['classes'])}")
 
 
 @dataset.command("publish")
@@ -104,6 +106,60 @@ def publish_cmd(built: str, output: str, license_: str, name: str | None, overwr
     click.echo(f"wrote {output}: {done['entries']:,} entries, {done['removed']:,} removed records, {done['failed']:,} entries not written; card in README.md")
 
 
+@click.group("records")
+def records() -> None:
+    """Relation records for `kalma build`."""
+
+
+@records.command("from-kg")
+@click.option("--kg", required=True, help="Knowledge source spec (a local Wikidata: wikidata-local:STORE).")
+@click.option("--classes", required=True, help="Wikidata classes both ends of a pair are instances of, subclasses included (Q43229,Q515).")
+@click.option("--properties", default="", help="Properties that link the pairs (P159,P190); default: the classes' own (kalma.classes).")
+@click.option("-n", "count", default=100, show_default=True, type=click.IntRange(min=1), help="Records to draw.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--llm", default="template", show_default=True, help="LLM that writes each seed paragraph from the pair's triples.")
+@OVERWRITE
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="records.jsonl")
+def from_kg(kg: str, classes: str, properties: str, count: int, seed: int, llm: str, overwrite: bool, output: str) -> None:
+    """Draw N linked pairs of the given classes from the KG (seeded, without repeats, spread over the
+    properties), each with a seed paragraph written from its triples: records `kalma build` reads."""
+    from kalma.classes import PROPERTY_ID
+    from kalma.jsonl import write_jsonl
+    from kalma.kg import open_source
+    from kalma.models import get_llm
+    from kalma.provenance import provenance
+
+    from .from_kg import check_classes, default_properties, records_from_kg
+
+    wanted = class_list(classes, "--classes")
+    pids = tuple(dict.fromkeys(p.strip().upper() for p in properties.split(",") if p.strip()))
+    bad = [p for p in pids if not PROPERTY_ID.fullmatch(p)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r} is not a Wikidata property id (P and digits)", param_hint="--properties")
+    new_output(output, overwrite)
+    source, model = open_source(kg), get_llm(llm)
+    if not pids:  # the classes' own properties, those the KG has
+        known = source.labels(default_properties(wanted))
+        pids = tuple(p for p in default_properties(wanted) if p in known)
+    check_classes(source, wanted, pids)
+    drawn = records_from_kg(source, wanted, pids, count, seed, model)
+    header = provenance(kg=kg, classes=list(wanted), properties=list(pids), n=count, seed=seed, llm=model.spec, llm_note=model.label_note)
+    write_jsonl(output, drawn, "relation_records", header)
+    spread = ", ".join(f"{p} {sum(r.relation == p for r in drawn)}" for p in pids)
+    click.echo(f"wrote {len(drawn)} records to {output} ({spread}){'' if len(drawn) == count else '; the KG holds no more pairs of these classes'}")
+
+
+def class_list(text: str, option: str) -> tuple[str, ...]:
+    """`Q43229,Q515` as a tuple of class ids; anything else is a usage error naming the option."""
+    from kalma.classes import CLASS_ID
+
+    found = tuple(dict.fromkeys(c.strip().upper() for c in text.split(",") if c.strip()))
+    bad = [c for c in found if not CLASS_ID.fullmatch(c)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r} is not a Wikidata class id (Q and digits)", param_hint=option)
+    return found
+
+
 @click.command("build")
 @click.option("--records", required=True, type=click.Path(exists=True, dir_okay=False), help="Relation records, CSV or JSONL.")
 @click.option("--kg", default="demo", show_default=True, help="Knowledge source spec.")
@@ -121,6 +177,12 @@ def publish_cmd(built: str, output: str, license_: str, name: str | None, overwr
     help="Entries evolved at once, their candidates scored in one call (1 evolves one at a time).",
 )
 @click.option("--relations", "relation_table", type=click.Path(exists=True, dir_okay=False), help="JSON {relation: PID} added to the default table.")
+@click.option(
+    "--classes",
+    default="",
+    help="Wikidata classes both ends of every record are looked up in, subclasses included (Q43229,Q515); "
+    "by default people for the relation table's relations, any class for a property id (a record's class_a/class_b wins).",
+)
 @click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
 @NO_CACHE
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
@@ -136,6 +198,7 @@ def build_cmd(
     seed: int,
     window: int,
     relation_table: str | None,
+    classes: str,
     columns: str,
     overwrite: bool,
     output: str,
@@ -153,7 +216,14 @@ def build_cmd(
             raise click.BadParameter(f"{kv!r}: give FIELD=COLUMN, FIELD one of {', '.join(DEFAULT_COLUMNS)}", param_hint="--columns")
         cols[key.strip()] = name.strip()
     cfg = BuildConfig(
-        kg=kg, llm=llm, lm=lm, seed=seed, relation_table=relation_table, columns=cols, evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts)
+        kg=kg,
+        llm=llm,
+        lm=lm,
+        seed=seed,
+        relation_table=relation_table,
+        columns=cols,
+        classes=class_list(classes, "--classes"),
+        evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts),
     )
     report = build(records, output, cfg, overwrite=overwrite, window=window)
     click.echo(dumps(report, indent=2, ensure_ascii=False))

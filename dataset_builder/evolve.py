@@ -7,7 +7,7 @@ retried, then the round is skipped, and either way the round is recorded. Finall
 writes a general and a specific question for the final paragraph with citations stripped.
 
 The minimum knowledge set is every triple validated along the way, under one rule for every
-round: no trivial relation (`is_trivial`), one triple per fact (`pool.Facts`: never a triple
+round: no trivial relation (the subject's class says which: `kalma.classes`), one triple per fact (`pool.Facts`: never a triple
 and its inverse). An entry with an empty minimum set, an empty question, or two questions of
 the same text is not written: `evolve` returns why (`BUILD_FAILURES`). Every LLM call (prompt,
 reply, backend, seed, round) is kept for the build's trace file.
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from kalma.biokalma import strip_question_prefix
 from kalma.citations import parse_answer, strip_citations
+from kalma.classes import HUMAN, EntityClass
 from kalma.models import LLM, Generation, GenParams, LMScorer
 from kalma.models.base import Message
 from kalma.properties import Vocabulary
@@ -37,7 +38,7 @@ from kalma.seeds import derive_seed
 
 from . import prompts
 from .pool import Facts
-from .selection import is_trivial, selection_scores, template_sentence
+from .selection import selection_scores, template_sentence
 
 BUILD_FAILURES = ("empty minimum set", "empty general question", "empty specific question", "same questions")
 
@@ -171,9 +172,19 @@ def evolution(
     seed: int,
     inverses: Mapping[str, frozenset[str]],
     lm: str,
+    classes: tuple[EntityClass, EntityClass] = (HUMAN, HUMAN),
 ) -> Evolution:
     """The entry's rounds; yields each perplexity request and is sent its scores (`interleave`).
-    `lm` is the scorer's spec, which the entry records."""
+    `lm` is the scorer's spec, which the entry records; `classes` are the two entities' classes:
+    what is trivial about each, the sentences that state their facts, how questions name them."""
+    of = dict(zip(people, classes))
+
+    def is_trivial(t: Triple) -> bool:
+        return of.get(t.subject, classes[0]).is_trivial(t)
+
+    def stated(t: Triple) -> str:
+        return template_sentence(t, pattern=of.get(t.subject, classes[0]).sentences.get(t.relation))
+
     vocab = Vocabulary.of(pool)
     index = {vocab.triple_key(t): t for t in pool.triples()}
     log = CallLog(llm, seed, cfg)
@@ -206,7 +217,7 @@ def evolution(
             trace.append(RoundTrace(round=rnd, kind="extend", status="skipped", note="no unused non-trivial triple left"))
             break
         context = strip_citations(paragraph)
-        ppls = yield Perplexities([template_sentence(t) for t in cands], [context] * len(cands))
+        ppls = yield Perplexities([stated(t) for t in cands], [context] * len(cands))
         scored = selection_scores([t.relation_label for t in cands], ppls, counts, n, cfg.alpha)
         best = max(range(len(cands)), key=lambda i: (scored[i][2], -i))
         chosen = cands[best]
@@ -239,9 +250,10 @@ def evolution(
     # Questions for the final paragraph, citations stripped.
     reference = strip_citations(paragraph)
     names = [record.person_a, record.person_b]
+    nouns = None if all(c.person for c in classes) else [c.noun for c in classes]  # people keep the paper's prompts
     minimum = list(facts.triples)
-    general = clean_question(log.chat(prompts.general_question(reference, names), "general-question", cfg.rounds + 1).text)
-    specific = clean_question(log.chat(prompts.specific_question(reference, names, minimum), "specific-question", cfg.rounds + 1).text)
+    general = clean_question(log.chat(prompts.general_question(reference, names, nouns), "general-question", cfg.rounds + 1).text)
+    specific = clean_question(log.chat(prompts.specific_question(reference, names, minimum, nouns), "specific-question", cfg.rounds + 1).text)
     failed = failures(minimum, general, specific)
     trace.append(
         RoundTrace(
@@ -280,6 +292,7 @@ def evolution(
             "alpha": cfg.alpha,
             "rounds": cfg.rounds,
             **({"llm_note": llm.label_note} if llm.label_note else {}),
+            **({"classes": [c.qid for c in classes]} if nouns else {}),
         },
     )
     return Outcome(entry, built)

@@ -16,6 +16,17 @@ from kalma.verbalize import KNOWLEDGE_HEADER, SEP, kg_to_text, knowledge_from_pr
 from .selection import TRIVIAL_RELATIONS
 
 TASK, PARAGRAPH, NEW_FACT, PEOPLE, FACTS = "Task:", "Paragraph:", "New fact:", "People:", "Facts:"
+# Entities that are not all people are listed under their own heading, each with its class's noun
+# ("Lyon (city)"), so that no question asks "Who" about a city.
+ENTITIES = "Entities:"
+NOT_WHO = "Ask with 'Who' only about a person. "
+
+
+def _subjects(people: Sequence[str], nouns: Sequence[str] | None) -> str:
+    """The question's subjects: the paper's `People:` line, or `Entities:` with their classes."""
+    if nouns is None:
+        return f"{PEOPLE} {'; '.join(people)}"
+    return f"{ENTITIES} {'; '.join(f'{p} ({n})' for p, n in zip(people, nouns))}"
 
 
 def _line(t: Triple) -> str:
@@ -51,23 +62,24 @@ def extend(paragraph: str, fact: Triple) -> list[dict[str, str]]:
     )
 
 
-def general_question(paragraph: str, people: Sequence[str]) -> list[dict[str, str]]:
+def general_question(paragraph: str, people: Sequence[str], nouns: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """`nouns`: the classes' nouns of entities that are not all people (None for people)."""
     return _task(
         "general-question",
         (
             "Write one short, natural question that the paragraph answers, as a curious reader would ask it. "
-            "Reply with the question only.\n\n"
-            f"{PEOPLE} {'; '.join(people)}\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"
+            f"{NOT_WHO if nouns else ''}Reply with the question only.\n\n"
+            f"{_subjects(people, nouns)}\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"
         ),
     )
 
 
-def specific_question(paragraph: str, people: Sequence[str], facts: Sequence[Triple]) -> list[dict[str, str]]:
+def specific_question(paragraph: str, people: Sequence[str], facts: Sequence[Triple], nouns: Sequence[str] | None = None) -> list[dict[str, str]]:
     return _task(
         "specific-question",
         (
             "Write one detailed question that can only be answered completely with every fact listed, as the "
-            f"paragraph states them. Reply with the question only.\n\n{PEOPLE} {'; '.join(people)}\n\n{FACTS}\n"
+            f"paragraph states them. {NOT_WHO if nouns else ''}Reply with the question only.\n\n{_subjects(people, nouns)}\n\n{FACTS}\n"
             + "\n".join(_line(t) for t in facts)
             + f"\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"
         ),
@@ -104,7 +116,18 @@ def _template_extend(prompt: str) -> str:
 
 def _template_general_question(prompt: str) -> str:
     people = [p.strip() for p in section(prompt, PEOPLE).split(";") if p.strip()]
+    if not people and (things := [t.strip() for t in section(prompt, ENTITIES).split(";") if t.strip()]):
+        return _about(things)
     return f"Who were {' and '.join(people)}?" if len(people) > 1 else f"Who was {people[0] if people else 'this person'}?"
+
+
+def _about(things: Sequence[str]) -> str:
+    """A question about entities listed as `Lyon (city)`, naming each as `the city Lyon`."""
+    named = []
+    for t in things:
+        name, _, noun = t.rpartition(" (")
+        named.append(f"the {noun.rstrip(')')} {name}" if name else t)
+    return f"What connects {' and '.join(named)}?" if len(named) > 1 else f"What is known about {named[0]}?"
 
 
 def _template_specific_question(prompt: str) -> str:

@@ -1,9 +1,13 @@
-"""Person selection (paper §2.2): relation records → pairs of complete names.
+"""Record selection (paper §2.2): relation records → pairs of names.
 
-A relation record is a paragraph with (person A, relation, person B), read from CSV or JSONL
-with configurable column names. Only complete names (a given name and a family name) are kept:
-a title and one name ("Lady Liu", "Emperor Wu") is not one. Every removed record is kept with
-its line and reason (`RemovedRecord`), for the report written beside the dataset.
+A relation record is a paragraph with (entity A, relation, entity B), read from CSV or JSONL
+with configurable column names (the columns keep the paper's `person_a`/`person_b` names). The
+relation is a label of the relation table or a Wikidata property id (`P159`); optional `class_a`
+and `class_b` columns name the Wikidata classes each end is looked up in (`Q43229`, several as
+`Q515|Q1549591`). For people only (a class whose `person` is set, `kalma.classes`), complete names
+are kept (a given name and a family name): a title and one name ("Lady Liu", "Emperor Wu") is not
+one; the name of anything else need only be a label or alias the KG knows. Every removed record
+is kept with its line and reason (`RemovedRecord`), for the report written beside the dataset.
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kalma.classes import CLASS_ID, PROPERTY_ID, entity_class
 from kalma.schema import RemovedRecord, SeedRecord
 
 DEFAULT_COLUMNS = {"paragraph": "paragraph", "person_a": "person_a", "relation": "relation", "person_b": "person_b"}
+CLASS_COLUMNS = ("class_a", "class_b")  # optional: the classes each end is looked up in
+PEOPLE = ("Q5",)  # the classes of a record whose relation is a label of the (kinship and teaching) relation table
+Classes = tuple[str, ...]
 _NAME_PART = re.compile(r"^[A-ZÀ-ÖØ-Þ][\w'’.-]*$")
 _CONNECTORS = {"de", "da", "di", "del", "della", "van", "von", "der", "den", "le", "la", "du", "y", "bin", "ibn", "al"}
 # Titles, ranks and honorifics that open a name: "Lady Liu" or "Emperor Wu" is a title and one
@@ -64,6 +72,12 @@ def is_complete_name(name: str) -> bool:
 class Selection:
     records: list[SeedRecord]
     removed: list[RemovedRecord] = field(default_factory=list)
+    # (line, field) -> classes that end is looked up in; () is any class
+    classes: dict[tuple[int, str], Classes] = field(default_factory=dict)
+
+    def of(self, record: SeedRecord) -> tuple[Classes, Classes]:
+        line = record.source_line or 0
+        return self.classes[(line, "class_a")], self.classes[(line, "class_b")]
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(r.reason for r in self.removed))
@@ -72,9 +86,11 @@ class Selection:
         return {"read": len(self.records) + len(self.removed), "kept": len(self.records), "removed": self.counts()}
 
 
-def read_records(path: str | Path, columns: dict[str, str] | None = None, relations: set[str] | None = None) -> Selection:
+def read_records(path: str | Path, columns: dict[str, str] | None = None, relations: set[str] | None = None, classes: Classes = ()) -> Selection:
     """Read and filter relation records. `relations`: the relation names the builder can map to
-    a property; records with others are removed (and counted)."""
+    a property (a property id always can); records with others are removed (and counted).
+    `classes`: what both ends are looked up in where a record names none (else people for a
+    relation of the table, any class for a property id)."""
     path = Path(path)
     cols = {**DEFAULT_COLUMNS, **(columns or {})}
     rows: list[tuple[int, dict[str, str]]]
@@ -111,31 +127,49 @@ def read_records(path: str | Path, columns: dict[str, str] | None = None, relati
 
     for line, row in rows:
         a, rel, b = (" ".join(str(row.get(cols[k]) or "").split()) for k in ("person_a", "relation", "person_b"))
-        why = _why_removed(row, cols, (a, rel, b), relations, seen)
+        pid = rel.upper() if PROPERTY_ID.fullmatch(rel.upper()) else None
+        default = classes or (() if pid else PEOPLE)
+        ends = (_classes(path, line, row, "class_a") or default, _classes(path, line, row, "class_b") or default)
+        why = _why_removed(row, cols, (a, rel, b), relations, seen, ends)
         if why is not None:
             sel.removed.append(
                 RemovedRecord(source=path.name, line=line, stage="selection", reason=why[0], detail=why[1], person_a=a, relation=rel, person_b=b)
             )
             continue
         seen[(a, rel.lower(), b)] = line
-        sel.records.append(
-            SeedRecord(paragraph=str(row[cols["paragraph"]]).strip(), person_a=a, relation=rel.lower(), person_b=b, source=str(path.name), source_line=line)
-        )
+        sel.classes.update({(line, c): e for c, e in zip(CLASS_COLUMNS, ends)})
+        paragraph = str(row[cols["paragraph"]]).strip()
+        sel.records.append(SeedRecord(paragraph=paragraph, person_a=a, relation=pid or rel.lower(), person_b=b, source=str(path.name), source_line=line))
     return sel
 
 
+def _classes(path: Path, line: int, row: dict[str, str], column: str) -> Classes:
+    """The classes a record's `column` names (`Q515|Q1549591`); a malformed one is an error."""
+    text = str(row.get(column) or "").strip()
+    found = tuple(c.strip().upper() for c in text.replace(",", "|").split("|") if c.strip())
+    for c in found:
+        if not CLASS_ID.fullmatch(c):
+            raise ValueError(f"{path}:{line}: {column}: {c!r} is not a Wikidata class id (Q and digits)")
+    return found
+
+
 def _why_removed(
-    row: dict[str, str], cols: dict[str, str], pair: tuple[str, str, str], relations: set[str] | None, seen: dict[tuple[str, str, str], int]
+    row: dict[str, str],
+    cols: dict[str, str],
+    pair: tuple[str, str, str],
+    relations: set[str] | None,
+    seen: dict[tuple[str, str, str], int],
+    ends: tuple[Classes, Classes],
 ) -> tuple[str, str] | None:
     """(reason, detail) when the record is not kept; the filters apply in this order."""
     a, rel, b = pair
     missing = [k for k, c in cols.items() if not str(row.get(c) or "").strip()]
     if missing:
         return "missing field", f"no {', '.join(cols[m] for m in missing)}"
-    for name in (a, b):
-        if problem := name_problem(name):
+    for name, end in zip((a, b), ends):
+        if any(entity_class(c).person for c in end) and (problem := name_problem(name)):  # the complete-name rule is a person's
             return problem, repr(name)
-    if relations is not None and rel.lower() not in relations:
+    if relations is not None and rel.lower() not in relations and not PROPERTY_ID.fullmatch(rel.upper()):
         return "unmapped relation", rel
     if (a, rel.lower(), b) in seen:
         return "duplicate", f"the same pair and relation as line {seen[(a, rel.lower(), b)]}"

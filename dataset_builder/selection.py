@@ -18,20 +18,19 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from kalma.classes import HUMAN, EntityClass
 from kalma.nlp import load_spacy
 from kalma.schema import KnowledgeGraph, Triple
 
-# Relations that say nothing specific about a person (the paper's list, plus identifiers of
-# pages), by label and by PID: they never enter a minimum set, in any round.
-TRIVIAL_RELATIONS = frozenset(
-    {"sex or gender", "given name", "family name", "instance of", "topic's main category", "described by source", "wikimedia category", "surname"}
-)
-TRIVIAL_PIDS = frozenset({"P21", "P735", "P734", "P31", "P910", "P1343"})
+# A person's trivial relations (the paper's list, plus identifiers of pages), by label and by PID:
+# they never enter a minimum set, in any round. Other classes have their own (`kalma.classes`).
+TRIVIAL_RELATIONS = HUMAN.trivial_labels
+TRIVIAL_PIDS = HUMAN.trivial_pids
 
 
-def is_trivial(t: Triple) -> bool:
-    """Whether `t`'s relation is one the builder never asks about (`TRIVIAL_RELATIONS`)."""
-    return t.relation in TRIVIAL_PIDS or t.relation_label.strip().lower() in TRIVIAL_RELATIONS
+def is_trivial(t: Triple, cls: EntityClass = HUMAN) -> bool:
+    """Whether `t`'s relation is one the builder never asks about an entity of `cls`."""
+    return cls.is_trivial(t)
 
 
 def softmax(xs: Sequence[float]) -> list[float]:
@@ -64,12 +63,15 @@ def selection_scores(
     return [(s, c, alpha * s + (1 - alpha) * c) for s, c in zip(spec, coh)]
 
 
-def template_sentence(t: Triple, subject: str | None = None) -> str:
-    """The triple as a simple sentence, by the part of speech of the relation's head word:
+def template_sentence(t: Triple, subject: str | None = None, pattern: str | None = None) -> str:
+    """The triple as a simple sentence: the class's `pattern` for its property when it has one,
+    else by the part of speech of the relation's head word:
     a past participle ("educated at") → "X was educated at Y."; another verb ("participated
     in") → "X participated in Y."; a noun phrase ("place of birth") → "X's place of birth is Y."
     """
     name = subject or t.subject_label or t.subject
+    if pattern:
+        return pattern.format(subject=name, value=t.value_label)
     form = relation_form(t.relation_label)
     if form == "participle":
         return f"{name} was {t.relation_label} {t.value_label}."

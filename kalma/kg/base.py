@@ -48,12 +48,23 @@ class KnowledgeSource(Protocol):
     def labels(self, qids: Iterable[str]) -> dict[str, str]: ...
     def inverse_properties(self, pids: Iterable[str]) -> dict[str, list[str]]: ...
     def property_aliases(self, pids: Iterable[str]) -> dict[str, list[str]]: ...
+    def class_status(self, qids: Iterable[str]) -> dict[str, str]:
+        """{QID: CLASS_STATUS}: whether each is a class with instances (subclasses' included), a
+        class without any (it stands in a P279 statement), or no class this source knows."""
+        ...
+
+    def pairs(self, classes_a: Sequence[str], pids: Sequence[str], classes_b: Sequence[str] = ()) -> list[tuple[str, str, str]]:
+        """Every (a, PID, b), sorted, where a is an instance of one of `classes_a` and b of one of
+        `classes_b` (any entity when none), subclasses included, and `a PID b` holds."""
+        ...
+
     def neighbourhood(self, qids: Sequence[str]) -> str:
         """N-Triples of the one-hop neighbourhood of `qids`, with every label the queries above
         need: what a snapshot is cut from (`kalma.kg.snapshot.write_snapshot`)."""
         ...
 
 
+CLASS_STATUS = ("has instances", "no instances", "not a class")
 TERM_TYPES = frozenset({"uri", "literal", "bnode", "typed-literal"})
 
 
@@ -211,6 +222,24 @@ class SparqlSource(ABC):
                     found.add((a, p, b))
         return found
 
+    def class_status(self, qids: Iterable[str]) -> dict[str, str]:
+        qids = list(dict.fromkeys(qids))
+        out: dict[str, str] = {}
+        for chunk in _chunks(qids, self.batch_size):
+            for row in self.select(sparql.class_query(chunk), ("cls", "instances", "subclass"), {"cls": chunk}):
+                q = iri_id(row["cls"]["value"])
+                if q:
+                    out[q] = class_status(_true(row["instances"]), _true(row["subclass"]))
+        return {q: out.get(q, "not a class") for q in qids}
+
+    def pairs(self, classes_a: Sequence[str], pids: Sequence[str], classes_b: Sequence[str] = ()) -> list[tuple[str, str, str]]:
+        found = set()
+        for row in self.select(sparql.pairs_query(classes_a, pids, classes_b), ("a", "prop", "b")):
+            a, p, b = (iri_id(row[v]["value"]) for v in ("a", "prop", "b"))
+            if a and p and b and b.startswith("Q"):
+                found.add((a, p, b))
+        return sorted(found, key=lambda x: (_qid_num(x[0]), _qid_num(x[1]), _qid_num(x[2])))
+
     def labels(self, qids: Iterable[str]) -> dict[str, str]:
         qids = list(dict.fromkeys(qids))
         out: dict[str, str] = {}
@@ -288,6 +317,14 @@ def assemble_graphs(qids: Sequence[str], info: Info, triples: Mapping[str, list[
         used = {t.relation: prop_aliases[t.relation] for t in uniq if t.relation in prop_aliases}
         graphs[q] = EntityGraph(qid=q, label=label, aliases=aliases, description=desc, triples=uniq, property_aliases=dict(sorted(used.items())))
     return graphs
+
+
+def class_status(instances: bool, subclass: bool) -> str:
+    return CLASS_STATUS[0] if instances else CLASS_STATUS[1] if subclass else CLASS_STATUS[2]
+
+
+def _true(term: Term) -> bool:
+    return term["value"] in ("true", "1")
 
 
 def _qid_num(q: str) -> int:

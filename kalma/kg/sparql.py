@@ -57,16 +57,51 @@ def _values(var: str, terms: Iterable[str]) -> str:
     return f"VALUES ?{var} {{ {' '.join(terms)} }}"
 
 
+# An instance of a class or of any of its subclasses (P279, followed as far as it goes).
+INSTANCE_OF = "wdt:P31/wdt:P279*"
+
+
 def lookup_query(names: Iterable[str], classes: Iterable[str] = ()) -> str:
-    """Entities whose English label or alias equals one of `names`, optionally of a P31 class."""
+    """Entities whose English label or alias equals one of `names`, optionally instances of
+    one of `classes` or of their subclasses."""
     cls = list(classes)
-    class_filter = f"{_values('cls', (entity(c) for c in cls))} ?item wdt:P31 ?cls ." if cls else ""
+    class_filter = f"{_values('cls', (entity(c) for c in cls))} ?item {INSTANCE_OF} ?cls ." if cls else ""
     return (
         PREFIXES
         + f"""SELECT DISTINCT ?name ?item WHERE {{
   {_values("name", (literal(n) for n in names))}
   {{ ?item rdfs:label ?name }} UNION {{ ?item skos:altLabel ?name }}
   {class_filter}
+}}"""
+    )
+
+
+def class_query(qids: Iterable[str]) -> str:
+    """For each of `qids`: whether anything is an instance of it (or of a subclass), and whether
+    it stands in a subclass statement at all (which makes it a class without instances)."""
+    return (
+        PREFIXES
+        + f"""SELECT ?cls ?instances ?subclass WHERE {{
+  {_values("cls", (entity(q) for q in qids))}
+  BIND(EXISTS {{ ?x {INSTANCE_OF} ?cls }} AS ?instances)
+  BIND(EXISTS {{ {{ ?cls wdt:P279 ?y }} UNION {{ ?z wdt:P279 ?cls }} }} AS ?subclass)
+}}"""
+    )
+
+
+def pairs_query(classes_a: Iterable[str], pids: Iterable[str], classes_b: Iterable[str]) -> str:
+    """Every (a, property, b) where a is an instance of one of `classes_a` (subclasses included),
+    b of one of `classes_b` (any entity when none), linked by one of `pids`."""
+    cb = list(classes_b)
+    b_filter = f"{_values('cb', (entity(c) for c in cb))} ?b {INSTANCE_OF} ?cb ." if cb else "FILTER(isIRI(?b))"
+    return (
+        PREFIXES
+        + f"""SELECT DISTINCT ?a ?prop ?b WHERE {{
+  {_values("prop", (entity(p) for p in pids))}
+  {_values("ca", (entity(c) for c in classes_a))}
+  ?prop wikibase:directClaim ?p .
+  ?a ?p ?b . ?a {INSTANCE_OF} ?ca .
+  {b_filter}
 }}"""
     )
 

@@ -49,7 +49,7 @@ from ..folders import check_replaceable
 from ..jsonl import dumps
 from ..schema import EntityGraph, Triple
 from . import ntriples as nt
-from .base import Info, Row, Term, assemble_graphs, entity_info, row_to_triple
+from .base import Info, Row, Term, assemble_graphs, class_status, entity_info, row_to_triple
 from .dumps import BLOCK, EXAMPLES, Block, JsonEntities, Malformed, NTriples, Rows, blocks, check_dump, decoder_name, dump_format, open_dump
 from .dumps import Filter as Filter
 
@@ -582,11 +582,35 @@ class LocalWikidata:
         )
         params: list[Any] = [names]
         if cls:
-            sql += " AND l.id IN (SELECT subject FROM claims WHERE pid = 'P31' AND value_type = 'item' AND value IN (SELECT unnest(?::VARCHAR[])))"
-            params.append(cls)
+            sql = f"{SUBCLASSES} {sql} AND l.id IN (SELECT subject FROM claims WHERE pid = 'P31' AND value_type = 'item' AND value IN (SELECT c FROM sub))"
+            params.insert(0, cls)
         for name, qid in self._rows(sql, *params):
             out[name].add(qid)
         return {n: sorted(q, key=_num) for n, q in out.items()}
+
+    def class_status(self, qids: Iterable[str]) -> dict[str, str]:
+        qids = list(dict.fromkeys(qids))
+        out = {}
+        for q in qids:
+            instances = f"{SUBCLASSES} SELECT count(*) FROM (SELECT 1 FROM claims WHERE pid = 'P31' AND value IN (SELECT c FROM sub) LIMIT 1)"
+            with_instances = self._rows(instances, [q])
+            subclass = self._rows("SELECT count(*) FROM (SELECT 1 FROM claims WHERE pid = 'P279' AND (subject = ? OR value = ?) LIMIT 1)", q, q)
+            out[q] = class_status(bool(with_instances[0][0]), bool(subclass[0][0]))
+        return out
+
+    def pairs(self, classes_a: Sequence[str], pids: Sequence[str], classes_b: Sequence[str] = ()) -> list[tuple[str, str, str]]:
+        b_filter = "AND c.value IN (SELECT subject FROM instances_b)" if classes_b else ""
+        found = self._rows(
+            f"WITH RECURSIVE sub_a(c) AS ({_WALK.format(sub='sub_a')}), sub_b(c) AS ({_WALK.format(sub='sub_b')}), "
+            "instances_b AS (SELECT subject FROM claims WHERE pid = 'P31' AND value IN (SELECT c FROM sub_b)) "
+            "SELECT DISTINCT c.subject, c.pid, c.value FROM claims c WHERE c.pid IN (SELECT unnest(?::VARCHAR[])) AND c.value_type = 'item' "
+            "AND regexp_full_match(c.value, 'Q[0-9]+') "
+            f"AND c.subject IN (SELECT subject FROM claims WHERE pid = 'P31' AND value IN (SELECT c FROM sub_a)) {b_filter}",
+            list(classes_a),
+            list(classes_b),
+            list(pids),
+        )
+        return sorted(((a, p, b) for a, p, b in found), key=lambda x: (_num(x[0]), _num(x[1]), _num(x[2])))
 
     def _info(self, qids: Sequence[str]) -> Info:
         found = self._rows(
@@ -716,6 +740,11 @@ class LocalWikidata:
         for pid, inverse in self._rows("SELECT subject, value FROM claims WHERE pid = 'P1696' AND subject IN (SELECT unnest(?::VARCHAR[]))", pids):
             lines.add(f"{nt.iri(pid)} <{nt.DIRECT}P1696> {nt.iri(inverse)} .")
         return "".join(line + "\n" for line in sorted(lines))
+
+
+# The classes named (the query's parameter) and their subclasses, as far as P279 goes.
+_WALK = "SELECT unnest(?::VARCHAR[]) UNION SELECT w.subject FROM claims w JOIN {sub} ON w.value = {sub}.c WHERE w.pid = 'P279' AND w.value_type = 'item'"
+SUBCLASSES = f"WITH RECURSIVE sub(c) AS ({_WALK.format(sub='sub')})"
 
 
 def _num(q: str) -> int:
