@@ -1,10 +1,11 @@
 """Step 1, NER: spaCy on the question, backed by a gazetteer of KG labels.
 
 The small English model mislabels names (it tags "Artemisia Gentileschi" as FAC), so spans of
-the question that are KG labels of people become patterns of an EntityRuler placed before the
-statistical NER. The gazetteer is
-built from one batched KG look-up of the question's capitalised spans, so it works the same
-against a local snapshot and against Wikidata.
+the question that are KG labels of entities of a known class become patterns of an EntityRuler
+placed before the statistical NER, under their class's NER type (`kalma.classes`: PERSON for
+people, ORG for organizations, GPE for cities...; a span of several types takes the first, people
+first). The gazetteer is built from one batched KG look-up per NER type of the question's
+capitalised spans, so it works the same against a local snapshot and against Wikidata.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from kalma.classes import ner_classes
 from kalma.kg.base import KnowledgeSource
 from kalma.nlp import DEFAULT_SPACY, load_spacy
 
@@ -95,15 +97,18 @@ class NER:
 
     def __call__(self, questions: Sequence[str]) -> list[list[Mention]]:
         spans = [candidate_spans(q, connectors=self.connectors) for q in questions]
-        # The gazetteer: every question's spans that label a human, in one batched look-up.
+        # The gazetteer: every question's spans that label an entity of a known class, one batched look-up per NER type.
         names = sorted({s for sp in spans for s in sp})
-        people = {s for s, hits in self.source.lookup(names, ["Q5"]).items() if hits} if names else set()
+        typed: dict[str, str] = {}  # span -> NER type
+        for kind, classes in ner_classes().items() if names else ():
+            typed.update({s: kind for s, hits in self.source.lookup(names, classes).items() if hits and s not in typed})
+        people = {s for s, kind in typed.items() if kind == "PERSON"}
         nlp = load_spacy(self.spacy_model)
         ruler = _ruler(nlp)
         ruler.clear()
-        ruler.add_patterns([{"label": "PERSON", "pattern": p} for p in sorted(people)])
+        ruler.add_patterns([{"label": kind, "pattern": p} for p, kind in sorted(typed.items())])
         out = []
-        docs = nlp.pipe(questions, disable=[] if people else [RULER])
+        docs = nlp.pipe(questions, disable=[] if typed else [RULER])
         # the release's 1,085 questions take tens of seconds on a CPU: a bar, for runs that long
         bar = tqdm(docs, total=len(questions), desc=f"ner: {self.spacy_model}", unit="question", disable=len(questions) < 200, file=sys.stderr)
         for doc, q in zip(bar, questions):  # the bar first: its end closes it at 100 %

@@ -1,7 +1,8 @@
 """Steps 2 and 3, retrieve and rerank: mentions → KG candidates → one graph per mention.
 
 Candidates are the entities whose label or alias equals the mention, filtered by the Wikidata
-classes of its NER type (`TYPE_CLASSES`, the one table of that mapping). When several share a
+classes of its NER type (`TYPE_CLASSES`, read from the classes' own `ner_types` in
+`kalma.classes`), subclasses included. When several share a
 name, the one with the most neighbour values occurring in the question wins; ties go to the
 candidate linked to more of the other retrieved entities (networkx), then to the lower QID.
 """
@@ -13,18 +14,13 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from kalma.classes import ner_classes
 from kalma.kg.base import KnowledgeSource
 from kalma.schema import EntityGraph, KnowledgeGraph
 
 from .ner import Mention
 
-TYPE_CLASSES: dict[str, tuple[str, ...]] = {
-    "PERSON": ("Q5",),  # human
-    "GPE": ("Q6256", "Q515", "Q1549591", "Q3624078"),  # country, city, big city, sovereign state
-    "LOC": ("Q82794", "Q2221906"),  # geographic region, geographic location
-    "ORG": ("Q43229", "Q4830453", "Q3918", "Q476028"),  # organization, business, university, football club
-    "FAC": ("Q41176",),  # building
-}
+TYPE_CLASSES: dict[str, tuple[str, ...]] = ner_classes()
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Dataset statistics as in the paper's §2.3 (entries, mean minimum-set size, countries,
 cities, occupations, era range, relation distribution), printed beside the paper's own figures
-for BioKaLMA (`PAPER`), so a rebuilt dataset can be compared with the one the paper measured."""
+for BioKaLMA (`PAPER`), so a rebuilt dataset can be compared with the one the paper measured;
+and the same per class of entity (`per_class`: an entry of a dataset of any class names its
+entities' classes in its `meta`; one without is about people)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from kalma.classes import HUMAN, entity_class
 from kalma.schema import DatasetEntry
 
 COUNTRY = {"P27", "country of citizenship"}
@@ -26,8 +29,9 @@ def _year(value: str) -> int | None:
 def dataset_stats(entries: Sequence[DatasetEntry]) -> dict[str, Any]:
     people: dict[str, list] = {}
     for e in entries:
+        persons = {q for q, c in _classes(e).items() if entity_class(c).person}  # the §2.3 figures are of people
         for g in e.knowledge_pool.entities:
-            if g.qid in e.people:
+            if g.qid in persons:
                 people.setdefault(g.qid, g.triples)
 
     def values(kinds: set[str]) -> set[str]:
@@ -46,6 +50,39 @@ def dataset_stats(entries: Sequence[DatasetEntry]) -> dict[str, Any]:
         "era": {"earliest_birth_year": years[0], "latest_birth_year": years[-1]} if years else None,
         "seed_relations": dict(Counter(e.seed.relation for e in entries if e.seed).most_common()),
         "minimum_set_relations": dict(Counter(t.relation_label for e in entries for t in e.minimum_set or []).most_common(15)),
+        "classes": per_class(entries),
+    }
+
+
+def _classes(e: DatasetEntry) -> dict[str, str]:
+    """{entity: its class}: as the entry's meta says, else people."""
+    return dict(zip(e.people, e.meta.get("classes") or [HUMAN.qid] * len(e.people)))
+
+
+def per_class(entries: Sequence[DatasetEntry]) -> dict[str, dict[str, Any]]:
+    """Per class of entity: its label, the entries and entities of it, the mean minimum set's
+    facts about its entities, and the relations most asked of them."""
+    out: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        named = _classes(e)
+        kinds = {t.value: t.value_label for g in e.knowledge_pool.entities for t in g.triples if t.relation == "P31"}
+        for qid, cls in named.items():
+            empty: dict[str, Any] = {"entries": set(), "entities": set(), "facts": [], "relations": Counter()}
+            row = out.setdefault(cls, {"label": entity_class(cls, kinds.get(cls, "")).label, **empty})
+            row["entries"].add(e.id)
+            row["entities"].add(qid)
+            mine = [t for t in e.minimum_set or [] if t.subject == qid]
+            row["facts"].append(len(mine))
+            row["relations"].update(t.relation_label for t in mine)
+    return {
+        c: {
+            "label": r["label"],
+            "entries": len(r["entries"]),
+            "entities": len(r["entities"]),
+            "mean_minimum_set_facts": statistics.fmean(r["facts"]),
+            "minimum_set_relations": dict(r["relations"].most_common(5)),
+        }
+        for c, r in sorted(out.items(), key=lambda x: -len(x[1]["entries"]))
     }
 
 
@@ -82,4 +119,13 @@ def stats_table(stats: dict[str, Any], name: str) -> str:
     """The statistics beside the paper's, as a Markdown table."""
     lines = [f"| | {name} | BioKaLMA (paper §2.3) |", "|---|---|---|"]
     lines += [f"| {label} | {_show(key, stats.get(key))} | {_show(key, PAPER.get(key))} |" for key, label in ROWS]
+    return "\n".join(lines)
+
+
+def class_table(classes: dict[str, dict[str, Any]]) -> str:
+    """The statistics per class, as a Markdown table."""
+    lines = ["| class | entries | entities | minimum-set facts per entity (mean) | most asked relations |", "|---|---|---|---|---|"]
+    for qid, r in classes.items():
+        top = ", ".join(f"{k} {v}" for k, v in r["minimum_set_relations"].items())
+        lines.append(f"| {r['label']} ({qid}) | {r['entries']:,} | {r['entities']:,} | {r['mean_minimum_set_facts']:.1f} | {top or '–'} |")
     return "\n".join(lines)
