@@ -1,0 +1,118 @@
+"""`kalma records from-kg`: relation records drawn from the KG itself, for a user with no corpus.
+
+Linked pairs of the given classes (a and b each an instance of one of them, subclasses included,
+`a PID b` in the KG) are drawn seeded and without repeats (a pair and its reverse under one
+property are one record), spread over the properties in turn. A pair whose name is not a label
+only it has among the classes' entities is left out: its record could not resolve. Each record's
+seed paragraph is written from the pair's triples by an LLM (`template`: one sentence a fact),
+so that any class of a local Wikidata becomes a dataset in three commands (`kalma kg import`,
+this, `kalma build`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from kalma.classes import entity_class
+from kalma.kg.base import KnowledgeSource
+from kalma.models import LLM, GenParams
+from kalma.models.template import TemplateTask, register_task
+from kalma.schema import Record, Triple
+from kalma.seeds import derive_seed
+from kalma.verbalize import SEP, knowledge_from_prompt, verbalize
+
+from .pool import has_label
+
+TASK, FACTS = "Task: records-paragraph", "Facts:"
+FACTS_PER_PARAGRAPH = 4  # the link and up to three more facts of the pair, so round 1 has something to annotate
+
+
+class RelationRecord(Record):
+    """A relation record as `kalma build` reads it, with the classes of its two ends."""
+
+    paragraph: str
+    person_a: str
+    relation: str
+    person_b: str
+    class_a: str
+    class_b: str
+
+
+def default_properties(classes: Sequence[str]) -> list[str]:
+    """The properties the registry's classes link by, when the user names none."""
+    return list(dict.fromkeys(p for c in classes for p in entity_class(c).properties))
+
+
+def draw(source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str], n: int, seed: int) -> list[tuple[str, str, str, str, str]]:
+    """Up to `n` (a, PID, b, class of a, class of b), seeded, spread over the properties."""
+    found: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
+    for ca in classes:
+        for cb in classes:
+            for a, p, b in source.pairs([ca], properties, [cb]):
+                key = (p, *sorted((a, b)))
+                if a != b:
+                    found.setdefault(key, (a, p, b, ca, cb))
+    names = source.labels(sorted({q for x in found.values() for q in x[:3:2]}))
+    hits = source.lookup(sorted(set(names.values())), classes)
+    unique = {q for q, name in names.items() if name != q and hits.get(name) == [q]}
+    by_pid: dict[str, list[tuple[str, str, str, str, str]]] = {}
+    for x in sorted(found.values()):
+        if x[0] in unique and x[2] in unique:
+            by_pid.setdefault(x[1], []).append(x)
+    rng = random.Random(seed)
+    queues = [rng.sample(xs, len(xs)) for _, xs in sorted(by_pid.items())]
+    out: list[tuple[str, str, str, str, str]] = []
+    while len(out) < n and any(queues):
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop())
+    return out
+
+
+def paragraph_prompt(facts: Sequence[Triple]) -> list[dict[str, str]]:
+    lines = "\n".join(SEP.join((t.subject, t.subject_label, t.relation_label, t.value_label)) for t in facts)
+    return [
+        {
+            "role": "user",
+            "content": f"{TASK}\nWrite a short encyclopedic paragraph that states every fact listed (QID | entity | relation | value), "
+            f"and nothing else. Reply with the paragraph only.\n\n{FACTS}\n{lines}\n\nParagraph:",
+        }
+    ]
+
+
+def _template_paragraph(prompt: str) -> str:
+    return " ".join(verbalize(c) for c in knowledge_from_prompt(prompt, FACTS))
+
+
+register_task(TemplateTask("records:paragraph", lambda prompt: prompt.lstrip().startswith(TASK + "\n"), _template_paragraph))
+
+
+def records_from_kg(source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str], n: int, seed: int, llm: LLM) -> list[RelationRecord]:
+    pairs = draw(source, classes, properties, n, seed)
+    graphs = source.subgraphs(sorted({q for x in pairs for q in x[:3:2]}))
+    out = []
+    for a, p, b, ca, cb in pairs:
+        ga, gb = graphs[a], graphs[b]
+        link = next(t for t in ga.triples if t.relation == p and t.value == b)
+        rng = random.Random(derive_seed(seed, "records", a, p, b))
+        others = [t for g, c in ((ga, ca), (gb, cb)) for t in g.triples if t != link and has_label(t) and not entity_class(c).is_trivial(t)]
+        facts = [link, *rng.sample(others, min(len(others), FACTS_PER_PARAGRAPH - 1))]
+        text = llm.chat(paragraph_prompt(facts), GenParams(temperature=0.7, max_tokens=200, seed=derive_seed(seed, "paragraph", a, p, b))).text
+        out.append(RelationRecord(paragraph=" ".join(text.split()), person_a=ga.label, relation=p, person_b=gb.label, class_a=ca, class_b=cb))
+    return out
+
+
+def check_classes(source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str]) -> None:
+    """One line naming the option when a class is none or has no instances, or a property is unknown."""
+    status = source.class_status(classes)
+    for c in classes:
+        if status[c] != "has instances":
+            why = "is no class" if status[c] == "not a class" else "has no instances, its subclasses included,"
+            raise ValueError(f"--classes: {c} {why} in the knowledge graph")
+    if not properties:
+        raise ValueError("--properties: the knowledge graph has none of these classes' properties: name some")
+    known = source.labels(properties)
+    for p in properties:
+        if p not in known:
+            raise ValueError(f"--properties: {p} is no property of the knowledge graph")
