@@ -11,7 +11,16 @@ release's people come first, under their own QIDs and names, linked as the relea
 the rest are invented (`Q9…` ids, far beyond any real QID). Relation records for the builder
 (`records`) come from the family and teaching links, with a one-line paragraph each.
 
+Other classes come after the people when asked for (`--organizations`, `--cities`, `--works`), with
+their own properties, labels and aliases, and some of them instances of a subclass (a company is a
+business is an organization; a big city is a city; a novel is a literary work), so that the
+class look-up's subclass walk has something to walk: organizations with headquarters (a city),
+founders (a person), industries and inception dates; cities with countries, mayors (a person) and
+twin towns; works with authors (a person), genres and publication dates. A dump of people only is
+written exactly as before (no class vocabulary, the same random draws).
+
     python -m perf.dumpgen --people 1000000 --format nt -o runs/scale/latest-truthy.nt.gz   # compressed by the name's suffix
+    python -m perf.dumpgen --people 500 --organizations 2000 --cities 2000 -o runs/classes/truthy.nt
 """
 
 from __future__ import annotations
@@ -55,8 +64,42 @@ PROPERTIES = {
     **{f"P{214 + i}": (f"authority identifier {i}", "ExternalId", []) for i in range(10)},
 }
 INVERSES = {"P22": "P40", "P25": "P40", "P1066": "P802"}
+# The properties of the other classes (written only in a dump that has them)
+CLASS_PROPERTIES = {
+    "P279": ("subclass of", "WikibaseItem", []),
+    "P159": ("headquarters location", "WikibaseItem", ["headquarters", "HQ"]),
+    "P112": ("founded by", "WikibaseItem", ["founder"]),
+    "P452": ("industry", "WikibaseItem", ["sector"]),
+    "P571": ("inception", "Time", ["founded"]),
+    "P17": ("country", "WikibaseItem", []),
+    "P6": ("head of government", "WikibaseItem", ["mayor"]),
+    "P190": ("twinned administrative body", "WikibaseItem", ["twin town", "sister city"]),
+    "P50": ("author", "WikibaseItem", ["writer"]),
+    "P136": ("genre", "WikibaseItem", []),
+    "P577": ("publication date", "Time", ["published"]),
+    "P373": ("Commons category", "String", []),  # trivial for any class but a person's list does not name it
+}
+# class -> (label, the class it is a subclass of)
+CLASS_ITEMS = {
+    "Q43229": ("organization", None),
+    "Q4830453": ("business", "Q43229"),
+    "Q783794": ("company", "Q4830453"),
+    "Q163740": ("nonprofit organization", "Q43229"),  # a class no entity of the dump is an instance of
+    "Q515": ("city", None),
+    "Q1549591": ("big city", "Q515"),
+    "Q7725634": ("literary work", None),
+    "Q8261": ("novel", "Q7725634"),
+}
+INDUSTRIES, GENRES = 60, 30
+ORG_WORDS = "Nordwind Aster Corvid Halden Ibex Juniper Kestrel Lumen Meridian Obsidian Pelican Quill Rowan Solstice Tamarind Umber Vireo Wren".split()
+ORG_KINDS = "Logistics Foods Textiles Robotics Press Shipping Energy Pharma Optics Brewing".split()
+CITY_ROOTS = "Alden Bram Cora Dun Elm Fenn Gale Hart Isen Jor Kell Lorn Mara Nor Orr Pell Quen Ross Sand Tarn".split()
+CITY_ENDS = "ford burg ton wick stead haven mouth field dale port".split()
+WORK_WORDS = "Silent Amber Hollow Distant Iron Paper Winter Golden Broken Hidden".split()
+WORK_NOUNS = "River Garden Lantern Harbour Letters Orchard Mirror Tide Crown Forest".split()
 PLACES, OCCUPATIONS, COUNTRIES, TONGUES = 2000, 300, 120, 40
 BASE = 900_000_000  # invented QIDs start here
+ORG_BASE, CITY_BASE, WORK_BASE = BASE + 3_000_000, BASE + 4_000_000, BASE + 5_000_000
 
 
 def _snak(pid: str, dv: dict[str, Any] | None, rank: str = "normal", kind: str = "value") -> dict[str, Any]:
@@ -168,6 +211,80 @@ def people(n: int, seed: int = 0, release: list[dict[str, Any]] | None = None) -
         yield _entity(qid, name, f"invented person born in {born}", claims, aliases), links
 
 
+def class_vocabulary() -> Iterator[dict[str, Any]]:
+    """The other classes' properties, the classes themselves (with their subclass statements),
+    industries and genres."""
+    kinds = {"WikibaseItem": "wikibase-item", "Time": "time", "String": "string"}
+    for pid, (label, kind, aliases) in CLASS_PROPERTIES.items():
+        yield {**_entity(pid, label, f"Wikidata property {pid}", None, aliases), "datatype": kinds[kind], "sitelinks": {}}
+    for q, (label, parent) in CLASS_ITEMS.items():
+        yield _entity(q, label, "class", {"P279": [_snak("P279", _item(parent))]} if parent else None)
+    for i in range(INDUSTRIES):
+        yield _entity(f"Q{BASE + 6000 + i}", f"industry {i}", "invented industry")
+    for i in range(GENRES):
+        yield _entity(f"Q{BASE + 7000 + i}", f"genre {i}", "invented genre")
+
+
+def _person_qids(n: int, release: list[dict[str, Any]] | None) -> list[str]:
+    return [release[i]["qid"] if release and i < len(release) else f"Q{BASE + 10_000 + i}" for i in range(n)]
+
+
+def others(organizations: int, cities: int, works: int, people_qids: list[str], seed: int = 0) -> Iterator[tuple[dict[str, Any], list[tuple[str, str, str]]]]:
+    """Cities, then organizations, then works, each with its links (name, PID, name) for records;
+    links go to entities made before (people, cities) so each is written with what it names."""
+    rng = random.Random(seed + 1)
+    random.seed(seed + 1)
+    city_names: list[tuple[str, str]] = []
+    country = [f"Q{BASE + PLACES + OCCUPATIONS + i}" for i in range(COUNTRIES)]
+    for i in range(cities):
+        q = f"Q{CITY_BASE + i}"
+        k = i % (len(CITY_ROOTS) * len(CITY_ENDS))
+        name = f"{CITY_ROOTS[k % len(CITY_ROOTS)]}{CITY_ENDS[k // len(CITY_ROOTS)]}" + (f" {i // 200 + 1}" if i >= 200 else "")
+        claims: dict[str, list[Any]] = {
+            "P31": [_snak("P31", _item("Q1549591" if rng.random() < 0.3 else "Q515"))],
+            "P17": [_snak("P17", _item(rng.choice(country)))],
+            "P373": [_snak("P373", {"type": "string", "value": name})],
+        }
+        links = []
+        if people_qids:
+            claims["P6"] = [_snak("P6", _item(rng.choice(people_qids)))]
+        if city_names and rng.random() < 0.6:
+            other, other_name = city_names[rng.randrange(len(city_names))]
+            claims["P190"] = [_snak("P190", _item(other))]
+            links.append((name, "P190", other_name))
+        city_names.append((q, name))
+        yield _entity(q, name, "invented city", claims, [f"City of {name}"]), links
+    for i in range(organizations):
+        q = f"Q{ORG_BASE + i}"
+        k = i % (len(ORG_WORDS) * len(ORG_KINDS))
+        name = f"{ORG_WORDS[k % len(ORG_WORDS)]} {ORG_KINDS[k // len(ORG_WORDS)]}" + (f" {i // 180 + 1}" if i >= 180 else "")
+        claims = {
+            "P31": [_snak("P31", _item(rng.choice(["Q43229", "Q4830453", "Q783794"])))],
+            "P452": [_snak("P452", _item(f"Q{BASE + 6000 + rng.randrange(INDUSTRIES)}")) for _ in range(rng.randint(1, 2))],
+            "P571": [_snak("P571", _time(rng.randint(1800, 2020), rng.randint(1, 12), rng.randint(1, 28)))],
+            "P373": [_snak("P373", {"type": "string", "value": name})],
+        }
+        links = []
+        if city_names:
+            hq, hq_name = city_names[rng.randrange(len(city_names))]
+            claims["P159"] = [_snak("P159", _item(hq))]
+            links.append((name, "P159", hq_name))
+        if people_qids:
+            claims["P112"] = [_snak("P112", _item(rng.choice(people_qids)))]
+        yield _entity(q, name, "invented organization", claims, [name.split()[0] + " " + name.split()[1][0] + "."]), links
+    for i in range(works):
+        q = f"Q{WORK_BASE + i}"
+        name = f"The {WORK_WORDS[i % 10]} {WORK_NOUNS[(i // 10) % 10]}" + (f" {i // 100 + 1}" if i >= 100 else "")
+        claims = {
+            "P31": [_snak("P31", _item(rng.choice(["Q7725634", "Q8261"])))],
+            "P136": [_snak("P136", _item(f"Q{BASE + 7000 + rng.randrange(GENRES)}"))],
+            "P577": [_snak("P577", _time(rng.randint(1700, 2020), rng.randint(1, 12), rng.randint(1, 28)))],
+        }
+        if people_qids:
+            claims["P50"] = [_snak("P50", _item(rng.choice(people_qids)))]
+        yield _entity(q, name, "invented literary work", claims, [name.removeprefix("The ")]), []
+
+
 def release_people() -> list[dict[str, Any]]:
     """The release's people (QID and name), when ../shared holds it; else none."""
     from .common import BIOKALMA
@@ -183,9 +300,20 @@ def release_people() -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def write_dump(out: Path, n: int, fmt: str = "nt", seed: int = 0, records: Path | None = None, with_release: bool = True) -> dict[str, int]:
-    """Write a dump of `n` people (and the vocabulary) as `fmt` (`nt` or `json`, plus `.gz`,
-    `.bz2` or `.zst` by `out`'s suffix), and their relation records; returns counts."""
+def write_dump(
+    out: Path,
+    n: int,
+    fmt: str = "nt",
+    seed: int = 0,
+    records: Path | None = None,
+    with_release: bool = True,
+    organizations: int = 0,
+    cities: int = 0,
+    works: int = 0,
+) -> dict[str, int]:
+    """Write a dump of `n` people (and the vocabulary), then of the other classes asked for, as
+    `fmt` (`nt` or `json`, plus `.gz`, `.bz2` or `.zst` by `out`'s suffix), and their relation
+    records; returns counts."""
     release = release_people() if with_release else []
     counts = {"entities": 0, "lines": 0, "records": 0}
     rec_fh = records.open("w", encoding="utf-8") if records else None
@@ -206,13 +334,24 @@ def write_dump(out: Path, n: int, fmt: str = "nt", seed: int = 0, records: Path 
             first = False
             counts["entities"] += 1
 
+        more = organizations or cities or works
         for entity in vocabulary():
             emit(entity)
+        if more:
+            for entity in class_vocabulary():
+                emit(entity)
         for entity, links in people(n, seed, release):
             emit(entity)
             for a, rel, b in links:
                 if rec_fh:
                     rec_fh.write(json.dumps({"paragraph": f"{a}'s {rel} was {b}.", "person_a": a, "relation": rel, "person_b": b}) + "\n")
+                counts["records"] += 1
+        for entity, links in others(organizations, cities, works, _person_qids(n, release), seed) if more else ():
+            emit(entity)
+            for a, pid, b in links:
+                if rec_fh:
+                    said = f"{a}'s {CLASS_PROPERTIES[pid][0]} is {b}."
+                    rec_fh.write(json.dumps({"paragraph": said, "person_a": a, "relation": pid, "person_b": b}) + "\n")
                 counts["records"] += 1
         if fmt == "json":
             fh.write(b"\n]\n")
@@ -253,6 +392,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0, help="the seed of the invented people: the same seed writes the same dump (default 0)")
     ap.add_argument("--records", metavar="FILE", help="also write the builder's relation records (JSON Lines) here")
     ap.add_argument("--no-release", action="store_true", help="invented people only, even where ../shared holds the release")
+    ap.add_argument("--organizations", type=int, default=0, help="organizations after the people (headquarters, founders, industries; default 0)")
+    ap.add_argument("--cities", type=int, default=0, help="cities after the people (countries, mayors, twin towns; default 0)")
+    ap.add_argument("--works", type=int, default=0, help="literary works after the people (authors, genres; default 0)")
     ap.add_argument("-o", "--output", required=True, metavar="DUMP", help="the dump to write; .gz, .bz2 or .zst at its end compresses it")
     return ap
 
@@ -260,7 +402,15 @@ def parser() -> argparse.ArgumentParser:
 def main() -> None:
     args = parser().parse_args()
     counts = write_dump(
-        Path(args.output), args.people, args.format, seed=args.seed, records=Path(args.records) if args.records else None, with_release=not args.no_release
+        Path(args.output),
+        args.people,
+        args.format,
+        seed=args.seed,
+        records=Path(args.records) if args.records else None,
+        with_release=not args.no_release,
+        organizations=args.organizations,
+        cities=args.cities,
+        works=args.works,
     )
     print(json.dumps(counts))
 

@@ -1,0 +1,46 @@
+"""Datasets of any class (kalma/classes.py, the builder, the KG sources' class look-up): each broken
+the way a people-only assumption creeps back in."""
+
+from __future__ import annotations
+
+from . import Mutation
+
+TESTS = "tests/e2e/test_classes.py"
+
+MUTATIONS = (
+    Mutation(
+        "the complete-name rule back on every class",
+        "dataset_builder/records.py",
+        "        if any(entity_class(c).person for c in end) and (problem := name_problem(name)):",
+        "        if problem := name_problem(name):",
+        (TESTS,),
+    ),
+    Mutation(
+        "the subclass walk dropped from the SPARQL sources",
+        "kalma/kg/sparql.py",
+        'INSTANCE_OF = "wdt:P31/wdt:P279*"',
+        'INSTANCE_OF = "wdt:P31"',
+        (f"{TESTS}::test_class_lookup_takes_subclasses_on_every_source_as_the_server_does",),
+    ),
+    Mutation(
+        "the subclass walk dropped from the local Wikidata",
+        "kalma/kg/store.py",
+        "WHERE w.pid = 'P279' AND w.value_type = 'item'\"",
+        "WHERE w.pid = 'P279' AND false\"",
+        (f"{TESTS}::test_class_lookup_takes_subclasses_on_every_source_as_the_server_does",),
+    ),
+    Mutation(
+        '"Who was" asked of a city (every entity taken for a person in the questions)',
+        "dataset_builder/evolve.py",
+        "    nouns = None if all(c.person for c in classes) else [c.noun for c in classes]",
+        "    nouns = None",
+        (TESTS,),
+    ),
+    Mutation(
+        "a class's trivial relations ignored (a person's applied to every entity)",
+        "dataset_builder/evolve.py",
+        "        return of.get(t.subject, classes[0]).is_trivial(t)",
+        "        return HUMAN.is_trivial(t)",
+        (TESTS,),
+    ),
+)
