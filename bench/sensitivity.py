@@ -238,10 +238,14 @@ def analyse(runs: dict[str, dict[str, Scoring]], resamples: int = RESAMPLES, see
     systems = sorted(next(iter(runs.values())))
     entries = sorted({r.entry_id for per in runs.values() for s in per.values() for r in s.rows})
     figures: dict[str, Any] = {}
+    unavailable: list[str] = []
     for group in (nli, geval):
         if not group:
             continue
         for figure in (f for f in _figures("judge" if group is geval else "nli") if f in runs[group[0]][systems[0]].values):
+            if all(runs[j][s].values[figure] is None for j in group for s in systems):
+                unavailable.append(figure)  # e.g. [NA] recall of answers given no absent set
+                continue
             sums: dict[str, np.ndarray] = {}
             for j in group:
                 for s in systems:
@@ -282,6 +286,7 @@ def analyse(runs: dict[str, dict[str, Scoring]], resamples: int = RESAMPLES, see
         "judges": judges,
         "first_judge": {"nli": nli[0] if nli else None, "geval": geval[0] if geval else None},
         "figures": figures,
+        "unavailable": unavailable,
         "agreement_on_sentences": kappa,
         "not_re_scored": "citation F1 and every figure no judge decides",
         "bootstrap": {"unit": "a dataset entry, every system's figure recomputed from the same draw", "resamples": resamples, "seed": seed, "level": level},
@@ -317,6 +322,8 @@ def markdown(report: dict[str, Any], described: dict[str, str]) -> str:
                 f"order flipped: {flipped}{ties}",
             ]
         lines.append("")
+    if report["unavailable"]:
+        lines += [f"n/a for every system under every judge, not shown: {', '.join(report['unavailable'])}.", ""]
     for other, k in report["agreement_on_sentences"].items():
         first = report["first_judge"]["nli"]
         lines.append(
@@ -328,9 +335,10 @@ def markdown(report: dict[str, Any], described: dict[str, str]) -> str:
 
 def described(specs: Sequence[str]) -> dict[str, str]:
     """Each judge as every report names it (spec, and how it ran)."""
-    from kalma.models import ENTAILMENT, LLMS, describe
+    from evaluation.alignment import entailment_label  # the rule-based stand-in labelled as such
+    from kalma.models import LLMS, describe
 
-    return {s: describe(s.split(" #")[0].removeprefix("judge:"), LLMS if s.startswith("judge:") else ENTAILMENT) for s in specs}
+    return {s: describe(s.split(" #")[0].removeprefix("judge:"), LLMS) if s.startswith("judge:") else entailment_label(s.split(" #")[0]) for s in specs}
 
 
 def run(
