@@ -249,11 +249,11 @@ def _failures(s: Summary) -> list[str]:
         + ("; its values n/a" if f.get("over_limit") else "")
         for metric, f in s.failures.items()
     ]
-    out += [c for c in s.caveats if c.startswith(SELF_JUDGED)]  # a G-Eval judge rating its own answers
-    out += [c for c in s.caveats if FULL_POOL in c]  # why an [NA] figure may be 0: no answer said which knowledge it had
     bare, answers = s.counts.get("answers_citing_nothing", 0), s.counts.get("answers", 0)
     if answers and bare / answers > UNUSABLE_LIMIT:  # the share above which evaluate says it first
         out.append(f"{bare} of {answers} answers cite nothing")
+    out += [c for c in s.caveats if c.startswith(SELF_JUDGED)]  # a G-Eval judge rating its own answers
+    out += [c for c in s.caveats if FULL_POOL in c]  # why an [NA] figure may be 0: no answer said which knowledge it had
     return out
 
 

@@ -110,7 +110,9 @@ def test_an_interrupted_evaluate_keeps_the_rows_scored_and_resumes_from_them(tmp
         args = ["evaluate", "--dataset", str(dataset), "--answers", str(answers), "--metrics", "citation,stopped", "-o", str(tmp_path / "e")]
         res = CliRunner().invoke(main, args)
         said = f"kalma: interrupted: 4 of 6 answers are scored in {tmp_path / 'e' / 'scores.jsonl'}; run the same command again to resume"
-        assert res.exit_code == 130 and res.stderr.strip().splitlines()[-1] == said and not (tmp_path / "e" / "summary.json").exists()
+        assert res.exit_code == 130 and res.stderr.strip().splitlines()[-1] == said
+        stopped = json.loads((tmp_path / "e" / "summary.json").read_text())  # says it stopped: compare and bench refuse it
+        assert stopped["finished"] is False and stopped["to_score"] == 6 and stopped["metrics"] == {}
         kept = (tmp_path / "e" / "scores.jsonl").read_text().splitlines()[1:]
         assert len(kept) == 4  # the first chunk, scored before the fifth answer was reached
         _CtrlC.entry = ""  # the rerun is not stopped: it scores only what is left

@@ -60,6 +60,8 @@ def test_answers_that_cite_nothing_are_said_first_and_on_the_board(tmp_path, dat
     assert title == "# Evaluation of org/tiny (the answers say tiny)"  # the model given names it everywhere
     _ok(["leaderboard", str(board), "-o", str(tmp_path / "site")])
     row = next(r for r in csv.DictReader((tmp_path / "site" / "leaderboard.csv").open(encoding="utf-8")) if r["submission"] == "tiny-1")
-    assert row["read first"] == "6 of 6 answers cite nothing"
+    # the model's failure first, then why its [NA] figures assume the full pool (the answers name no knowledge)
+    said = row["read first"].split("; ")
+    assert said[0] == "6 of 6 answers cite nothing" and said[1].startswith("6 answers do not say which knowledge") and len(said) == 2
     assert "6 of 6 answers cite nothing" in (tmp_path / "site" / "index.html").read_text()
     assert "6 of 6 answers cite nothing" in (tmp_path / "site" / "leaderboard.md").read_text()
