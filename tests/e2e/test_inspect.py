@@ -177,6 +177,20 @@ def test_the_log_scores_as_the_same_answers_in_json_lines(run, dataset, tmp_path
     assert made["task_args"]["nli"] == "lexical"
 
 
+def test_inspect_score_rescores_the_log_to_the_same_figures(run, tmp_path):
+    """`inspect score` re-imports the task from the log and scores every sample again, without
+    generating: the figures, their errors and every sample's row are the run's own."""
+    env = {**os.environ, "LOCAL_API_KEY": "unused"}  # Inspect initialises the log's model even though it asks nothing
+    out = tmp_path / "rescored.eval"
+    command = [INSPECT, "score", str(run), "--output-file", str(out), "--action", "overwrite", "--display", "plain"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    again, first = _inspect_figures(out), _inspect_figures(run)
+    assert again == pytest.approx(first, rel=1e-12) and len(first) > 20  # the errors' sums run in another order
+    rows = {(s.id, s.epoch): s.scores["kalma_scorer"].metadata["row"] for s in read_eval_log(str(out)).samples}
+    assert rows == {(s.id, s.epoch): s.scores["kalma_scorer"].metadata["row"] for s in read_eval_log(str(run)).samples}
+
+
 def test_a_log_folder_reads_its_newest_kalma_run(run, dataset, tmp_path, monkeypatch):
     import shutil
 
