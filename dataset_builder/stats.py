@@ -115,10 +115,17 @@ def _show(key: str, value: Any) -> str:
     return f"{value:.1f}" if isinstance(value, float) else f"{value:,}"
 
 
+OF_PEOPLE = {"countries", "cities", "occupations", "era"}  # the §2.3 rows that describe people only
+
+
 def stats_table(stats: dict[str, Any], name: str) -> str:
-    """The statistics beside the paper's, as a Markdown table."""
+    """The statistics beside the paper's, as a Markdown table; a dataset without people shows no
+    row of people's figures (a column of zeros would read as a failed build)."""
+    people = stats.get("people", 0) > 0
     lines = [f"| | {name} | BioKaLMA (paper §2.3) |", "|---|---|---|"]
-    lines += [f"| {label} | {_show(key, stats.get(key))} | {_show(key, PAPER.get(key))} |" for key, label in ROWS]
+    lines += [f"| {label} | {_show(key, stats.get(key))} | {_show(key, PAPER.get(key))} |" for key, label in ROWS if people or key not in OF_PEOPLE]
+    if not people:
+        lines += ["", "No entry is about a person: the paper's figures of people (countries, cities, occupations, era) do not apply."]
     return "\n".join(lines)
 
 

@@ -115,6 +115,7 @@ def test_records_from_the_kg_build_a_dataset_of_organizations_and_cities(world: 
     assert set(header["records"]["classes"]["found"]) == {"Q43229", "Q515"}
     res = CliRunner().invoke(main, ["dataset", "stats", str(out)])
     assert "| organization (Q43229) |" in res.output and "| city (Q515) |" in res.output
+    assert "| occupations |" not in res.output and "the paper's figures of people (countries, cities, occupations, era) do not apply" in res.output
 
 
 def test_bad_classes_and_properties_say_file_line_and_field(world: Path, tmp_path: Path):

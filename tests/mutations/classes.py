@@ -43,4 +43,11 @@ MUTATIONS = (
         "        return HUMAN.is_trivial(t)",
         (TESTS,),
     ),
+    Mutation(
+        "people's statistics shown as zeros for a dataset with no person",
+        "dataset_builder/stats.py",
+        "for key, label in ROWS if people or key not in OF_PEOPLE]",
+        "for key, label in ROWS]",
+        (f"{TESTS}::test_records_from_the_kg_build_a_dataset_of_organizations_and_cities",),
+    ),
 )
