@@ -102,6 +102,25 @@ def check_against(source: KnowledgeSource, records: str | Path, selection: Selec
             raise ValueError(f"{where}: {why}")
 
 
+def constrain(source: KnowledgeSource, selection: Selection) -> dict[str, dict[str, list[str]]]:
+    """Give each end of a property-id record that names no class (and no --classes) the classes its
+    property's Wikidata type constraints name: subject for person_a, value for person_b. Only
+    classes with instances in the KG restrict (a constraint naming none would remove every record);
+    an end left without any is looked up in any class. Returns the constraints applied, by PID."""
+    open_ends = {(r.source_line or 0, r.relation.upper()) for r in selection.records if PROPERTY_ID.fullmatch(r.relation.upper())}
+    open_ends = {(line, pid) for line, pid in open_ends if not selection.classes[(line, "class_a")] or not selection.classes[(line, "class_b")]}
+    found = source.type_constraints(sorted({pid for _, pid in open_ends})) if open_ends else {}
+    status = source.class_status(sorted({c for ends in found.values() for cs in ends.values() for c in cs})) if found else {}
+    usable = {p: {k: [c for c in cs if status[c] == "has instances"] for k, cs in ends.items()} for p, ends in found.items()}
+    applied: dict[str, dict[str, list[str]]] = {}
+    for line, pid in sorted(open_ends):
+        for column, end in (("class_a", "subject"), ("class_b", "value")):
+            if not selection.classes[(line, column)] and (classes := usable.get(pid, {}).get(end)):
+                selection.classes[(line, column)] = tuple(classes)
+                applied.setdefault(pid, {})[end] = classes
+    return applied
+
+
 def classes_of(resolved: list[Resolution], graphs: Mapping[str, EntityGraph], labels: Mapping[str, str]) -> dict[str, EntityClass]:
     """Each resolved entity's class: the one it was found in, else (any class was looked in) its
     first `instance of` the registry knows, else its first; a class outside the registry has the
@@ -126,16 +145,22 @@ def classes_of(resolved: list[Resolution], graphs: Mapping[str, EntityGraph], la
     return found
 
 
-def class_report(classes: Mapping[str, EntityClass], selection: Selection, asked: tuple[str, ...]) -> dict[str, object]:
+def class_report(
+    classes: Mapping[str, EntityClass], selection: Selection, asked: tuple[str, ...], constrained: Mapping[str, Mapping[str, list[str]]]
+) -> dict[str, object]:
     """The classes the dataset's entities are of (what its header records), and how they were asked for."""
     counts = Counter(c.qid for c in classes.values())
     named_classes = {c.qid: c for c in classes.values()}
     named = {c for end in selection.classes.values() for c in end}
+    unrestricted = any(not end for end in selection.classes.values())
+    said = "; ".join(f"{p} " + ", ".join(f"{k} {'|'.join(cs)}" for k, cs in ends.items()) for p, ends in constrained.items())
     how = (
         f"--classes {','.join(asked)}"
         if asked
-        else "any class (property ids with no --classes and no class_a/class_b: the look-up was not restricted)"
-        if any(not end for end in selection.classes.values())
+        else f"the properties' Wikidata type constraints ({said})" + ("; any class for the ends they do not cover" if unrestricted else "")
+        if said
+        else "any class (property ids with no --classes and no class_a/class_b, and no type constraint in the KG: the look-up was not restricted)"
+        if unrestricted
         else "per record"
         if named - {"Q5"}
         else "people (the relation table's relations link humans)"
@@ -162,6 +187,7 @@ def build(
     began = time.perf_counter()
     source = open_source(cfg.kg)
     check_against(source, records, selection, cfg)
+    constrained = constrain(source, selection)
     resolutions, status = disambiguate(selection.records, source, table, [selection.of(r) for r in selection.records])
     resolved = [r for r in resolutions if r.status == "resolved"]
     graphs = source.subgraphs(sorted({q for r in resolved for q in (r.qid_a, r.qid_b)}))  # type: ignore[misc]
@@ -199,7 +225,7 @@ def build(
         "removed": dict(Counter(r.reason for r in removed)),
         "removed_file": removed_file.name,
         "unlabelled values left out of pools": unlabelled,
-        "classes": class_report(classes, selection, cfg.classes),
+        "classes": class_report(classes, selection, cfg.classes, constrained),
     }
     config = {"records": str(records), **asdict(cfg), "llm_note": llm.label_note}
     if not cfg.classes:  # the fingerprint of a build without classes stays what it was before them

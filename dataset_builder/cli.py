@@ -181,7 +181,8 @@ def class_list(text: str, option: str) -> tuple[str, ...]:
     "--classes",
     default="",
     help="Wikidata classes both ends of every record are looked up in, subclasses included (Q43229,Q515); "
-    "by default people for the relation table's relations, any class for a property id (a record's class_a/class_b wins).",
+    "by default people for the relation table's relations; for a property id, the classes its Wikidata type constraints name "
+    "where the KG holds them (the query service does; a truthy import does not), else any class (a record's class_a/class_b wins).",
 )
 @click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
 @NO_CACHE

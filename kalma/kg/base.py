@@ -53,6 +53,11 @@ class KnowledgeSource(Protocol):
         class without any (it stands in a P279 statement), or no class this source knows."""
         ...
 
+    def type_constraints(self, pids: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+        """{PID: {"subject": classes, "value": classes}}: what each property's Wikidata type
+        constraints name, for the properties that have any this source holds."""
+        ...
+
     def pairs(self, classes_a: Sequence[str], pids: Sequence[str], classes_b: Sequence[str] = ()) -> list[tuple[str, str, str]]:
         """Every (a, PID, b), sorted, where a is an instance of one of `classes_a` and b of one of
         `classes_b` (any entity when none), subclasses included, and `a PID b` holds."""
@@ -231,6 +236,17 @@ class SparqlSource(ABC):
                 if q:
                     out[q] = class_status(_true(row["instances"]), _true(row["subclass"]))
         return {q: out.get(q, "not a class") for q in qids}
+
+    def type_constraints(self, pids: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+        pids = sorted(set(pids), key=_qid_num)
+        out: dict[str, dict[str, set[str]]] = {}
+        for chunk in _chunks(pids, self.batch_size * 4):
+            asked = {"prop": chunk, "constraint": tuple(sparql.TYPE_CONSTRAINTS)}
+            for row in self.select(sparql.type_constraints_query(chunk), ("prop", "constraint", "cls"), asked):
+                p, kind, cls = (iri_id(row[v]["value"]) for v in ("prop", "constraint", "cls"))
+                if p and kind and cls and cls.startswith("Q"):
+                    out.setdefault(p, {}).setdefault(sparql.TYPE_CONSTRAINTS[kind], set()).add(cls)
+        return {p: {k: sorted(v, key=_qid_num) for k, v in sorted(ends.items())} for p, ends in out.items()}
 
     def pairs(self, classes_a: Sequence[str], pids: Sequence[str], classes_b: Sequence[str] = ()) -> list[tuple[str, str, str]]:
         found = set()

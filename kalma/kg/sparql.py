@@ -164,6 +164,26 @@ def inverse_properties_query(pids: Iterable[str]) -> str:
     )
 
 
+# Wikidata's type constraints (P2302) on a property, each naming its classes in P2308 qualifiers.
+TYPE_CONSTRAINTS = {"Q21503250": "subject", "Q21510865": "value"}  # subject type, value-type constraint
+
+
+def type_constraints_query(pids: Iterable[str]) -> str:
+    """The classes the given properties' subject-type and value-type constraints name. They live
+    in qualifiers, which only full statements hold (the query service; not a truthy dump)."""
+    return (
+        PREFIXES
+        + f"""PREFIX p: <http://www.wikidata.org/prop/>
+PREFIX ps: <http://www.wikidata.org/prop/statement/>
+PREFIX pq: <http://www.wikidata.org/prop/qualifier/>
+SELECT DISTINCT ?prop ?constraint ?cls WHERE {{
+  {_values("prop", (entity(p) for p in pids))}
+  {_values("constraint", (entity(c) for c in TYPE_CONSTRAINTS))}
+  ?prop p:P2302 ?st . ?st ps:P2302 ?constraint ; pq:P2308 ?cls .
+}}"""
+    )
+
+
 def links_query(triples: Iterable[tuple[str, str, str]]) -> str:
     """Which (a, property, b) hold in either direction."""
     rows = " ".join(f"({entity(a)} {entity(p, 'wdt')} {entity(b)})" for a, p, b in triples)

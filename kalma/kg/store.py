@@ -598,6 +598,11 @@ class LocalWikidata:
             out[q] = class_status(bool(with_instances[0][0]), bool(subclass[0][0]))
         return out
 
+    def type_constraints(self, pids: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+        """None: the import keeps a statement's main value, and the constraints' classes are
+        qualifiers (the truthy dump holds none)."""
+        return {}
+
     def pairs(self, classes_a: Sequence[str], pids: Sequence[str], classes_b: Sequence[str] = ()) -> list[tuple[str, str, str]]:
         b_filter = "AND c.value IN (SELECT subject FROM instances_b)" if classes_b else ""
         found = self._rows(

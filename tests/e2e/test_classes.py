@@ -118,6 +118,50 @@ def test_records_from_the_kg_build_a_dataset_of_organizations_and_cities(world: 
     assert "| occupations |" not in res.output and "the paper's figures of people (countries, cities, occupations, era) do not apply" in res.output
 
 
+def _constrained(world: Path, out: Path) -> Path:
+    """The dump with Wikidata's type constraints on P159 as full statements (their classes are
+    qualifiers): subject organization or nonprofit organization (no instance in the dump), value city."""
+    wd, st = "http://www.wikidata.org/entity/", "http://www.wikidata.org/entity/statement/"
+    lines = []
+    for n, (constraint, classes) in enumerate((("Q21503250", ("Q43229", "Q163740")), ("Q21510865", ("Q515",)))):
+        lines.append(f"<{wd}P159> <http://www.wikidata.org/prop/P2302> <{st}P159-c{n}> .")
+        lines.append(f"<{st}P159-c{n}> <http://www.wikidata.org/prop/statement/P2302> <{wd}{constraint}> .")
+        lines += [f"<{st}P159-c{n}> <http://www.wikidata.org/prop/qualifier/P2308> <{wd}{c}> ." for c in classes]
+    out.write_text((world / "truthy.nt").read_text() + "\n".join(lines) + "\n")
+    return out
+
+
+def test_records_without_classes_take_their_propertys_type_constraints(world: Path, tmp_path: Path):
+    from dataset_builder.build import constrain
+
+    snapshot = _constrained(world, tmp_path / "constrained.nt")
+    want = {"P159": {"subject": ["Q43229", "Q163740"], "value": ["Q515"]}}
+    with serve_snapshot(snapshot, tmp_path / "ox") as url:
+        assert open_source(f"sparql:{url}").type_constraints(["P159", "P190"]) == want
+    src = open_source(f"oxigraph:{snapshot}")
+    assert src.type_constraints(["P159", "P190"]) == want
+    assert open_source(f"wikidata-local:{world / 'store'}").type_constraints(["P159"]) == {}  # a truthy import holds no qualifiers
+
+    hq = src.pairs(["Q43229"], ["P159"], ["Q515"])[:3]
+    twins = src.pairs(["Q515"], ["P190"], ["Q515"])[:2]
+    labels = src.labels(sorted({q for a, _, b in hq + twins for q in (a, b)}))
+    rows = [{"paragraph": "x", "person_a": labels[a], "relation": p, "person_b": labels[b]} for a, p, b in hq + twins]
+    rows[1]["class_a"] = "Q783794"  # a record's own class wins over the constraint
+    records = tmp_path / "records.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    sel = read_records(records)
+    applied = constrain(src, sel)
+    assert applied == {"P159": {"subject": ["Q43229"], "value": ["Q515"]}}  # nonprofit organization has no instance: not a restriction
+    assert [sel.of(r) for r in sel.records] == [(("Q43229",), ("Q515",)), (("Q783794",), ("Q515",)), (("Q43229",), ("Q515",)), ((), ()), ((), ())]
+
+    out = tmp_path / "ds.jsonl"
+    lm = "hf:" + str(build_causal(tmp_path / "lm"))
+    res = CliRunner().invoke(main, ["build", "--records", str(records), "--kg", f"oxigraph:{snapshot}", "--llm", "template", "--lm", lm, "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    asked = json.loads(out.read_text().splitlines()[0])["kalma"]["provenance"]["records"]["classes"]["asked"]
+    assert asked == "the properties' Wikidata type constraints (P159 subject Q43229, value Q515); any class for the ends they do not cover"
+
+
 def test_bad_classes_and_properties_say_file_line_and_field(world: Path, tmp_path: Path):
     store = f"wikidata-local:{world / 'store'}"
     good = {"paragraph": "x", "person_a": "Aster Logistics", "relation": "P159", "person_b": "Hartford"}

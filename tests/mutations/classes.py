@@ -50,4 +50,32 @@ MUTATIONS = (
         "for key, label in ROWS]",
         (f"{TESTS}::test_records_from_the_kg_build_a_dataset_of_organizations_and_cities",),
     ),
+    Mutation(
+        "a property's type constraints ignored (its records looked up in any class)",
+        "dataset_builder/build.py",
+        "    constrained = constrain(source, selection)\n",
+        "    constrained: dict[str, dict[str, list[str]]] = {}\n",
+        (f"{TESTS}::test_records_without_classes_take_their_propertys_type_constraints",),
+    ),
+    Mutation(
+        "a constraint's class with no instance in the KG restricts the look-up",
+        "dataset_builder/build.py",
+        '[c for c in cs if status[c] == "has instances"]',
+        "list(cs)",
+        (f"{TESTS}::test_records_without_classes_take_their_propertys_type_constraints",),
+    ),
+    Mutation(
+        "subject-type and value-type constraints given to the wrong ends",
+        "dataset_builder/build.py",
+        '(("class_a", "subject"), ("class_b", "value"))',
+        '(("class_a", "value"), ("class_b", "subject"))',
+        (f"{TESTS}::test_records_without_classes_take_their_propertys_type_constraints",),
+    ),
+    Mutation(
+        "the type constraints' query reads the statement's value, not its qualifier",
+        "kalma/kg/sparql.py",
+        "?prop p:P2302 ?st . ?st ps:P2302 ?constraint ; pq:P2308 ?cls .",
+        "?prop p:P2302 ?st . ?st ps:P2302 ?constraint ; ps:P2302 ?cls .",
+        (f"{TESTS}::test_records_without_classes_take_their_propertys_type_constraints",),
+    ),
 )
