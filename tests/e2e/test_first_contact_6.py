@@ -138,6 +138,12 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _served_folders(pid: int) -> set[Path]:
+    """The folder holding the store a server process serves (`--location STORE`)."""
+    args = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
+    return {Path(args[i + 1].decode()).parent for i, a in enumerate(args[:-1]) if a == b"--location"}
+
+
 def test_sigterm_stops_kg_serve_and_its_server_and_removes_its_folder():
     from kalma.kg.serve import free_port
 
@@ -148,7 +154,8 @@ def test_sigterm_stops_kg_serve_and_its_server_and_removes_its_folder():
         assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
         servers = _children(proc.pid)
         assert servers
-        folders = {p for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("kalma-serve-*")}
+        folders = {f for s in servers for f in _served_folders(s)}  # its own: other workers serve beside it
+        assert folders and all(f.name.startswith("kalma-serve-") for f in folders)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
         assert not any(_alive(s) for s in servers)

@@ -149,6 +149,13 @@ MUTATIONS = (
         _t("test_a_stopped_build_says_what_it_keeps_leaves_no_lock_and_resumes"),
     ),
     Mutation(
+        "SIGTERM left to its default: kg serve's folder stays (its own folder, found by its server's --location)",
+        "kalma/cli.py",
+        "before = signal.signal(signal.SIGTERM, on_sigterm) if own else None",
+        "before = None",
+        ("tests/e2e/test_first_contact_6.py::test_sigterm_stops_kg_serve_and_its_server_and_removes_its_folder",),
+    ),
+    Mutation(
         "SIGTERM left to its default (lock files stay, nothing said)",
         "kalma/cli.py",
         "before = signal.signal(signal.SIGTERM, on_sigterm) if own else None",
