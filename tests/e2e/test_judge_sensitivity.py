@@ -134,6 +134,9 @@ def test_a_geval_judge_scoring_its_own_answers_is_said_in_one_line(board, tmp_pa
     said = [c for c in own.caveats if c.startswith(SELF_JUDGED)]
     assert said == [f"{SELF_JUDGED} ({judge} scores answers by model-s1): a judge favours its own style, so read its ratings with care."]
     assert not [c for c in other.caveats if c.startswith(SELF_JUDGED)]
+    from bench.leaderboard import _failures  # the board's Read first repeats it, for that row only
+
+    assert said[0] in _failures(own) and not [c for c in _failures(other) if c.startswith(SELF_JUDGED)]
     assert self_judged("hf:Org/Name,dtype=bf16", ["Org/Name"]) and not self_judged("hf:Org/Name", ["Org/Other"]) and not self_judged(None, ["x"])
 
 

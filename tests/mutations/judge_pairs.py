@@ -98,4 +98,11 @@ MUTATIONS = (
         "        if False:",
         ("tests/e2e/test_judge_pairs.py::test_an_llm_writes_the_sentences_and_a_rerun_asks_it_nothing",),
     ),
+    Mutation(
+        "the leaderboard's Read first drops the self-judging G-Eval warning",
+        "bench/leaderboard.py",
+        "    out += [c for c in s.caveats if c.startswith(SELF_JUDGED)]  # a G-Eval judge rating its own answers\n",
+        "",
+        ("tests/e2e/test_judge_sensitivity.py::test_a_geval_judge_scoring_its_own_answers_is_said_in_one_line",),
+    ),
 )
