@@ -107,8 +107,7 @@ def constrain(source: KnowledgeSource, selection: Selection) -> dict[str, dict[s
     property's Wikidata type constraints name: subject for person_a, value for person_b. Only
     classes with instances in the KG restrict (a constraint naming none would remove every record);
     an end left without any is looked up in any class. Returns the constraints applied, by PID."""
-    open_ends = {(r.source_line or 0, r.relation.upper()) for r in selection.records if PROPERTY_ID.fullmatch(r.relation.upper())}
-    open_ends = {(line, pid) for line, pid in open_ends if not selection.classes[(line, "class_a")] or not selection.classes[(line, "class_b")]}
+    open_ends = {(r.source_line or 0, r.relation) for r in selection.records if PROPERTY_ID.fullmatch(r.relation) and not all(selection.of(r))}
     found = source.type_constraints(sorted({pid for _, pid in open_ends})) if open_ends else {}
     status = source.class_status(sorted({c for ends in found.values() for cs in ends.values() for c in cs})) if found else {}
     usable = {p: {k: [c for c in cs if status[c] == "has instances"] for k, cs in ends.items()} for p, ends in found.items()}
