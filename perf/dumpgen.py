@@ -395,12 +395,23 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--organizations", type=int, default=0, help="organizations after the people (headquarters, founders, industries; default 0)")
     ap.add_argument("--cities", type=int, default=0, help="cities after the people (countries, mayors, twin towns; default 0)")
     ap.add_argument("--works", type=int, default=0, help="literary works after the people (authors, genres; default 0)")
+    ap.add_argument(
+        "--evolve",
+        metavar="FIRST",
+        help="write a second dump from FIRST (an N-Triples dump this wrote) with --changes of its facts changed, and DUMP.changes.jsonl (perf.evolve)",
+    )
+    ap.add_argument("--changes", type=float, default=0.05, help="with --evolve: the share of FIRST's item claims drawn for a change (default 0.05)")
     ap.add_argument("-o", "--output", required=True, metavar="DUMP", help="the dump to write; .gz, .bz2 or .zst at its end compresses it")
     return ap
 
 
 def main() -> None:
     args = parser().parse_args()
+    if args.evolve:
+        from .evolve import evolve
+
+        print(json.dumps(evolve(Path(args.evolve), Path(args.output), args.changes, args.seed)))
+        return
     counts = write_dump(
         Path(args.output),
         args.people,
