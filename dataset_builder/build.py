@@ -30,6 +30,7 @@ from kalma.classes import ANY, CLASSES, PROPERTY_ID, EntityClass, entity_class, 
 from kalma.errors import Interrupted
 from kalma.jsonl import write_jsonl
 from kalma.kg import KnowledgeSource, open_source
+from kalma.kg.version import kg_version
 from kalma.models import get_llm, get_scorer
 from kalma.models.openai_backend import reachable_first
 from kalma.provenance import provenance
@@ -236,7 +237,9 @@ def build(
     )
     stem = Path(records).stem
     dump = getattr(source, "meta", {}).get("dump")  # a local Wikidata: the dump it was imported from
-    header = provenance(config=config, window=window, records=accounted, trace_file=trace_file.name, **({"kg_dump": dump} if dump else {}))
+    header = provenance(
+        config=config, window=window, records=accounted, trace_file=trace_file.name, **({"kg_dump": dump} if dump else {}), kg_version=kg_version(cfg.kg)
+    )
     with (
         ResumableOutput(trace_file, "build_trace", BuildTrace, lambda t: t.entry_id, run, header, overwrite=overwrite) as traces,
         ResumableOutput(out, "dataset", DatasetEntry, lambda e: e.id, run, header, overwrite=overwrite) as output,
