@@ -106,3 +106,35 @@ MUTATIONS = (
         ("tests/e2e/test_judge_sensitivity.py::test_a_geval_judge_scoring_its_own_answers_is_said_in_one_line",),
     ),
 )
+# issue 65 §1 (tests/unit/test_audit_65.py, tests/e2e/test_audit_65.py)
+AUDIT_UNIT = "tests/unit/test_audit_65.py"
+MUTATIONS += (
+    Mutation(
+        "a contradictory value of another class than the true value's (a city replaced by a person)",
+        SRC,
+        "if c.value_type == t.value_type and not self.true_of(t.subject, p, c) and (not mine or self.classes.get(c.value, set()) & mine)",
+        "if c.value_type == t.value_type and not self.true_of(t.subject, p, c)",
+        (f"{AUDIT_UNIT}::test_a_contradictory_value_is_of_the_true_values_class",),
+    ),
+    Mutation(
+        "a replacement checked against the subject's values by id only, not by label",
+        SRC,
+        "        return value.value in known or normalize_text(value.value_label).lower() in known",
+        "        return value.value in known",
+        (f"{AUDIT_UNIT}::test_a_replacement_named_like_a_true_value_is_no_contradiction",),
+    ),
+    Mutation(
+        "a stated value found as a substring ('male' in 'female')",
+        SRC,
+        '    return any(re.search(rf"(?<!\\w){re.escape(_folded(n))}(?!\\w)", text) for n in names if n.strip())',
+        "    return any(_folded(n) in text for n in names if n.strip())",
+        (f"{AUDIT_UNIT}::test_a_stated_value_is_found_as_a_whole_word_accents_folded",),
+    ),
+    Mutation(
+        "a stated value found without folding accents",
+        SRC,
+        '    return "".join(c for c in unicodedata.normalize("NFKD", normalize_text(text).lower()) if not unicodedata.combining(c))',
+        "    return normalize_text(text).lower()",
+        (f"{AUDIT_UNIT}::test_a_stated_value_is_found_as_a_whole_word_accents_folded",),
+    ),
+)

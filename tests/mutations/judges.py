@@ -379,3 +379,20 @@ MUTATIONS += (
         JUDGE,
     ),
 )
+# issue 65 §1
+MUTATIONS += (
+    Mutation(
+        "AlignScore's chunks of 300 words (a document of 300-349 words in two chunks)",
+        "kalma/models/checkers.py",
+        "max_length, chunk_size = 512, 350",
+        "max_length, chunk_size = 512, 300",
+        ("tests/unit/test_checkers.py::test_alignscore_keeps_a_document_under_350_words_in_one_chunk",),
+    ),
+    Mutation(
+        "the tuning grid in steps of 0.02",
+        "evaluation/judge_quality.py",
+        "GRID = [i / 100 for i in range(1, 100)]",
+        "GRID = [i / 100 for i in range(1, 100, 2)]",
+        ("tests/unit/test_judge_quality.py::test_the_tuning_grid_is_every_hundredth_from_001_to_099",),
+    ),
+)

@@ -325,3 +325,14 @@ MUTATIONS += (
         ("tests/e2e/test_first_contact_7.py::test_kalma_answer_asks_no_empty_general_question",),
     ),
 )
+# issue 65 §1 (tests/unit/test_audit_65.py)
+AUDIT65 = "tests/unit/test_audit_65.py"
+MUTATIONS += (
+    Mutation(
+        "kalma compare's paired interval at 90% while it records and prints 95%",
+        "evaluation/uncertainty.py",
+        "        low, high, undefined = _interval(diffs, level)",
+        "        low, high, undefined = _interval(diffs, 0.9)",
+        (f"{AUDIT65}::test_the_paired_interval_is_at_the_level_it_records",),
+    ),
+)

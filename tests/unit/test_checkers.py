@@ -218,6 +218,14 @@ def test_each_checker_chunks_and_cuts_at_its_authors_sizes(models):
     assert limits == {"minicheck-t5": 2048, "minicheck-roberta": 512, "minicheck-deberta": 2048, "factcg": 2048, "alignscore": 512, "hhem": None}
 
 
+def test_alignscore_keeps_a_document_under_350_words_in_one_chunk(models):
+    """AlignScore's chunks are one per 350 words: a document of 320 words (between 300 and 350) is
+    one chunk, one of 360 two."""
+    sentence = "She painted the old city near the river at dawn."  # 10 words
+    ent = get_entailment(cm.specs(models)["alignscore"])
+    assert [len(ent.inputs([(" ".join([sentence] * k), PAIR[1])])) for k in (32, 36)] == [1, 2]
+
+
 def test_a_claim_only_the_last_chunk_supports_is_found(models):
     """A long document is cut into chunks, each scored; the pair's score is their maximum, so the
     chunk that scores highest wins wherever it is: here the last."""

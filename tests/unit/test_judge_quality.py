@@ -297,3 +297,4 @@ def test_the_tuning_grid_is_every_hundredth_from_001_to_099():
     assert tune([1, 0], [0.015, 0.005]) == (0.01, 1.0)
     assert tune([1, 0], [0.375, 0.365]) == (0.37, 1.0)
     assert tune([1, 0], [0.995, 0.985]) == (0.99, 1.0)
+    assert tune([1, 0], [0.425, 0.415]) == (0.42, 1.0)  # an even hundredth: a grid in steps of 0.02 misses it

@@ -1,0 +1,88 @@
+"""Issue 65 §1: behaviours of the judge, class and statistics code that each have a test here failing
+when they break (the mutations are kept in tests/mutations/), on cases where the wrong computation
+gives another answer."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from evaluation.uncertainty import paired
+
+
+def _micro(s):
+    return s["hit"] / s["n"]
+
+
+def test_the_paired_interval_is_at_the_level_it_records():
+    """On six entries, every one of the 6^6 joint resamples enumerated: the paired interval of A - B
+    is their 2.5th and 97.5th percentiles (a 90% interval lies ~0.03 inside on both ends)."""
+    a = {"hit": np.array([3.0, 1.0, 4.0, 0.0, 2.0, 5.0]), "n": np.array([4.0, 2.0, 5.0, 1.0, 4.0, 5.0])}
+    b = {"hit": np.array([3.0, 0.0, 3.0, 1.0, 2.0, 4.0]), "n": np.array([4.0, 3.0, 5.0, 2.0, 4.0, 5.0])}
+    every = np.array(list(itertools.product(range(6), repeat=6)))
+    w = np.stack([np.bincount(row, minlength=6) for row in every]).astype(float)
+    diffs = _micro({k: w @ v for k, v in a.items()}) - _micro({k: w @ v for k, v in b.items()})
+    low, high = np.quantile(diffs, [0.025, 0.975])
+    got = paired(a, b, {"micro": _micro}, resamples=20_000, seed=5)["micro"]
+    assert got.level == 0.95 and got.low == pytest.approx(low, abs=0.01) and got.high == pytest.approx(high, abs=0.01)
+
+
+# ---------------------------------------------------------------- judge pairs: replacement values
+
+WORLD_TTL = """
+@prefix wd: <http://www.wikidata.org/entity/> .
+@prefix wdt: <http://www.wikidata.org/prop/direct/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix wikibase: <http://wikiba.se/ontology#> .
+wd:P31 wikibase:directClaim wdt:P31 ; rdfs:label "instance of"@en .
+wd:P138 wikibase:directClaim wdt:P138 ; rdfs:label "named after"@en .
+wd:P19 wikibase:directClaim wdt:P19 ; rdfs:label "place of birth"@en .
+wd:Q5 rdfs:label "human"@en .
+wd:Q515 rdfs:label "city"@en .
+wd:Q900000001 rdfs:label "Ada Roe"@en ; wdt:P31 wd:Q5 ; wdt:P138 wd:Q900000101 ; wdt:P19 wd:Q900000101 .
+wd:Q900000002 rdfs:label "Ben Moss"@en ; wdt:P31 wd:Q5 ; wdt:P138 wd:Q900000201 ; wdt:P19 wd:Q900000103 .
+wd:Q900000003 rdfs:label "Cy Lake"@en ; wdt:P31 wd:Q5 ; wdt:P138 wd:Q900000102 ; wdt:P19 wd:Q900000102 .
+wd:Q900000101 rdfs:label "Springfield"@en ; wdt:P31 wd:Q515 .
+wd:Q900000102 rdfs:label "Ravenna"@en ; wdt:P31 wd:Q515 .
+wd:Q900000103 rdfs:label "Springfield"@en ; wdt:P31 wd:Q515 .
+wd:Q900000201 rdfs:label "Dora Finch"@en ; wdt:P31 wd:Q5 .
+"""
+ADA = "Q900000001"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory):
+    from evaluation.judge_pairs import World
+    from kalma.kg import open_source
+
+    path = tmp_path_factory.mktemp("world") / "kg.ttl"
+    path.write_text(WORLD_TTL, encoding="utf-8")
+    return World.of(open_source(f"rdflib:{path}"), [ADA, "Q900000002", "Q900000003"])
+
+
+def _replacements(world, prop: str) -> set[str]:
+    from kalma.seeds import rng
+
+    (t,) = [t for t in world.graphs[ADA].triples if t.relation == prop]
+    return {r.value for k in range(40) if (r := world.replacement(t, rng(k, "audit"))) is not None}
+
+
+def test_a_contradictory_value_is_of_the_true_values_class(world):
+    """Ada is named after the city Springfield; the KG's other values of "named after" are the city
+    Ravenna and the person Dora Finch: the replacement is always Ravenna, never the person."""
+    assert _replacements(world, "P138") == {"Q900000102"}
+
+
+def test_a_replacement_named_like_a_true_value_is_no_contradiction(world):
+    """Ada was born in Springfield (Q900000101); Ben in another city also labelled Springfield
+    (Q900000103): a sentence saying Ada was born in Springfield is true, so only Ravenna replaces it."""
+    assert _replacements(world, "P19") == {"Q900000102"}
+
+
+def test_a_stated_value_is_found_as_a_whole_word_accents_folded():
+    from evaluation.judge_pairs import mentions
+
+    assert not mentions("Ada Roe is female.", ["male"]) and mentions("Ada Roe is male.", ["male"])
+    assert mentions("She was born in Dala.", ["Dála"]) and mentions("She was born in Dála.", ["Dala"])
