@@ -19,7 +19,8 @@ knowledge holds for that relation (`Love, Death: Robots`). Quotes around a label
 value the entry does not hold with its quotes, are not part of it (`"place of birth": "Rome"`).
 `[`, `]` and `\\` in a value are written with a backslash.
 
-Sentences end at a full stop (not an abbreviation, initial or decimal), a blank line, a list
+Sentences end at a full stop (not an abbreviation of the answer's language, initial, decimal or,
+in German, ordinal: `kalma.languages.text`), a blank line, a list
 item (`- `, `• `, `1. `, `2) `: models write lists without full stops), and a line whose last
 token is a citation when the next line does not go on in lower case. An item's marker is not
 part of its sentence.
@@ -43,6 +44,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .languages import DEFAULT_LANGUAGE
+from .languages.text import ENGLISH, TextRules, rules
 from .properties import NAME_RELATION, Vocabulary, relation_norm
 from .schema import normalize_text
 
@@ -80,10 +83,7 @@ _WRAPPED_RE = re.compile(r"(\[{2,})([^\[\]\\]*)(\]+)")
 _UNESCAPE_RE = re.compile(r"\\([\\\[\]])")
 _EMPTY_RUN_RE = re.compile(r",(?:[ \t\n]*,)+")
 
-ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof st jr sr vs etc no mt gen col lt sgt capt rev hon inc ltd co fr sen rep gov pres "
-    "e.g i.e ca cf approx dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
+ABBREVIATIONS = ENGLISH.abbreviations  # each language's are `kalma.languages.text`'s
 _ABBREVIATION_SPAN = 12  # looking further back than any abbreviation keeps splitting linear
 
 
@@ -554,9 +554,11 @@ _EMPTY_PARENS_RE = re.compile(r"\(\s*\)")
 _MASK = " "  # what a citation reads as in the masked text; brackets are tracked by position
 
 
-def _is_abbreviation(masked: str, stop: int) -> bool:
+def _is_abbreviation(masked: str, stop: int, lang: TextRules = ENGLISH) -> bool:
     if masked[stop] != ".":
         return False
+    if lang.abbreviation_at(masked, stop) or lang.ordinal_at(masked, stop):  # "p. ex.", "z. B.", "am 1. Mai"
+        return True
     floor = max(0, stop - _ABBREVIATION_SPAN - 1)
     j = stop
     while j > floor and (masked[j - 1].isalpha() or masked[j - 1] == "."):
@@ -568,7 +570,7 @@ def _is_abbreviation(masked: str, stop: int) -> bool:
         return True
     if "." in word and all(len(p) == 1 for p in word.split(".")):  # a dotted acronym: "S.S. Lazio", "D.C."
         return True
-    return word.lower().rstrip(".") in ABBREVIATIONS
+    return word.lower().rstrip(".") in lang.abbreviations
 
 
 def _in_list_marker(masked: str, stop: int) -> bool:
@@ -593,7 +595,7 @@ def _line_ends(masked: str, masks: set[int]) -> list[int]:
     return ends
 
 
-def _sentence_ends(masked: str, masks: set[int]) -> list[int]:
+def _sentence_ends(masked: str, masks: set[int], lang: TextRules = ENGLISH) -> list[int]:
     """Offsets just past each sentence (its trailing citations included)."""
     ends: list[int] = []
     n = len(masked)
@@ -601,7 +603,7 @@ def _sentence_ends(masked: str, masks: set[int]) -> list[int]:
         j = m.end()
         if j < n and j not in masks and not masked[j].isspace():
             continue  # "3.5", "a.b": a stop that text follows directly ends nothing
-        if _is_abbreviation(masked, m.start()) or _in_list_marker(masked, m.start()):
+        if _is_abbreviation(masked, m.start(), lang) or _in_list_marker(masked, m.start()):
             continue
         last = ends[-1] if ends else 0
         if m.start() - last <= 8 and masked[last : m.start()].strip().isdigit():  # "… Rome. 2. Died …": an item number
@@ -632,11 +634,12 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+([.,;:!?…])", r"\1", normalize_text(text))
 
 
-def parse_answer(text: str, vocabulary: VocabularyLike = None) -> ParsedAnswer:
+def parse_answer(text: str, vocabulary: VocabularyLike = None, language: str = DEFAULT_LANGUAGE) -> ParsedAnswer:
     """Split `text` into sentences (citations masked first) and parse each one's citations.
 
     `vocabulary`: what the entry knows (see `kalma.properties`); a list of relation labels
-    also works; None uses the built-in property table.
+    also works; None uses the built-in property table. `language`: whose abbreviations and
+    ordinals end no sentence (`kalma.languages.text`); the markup is the same in every language.
     """
     brackets, stray = find_brackets(text, vocabulary)
     # The masked text: each bracket becomes one character; `where` maps it back.
@@ -663,7 +666,7 @@ def parse_answer(text: str, vocabulary: VocabularyLike = None) -> ParsedAnswer:
 
     sentences: list[Sentence] = []
     start = 0
-    for end in _sentence_ends(masked, set(where)) + [len(masked)]:
+    for end in _sentence_ends(masked, set(where), rules(language)) + [len(masked)]:
         if end <= start:
             continue
         lo, hi = bisect.bisect_left(mask_positions, start), bisect.bisect_left(mask_positions, end)
@@ -701,9 +704,9 @@ def parse_answer(text: str, vocabulary: VocabularyLike = None) -> ParsedAnswer:
     return ParsedAnswer(sentences=sentences, errors=errors)
 
 
-def strip_citations(text: str) -> str:
+def strip_citations(text: str, language: str = DEFAULT_LANGUAGE) -> str:
     """The answer's prose with all citation markup removed."""
-    return " ".join(s.clean for s in parse_answer(text).sentences)
+    return " ".join(s.clean for s in parse_answer(text, language=language).sentences)
 
 
 # ---------------------------------------------------------------- formatting

@@ -56,6 +56,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import BackendError
+from ..languages import DEFAULT_LANGUAGE, get_language
+from ..languages.text import rules as text_rules
 from .base import Entailment, Message
 from .hf import _Classified, pad_id
 from .judge import LLMJudgeEntailment
@@ -84,26 +86,35 @@ T5_NO, T5_YES = 3, 209  # MiniCheck-Flan-T5's read-out: Flan-T5's ids of its "no
 
 
 @functools.cache
-def _punkt() -> tuple[Callable[[str], list[str]], str]:
-    """NLTK's Punkt sentence splitter and its name: the English model when installed, else Punkt's
-    untrained rules (no learned abbreviations: "Dr." ends a sentence)."""
+def _punkt(language: str = DEFAULT_LANGUAGE) -> tuple[Callable[[str], list[str]], str]:
+    """NLTK's Punkt sentence splitter and its name: the language's model when installed, else
+    Punkt's untrained rules (no learned abbreviations: "Dr." ends a sentence), given the
+    language's own abbreviations and ordinals (`kalma.languages.text`) for any but English."""
     import nltk
-    from nltk.tokenize.punkt import PunktSentenceTokenizer
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
+    name = get_language(language).name.lower()  # punkt_tab's folders: english, french, german...
     try:
-        nltk.data.find("tokenizers/punkt_tab/english/")
-        return nltk.sent_tokenize, "NLTK punkt_tab english"
+        nltk.data.find(f"tokenizers/punkt_tab/{name}/")
+        return functools.partial(nltk.sent_tokenize, language=name), f"NLTK punkt_tab {name}"
     except LookupError:
-        return PunktSentenceTokenizer().tokenize, "NLTK Punkt untrained (no punkt_tab installed)"
+        if language == DEFAULT_LANGUAGE:
+            return PunktSentenceTokenizer().tokenize, "NLTK Punkt untrained (no punkt_tab installed)"
+    lang = text_rules(language)
+    params = PunktParameters()
+    # Punkt's types: a word's lower case without its final stop; a phrase ("z. b.") is a type per word
+    params.abbrev_types = set(lang.abbreviations) | {w.rstrip(".") for p in lang.phrases for w in p.split()}
+    params.collocations = {("##number##", w) for w in lang.ordinal_words}  # "1. Mai": the stop is the ordinal's
+    return PunktSentenceTokenizer(params).tokenize, f"NLTK Punkt untrained with KaLMA's {lang.code} abbreviations (no punkt_tab {name} installed)"
 
 
-def sentences(text: str) -> list[str]:
-    """The sentences of `text`, as the checkers' authors split them (`_punkt`)."""
-    return _punkt()[0](text)
+def sentences(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The sentences of `text`, as the checkers' authors split them (`_punkt`), in `language`."""
+    return _punkt(language)[0](text)
 
 
-def splitter() -> str:
-    return _punkt()[1]
+def splitter(language: str = DEFAULT_LANGUAGE) -> str:
+    return _punkt(language)[1]
 
 
 def nltk_words(text: str) -> int:

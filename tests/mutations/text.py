@@ -1,0 +1,47 @@
+"""Text rules per language (kalma/languages/text.py and its users: the citation parser, the checkers'
+splitter, the lexical judge, the token-overlap metrics, NER and the evaluator's summary): each broken
+the way an English-only assumption creeps back in."""
+
+from __future__ import annotations
+
+from . import Mutation
+
+TEXT = "tests/unit/test_language_text.py"
+
+MUTATIONS = (
+    Mutation(
+        'French sentences split at "p. ex." (abbreviations of several words ignored)',
+        "kalma/citations.py",
+        "    if lang.abbreviation_at(masked, stop) or lang.ordinal_at(masked, stop):",
+        "    if lang.ordinal_at(masked, stop):",
+        (f"{TEXT}::test_french_m_and_p_ex_end_no_sentence",),
+    ),
+    Mutation(
+        'French sentences split at "M." (an initial\'s stop ends a sentence)',
+        "kalma/citations.py",
+        "    if len(word) == 1 and word.isupper():  # an initial",
+        "    if False:  # an initial",
+        (f"{TEXT}::test_french_m_and_p_ex_end_no_sentence",),
+    ),
+    Mutation(
+        "the citation parser splits every language with the English rules",
+        "kalma/citations.py",
+        "_sentence_ends(masked, set(where), rules(language))",
+        '_sentence_ends(masked, set(where), rules("en"))',
+        (f"{TEXT}::test_french_m_and_p_ex_end_no_sentence",),
+    ),
+    Mutation(
+        'German ordinals end a sentence ("am 29. Mai")',
+        "kalma/languages/text.py",
+        "        return m is not None and m.group(1).casefold() in self.ordinal_words",
+        "        return False",
+        (f"{TEXT}::test_german_abbreviations_and_ordinals",),
+    ),
+    Mutation(
+        "the checkers' Punkt splitter without the language's abbreviations",
+        "kalma/models/checkers.py",
+        "    return PunktSentenceTokenizer(params).tokenize, f",
+        "    return PunktSentenceTokenizer().tokenize, f",
+        (f"{TEXT}::test_checkers_punkt_takes_the_languages_abbreviations",),
+    ),
+)
