@@ -228,3 +228,46 @@ def build_cmd(
     )
     report = build(records, output, cfg, overwrite=overwrite, window=window)
     click.echo(dumps(report, indent=2, ensure_ascii=False))
+
+
+@dataset.command("check")
+@click.argument("dataset_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--kg", required=True, help="The newer knowledge source to check the entries against (wikidata-local:STORE, a snapshot, an endpoint).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the KG versions, the summary, every entry with its findings.")
+def check_cmd(dataset_file: str, kg: str, as_json: bool) -> None:
+    """Whether each entry still holds in KG: every fact of its minimum set and every entity it names
+    (unchanged, value changed, removed, merged, deleted, label changed). A table per stale or broken
+    entry and a summary; exit 1 when any entry is stale or broken (docs/time.md gives the rule)."""
+    from kalma.kg import open_source
+    from kalma.kg.version import kg_version
+
+    from .freshness import check_entries, check_json, check_languages, check_text, read_dataset
+
+    ds = read_dataset(dataset_file)
+    new = kg_version(kg)
+    check_languages(ds.built_on(), new, dataset_file)
+    checks = check_entries(ds.entries, ds.lines, open_source(kg))
+    click.echo(check_json(ds, new, checks) if as_json else check_text(ds, new, checks))
+    if any(c.status != "valid" for c in checks):
+        raise SystemExit(1)
+
+
+@dataset.command("refresh")
+@click.argument("dataset_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--kg", required=True, help="The newer knowledge source to make the dataset current for.")
+@click.option("--old-kg", default=None, help="The KG the dataset was built on, for a dataset whose header names none (made before kalma recorded it).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The refreshed dataset (its changelog is written beside it).")
+@NO_CACHE
+@OVERWRITE
+def refresh_cmd(dataset_file: str, kg: str, old_kg: str | None, output: str, overwrite: bool) -> None:
+    """Keep every still-valid entry byte for byte, rebuild the stale ones with the dataset's own seed
+    and settings (same ids), drop the broken ones with their reasons; a changelog beside OUTPUT, and
+    the header records both KG versions. A second refresh against the same KG changes nothing."""
+    from .build import beside
+    from .freshness import read_dataset, refresh
+
+    new_output(output, overwrite)
+    new_output(str(beside(output, "changelog")), overwrite)
+    done = refresh(read_dataset(dataset_file), kg, output, old_kg)
+    c = done["counts"]
+    click.echo(f"wrote {output}: {c['kept']} kept, {c['rebuilt']} rebuilt, {c['dropped']} dropped; changelog {done['changelog']}")

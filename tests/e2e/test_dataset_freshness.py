@@ -1,0 +1,139 @@
+"""Datasets over time (docs/time.md): a dataset built on an OLD snapshot, checked against a NEW one
+(hand-made from it, so the test knows each change), refreshed, and refreshed again."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kalma.cli import main
+from kalma.jsonl import read_jsonl
+from kalma.kg import demo_snapshot_path
+from kalma.schema import DatasetEntry
+from perf.random_models import build_causal
+
+RECORDS = Path(__file__).resolve().parents[2] / "dataset_builder" / "data" / "demo_records.jsonl"
+# what NEW changes of OLD: a label, a value, a fact removed; NEW_DELETED also deletes an entity
+RENAMED = {"Q220": ("Rome", "Roma")}
+CHANGED = {("Q6439494", "P19"): ("Madrid", "Naples")}
+REMOVED = {("Q85907", "P106")}
+DELETED = "Q68753"  # Oscar Hertwig: every line of his gone
+EDITS = (
+    ('wd:Q220 rdfs:label "Rome"@en', 'wd:Q220 rdfs:label "Roma"@en'),
+    ("wdt:P19 wd:Q2807 ; wdt:P413 v:forward .", "wdt:P19 wd:Q2634 ; wdt:P413 v:forward ."),
+    ("wdt:P106 v:biologist ; wdt:P185 v:prowazek ;", "wdt:P185 v:prowazek ;"),
+)
+
+
+def _new_snapshot(old: Path, new: Path, delete: bool = False) -> None:
+    text = old.read_text()
+    for before, after in EDITS:
+        assert text.count(before) == 1
+        text = text.replace(before, after)
+    if delete:
+        start = text.index(f"wd:{DELETED} rdfs:label")
+        text = text[:start] + text[text.index(" .\n", start) + 3 :]
+        assert f"wd:{DELETED} rdfs:label" not in text and f"wd:{DELETED} ." in text  # facts naming him as a value remain
+    new.write_text(text)
+
+
+def expected(entry: DatasetEntry, deleted: bool = False) -> str:
+    """The rule of docs/time.md, from the changes above: broken, stale or valid."""
+    named = set(entry.people) | {t.subject for t in entry.minimum_set or []} | {t.value for t in entry.minimum_set or []}
+    facts = {(t.subject, t.relation, t.value_label) for t in entry.minimum_set or []}
+    if DELETED in named and deleted or any((s, p) in REMOVED for s, p, _ in facts):
+        return "broken"
+    if named & set(RENAMED) or any((s, p, old) in facts for (s, p), (old, _) in CHANGED.items()):
+        return "stale"
+    return "valid"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("freshness")
+    old, new = work / "old.ttl", work / "new.ttl"
+    shutil.copy(demo_snapshot_path(), old)
+    _new_snapshot(old, new)
+    _new_snapshot(old, work / "new-deleted.ttl", delete=True)
+    lm = "hf:" + str(build_causal(work / "lm"))
+    ds = work / "ds.jsonl"
+    res = CliRunner().invoke(main, ["build", "--records", str(RECORDS), "--kg", str(old), "--lm", lm, "--rounds", "1", "-o", str(ds)])
+    assert res.exit_code == 0, res.output
+    return {"old": old, "new": new, "deleted": work / "new-deleted.ttl", "ds": ds, "work": work}
+
+
+def _check(ds: Path, kg: Path | str) -> tuple[int, dict[str, Any]]:
+    res = CliRunner().invoke(main, ["dataset", "check", str(ds), "--kg", str(kg), "--json"])
+    return res.exit_code, json.loads(res.output)
+
+
+def test_check_names_exactly_the_entries_the_changes_touched(world: dict[str, Any]) -> None:
+    entries = list(read_jsonl(world["ds"], DatasetEntry, kind="dataset"))
+    header = json.loads(world["ds"].read_text().splitlines()[0])["kalma"]["provenance"]
+    assert header["kg_version"]["digest"].startswith("sha256:") and header["kg_version"]["kind"] == "rdflib"
+    code, found = _check(world["ds"], world["new"])
+    want = {e.id: expected(e) for e in entries}
+    assert {e["id"]: e["status"] for e in found["entries"]} == want
+    assert set(want.values()) == {"valid", "stale", "broken"} and code == 1  # every status is exercised
+    assert found["summary"] == {"entries": len(entries), **{s: list(want.values()).count(s) for s in ("valid", "stale", "broken")}}
+    kinds = {(f["kind"], f["entity"], f["pid"], f["old"], f["new"]) for e in found["entries"] for f in e["findings"]}
+    for (s, p), (old, new) in CHANGED.items():
+        if any(t.subject == s and t.relation == p for e in entries for t in e.minimum_set or []):
+            assert ("value changed", s, p, old, new) in kinds  # a value changed: not a removal plus an addition
+    assert ("label changed", "Q220", None, "Rome", "Roma") in kinds
+    # an entity gone: every entry naming it broken, the finding naming it
+    code, gone = _check(world["ds"], world["deleted"])
+    assert {e["id"]: e["status"] for e in gone["entries"]} == {e.id: expected(e, deleted=True) for e in entries}
+    assert any(f["kind"] == "deleted" and f["entity"] == DELETED for e in gone["entries"] for f in e["findings"])
+    # against the KG it was built on, every entry holds
+    code, same = _check(world["ds"], world["old"])
+    assert code == 0 and same["summary"]["valid"] == len(entries)
+    text = CliRunner().invoke(main, ["dataset", "check", str(world["ds"]), "--kg", str(world["new"])]).output
+    assert re.search(r"\d+ entries: \d+ fully valid, \d+ stale .*, \d+ broken", text) and "| finding | entity | property | old | new |" in text
+
+
+def test_refresh_keeps_valid_entries_byte_for_byte_and_a_second_refresh_changes_nothing(world: dict[str, Any]) -> None:
+    ds, new, work = world["ds"], world["new"], world["work"]
+    out, again = work / "refreshed.jsonl", work / "again.jsonl"
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(ds), "--kg", str(new), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    old_lines = ds.read_bytes().splitlines(keepends=True)[1:]
+    entries = list(read_jsonl(ds, DatasetEntry, kind="dataset"))
+    status = {e.id: expected(e) for e in entries}
+    got = {json.loads(line)["id"]: line for line in out.read_bytes().splitlines(keepends=True)[1:]}
+    for e, line in zip(entries, old_lines):
+        if status[e.id] == "valid":
+            assert got[e.id] == line  # byte for byte
+        elif status[e.id] == "broken":
+            assert e.id not in got
+    rebuilt = [e for e in entries if status[e.id] == "stale"]
+    assert rebuilt and all(e.id in got and got[e.id] != line for e, line in zip(entries, old_lines) if status[e.id] == "stale")
+    assert [json.loads(x)["id"] for x in out.read_bytes().splitlines()[1:]] == [e.id for e in entries if status[e.id] != "broken"]  # same ids, same order
+    header = json.loads(out.read_text().splitlines()[0])["kalma"]["provenance"]
+    assert header["refreshed"]["from"]["spec"] == str(world["old"]) and header["refreshed"]["kg_version"]["spec"] == str(new)
+    log = [json.loads(x) for x in (work / "refreshed.changelog.jsonl").read_text().splitlines()]
+    assert {x["id"]: x["action"] for x in log[1:]} == {i: {"valid": "kept", "stale": "rebuilt", "broken": "dropped"}[s] for i, s in status.items()}
+    assert all(x["why"].startswith("broken (") for x in log[1:] if x["action"] == "dropped")
+    code, checked = _check(out, new)
+    assert code == 0, checked  # the refreshed dataset holds in NEW
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(out), "--kg", str(new), "-o", str(again)])
+    assert res.exit_code == 0 and again.read_bytes() == out.read_bytes()
+
+
+def test_bad_input_ends_in_one_line(world: dict[str, Any], tmp_path: Path) -> None:
+    lines = world["ds"].read_text().splitlines(keepends=True)
+    head = json.loads(lines[0])
+    del head["kalma"]["provenance"]["kg_version"]
+    before = tmp_path / "before.jsonl"
+    before.write_text(json.dumps(head) + "\n" + "".join(lines[1:]))
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(before), "--kg", str(world["new"]), "-o", str(out)], standalone_mode=True)
+    assert res.exit_code != 0 and "names no KG version" in res.output and "--old-kg SPEC" in res.output and not out.exists()
+    res = CliRunner().invoke(main, ["dataset", "check", str(world["ds"]), "--kg", f"rdflib:{world['new']},lang=fr"])
+    assert res.exit_code != 0 and "labels are in en" in res.output and len(res.output.strip().splitlines()) == 1

@@ -1,0 +1,32 @@
+"""Datasets over time (docs/time.md): a dataset checked and refreshed against a newer KG, fresh
+entries, outdated claims; each broken the way a wrong rule would be."""
+
+from __future__ import annotations
+
+from . import Mutation
+
+FRESHNESS = "tests/e2e/test_dataset_freshness.py"
+
+MUTATIONS = (
+    Mutation(
+        "a stale entry kept as valid (findings that leave it rebuildable ignored)",
+        "dataset_builder/freshness.py",
+        '    return "stale" if findings else "valid"',
+        '    return "valid"',
+        (f"{FRESHNESS}::test_check_names_exactly_the_entries_the_changes_touched",),
+    ),
+    Mutation(
+        "a changed value checked as a removal (the fact's successor not looked for)",
+        "dataset_builder/freshness.py",
+        "    if successors:\n",
+        "    if False:\n",
+        (f"{FRESHNESS}::test_check_names_exactly_the_entries_the_changes_touched",),
+    ),
+    Mutation(
+        "refreshed entries renumbered (their records rebuilt at other lines)",
+        "dataset_builder/freshness.py",
+        '"".join((json.dumps(rows[n], ensure_ascii=False) if n in rows else "") + "\\n" for n in range(1, max(rows) + 1))',
+        '"".join(json.dumps(rows[n], ensure_ascii=False) + "\\n" for n in sorted(rows))',
+        (f"{FRESHNESS}::test_refresh_keeps_valid_entries_byte_for_byte_and_a_second_refresh_changes_nothing",),
+    ),
+)
