@@ -43,7 +43,8 @@ class TextRules:
     phrases: tuple[str, ...] = ()
     # words a one- or two-digit number's stop stands before when the number is an ordinal ("1. Mai", "19. Jahrhundert")
     ordinal_words: frozenset[str] = frozenset()
-    stopwords: frozenset[str] = frozenset()  # function words: no content of their own (lexical judge, relevance)
+    # function words: no content of their own (lexical judge, relevance); an elided clitic is read as the word after it instead
+    stopwords: frozenset[str] = frozenset()
     articles: frozenset[str] = frozenset()  # removed by instruct-qa's normalisation (SQuAD's a/an/the)
     # clitics written elided before a vowel ("l'", "d'", "qu'"): read as the word they stand before
     elisions: frozenset[str] = frozenset()
@@ -139,9 +140,9 @@ FRENCH = TextRules(
     abbreviations=_words("mme mmes mlle mlles mgr dr pr st ste av apr env cf etc vol chap éd p pp nº ca janv févr avr juil sept oct nov déc"),
     phrases=("p. ex.", "av. j.-c.", "apr. j.-c.", "c.-à-d.", "n. b."),
     stopwords=_words(
-        "le la les l un une des du de d au aux et ou mais ni car donc or à en dans sur sous par pour avec sans chez vers entre "
-        "est était sont étaient fut furent a ont avait avaient été être ce cet cette ces c il elle ils elles on se s son sa ses "
-        "leur leurs lui y qui que qu quoi dont où quand comment pourquoi ne n pas plus aussi que je j me m te t nous vous"
+        "le la les un une des du de au aux et ou mais ni car donc or à en dans sur sous par pour avec sans chez vers entre "
+        "est était sont étaient fut furent a ont avait avaient été être ce cet cette ces il elle ils elles on se son sa ses "
+        "leur leurs lui y qui que quoi dont où quand comment pourquoi ne pas plus aussi je me te nous vous"
     ),
     articles=_words("le la les l un une des du au aux"),
     elisions=_words("l d j m n s t c qu jusqu lorsqu puisqu quoiqu presqu"),

@@ -44,4 +44,25 @@ MUTATIONS = (
         "    return PunktSentenceTokenizer().tokenize, f",
         (f"{TEXT}::test_checkers_punkt_takes_the_languages_abbreviations",),
     ),
+    Mutation(
+        "the lexical judge without accent folding",
+        "kalma/models/lexical.py",
+        '    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()',
+        "    text = text.lower()",
+        (f"{TEXT}::test_lexical_judge_folds_accents_and_case_in_french",),
+    ),
+    Mutation(
+        "the lexical judge ignores elision (l', qu' read as words)",
+        "kalma/models/lexical.py",
+        "    if not lang.elisions:\n        return None",
+        "    if True:\n        return None",
+        (f"{TEXT}::test_lexical_judge_reads_elision_in_french",),
+    ),
+    Mutation(
+        "the lexical judge reads English dates and function words in every language",
+        "kalma/models/lexical.py",
+        "        self.lang = rules(language)",
+        "        self.lang = rules()",
+        (f"{TEXT}::test_lexical_judge_reads_dates_and_function_words_in_the_language",),
+    ),
 )

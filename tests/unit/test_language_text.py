@@ -4,6 +4,8 @@ and the checkers' Punkt splitter, with English exactly as before languages."""
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +15,8 @@ from kalma import citations
 from kalma.citations import parse_answer, strip_citations
 from kalma.languages.text import rules
 from kalma.models.checkers import sentences, splitter
+from kalma.models.lexical import FUNCTION_WORDS, MONTHS, LexicalEntailment, date_forms, norm, shares_content_word
+from kalma.schema import ISO_DATE_RE
 from tests.conftest import SHARED
 
 ENTITIES = SHARED / "data" / "wikidata-entities"
@@ -193,3 +197,75 @@ def test_english_splitting_is_the_old_splitters(words, masks):
 def test_english_parse_is_language_en(text):
     a, b = parse_answer(text), parse_answer(text, language="en")
     assert [(s.start, s.end, s.clean) for s in a.sentences] == [(s.start, s.end, s.clean) for s in b.sentences]
+
+
+# ---------------------------------------------------------------- the lexical judge in the language
+
+
+def test_lexical_judge_folds_accents_and_case_in_french():
+    fr = LexicalEntailment(language="fr")
+    # French capitals often drop their accents: "ECOLE" is "École"
+    assert fr.score("Il fut élève de l'ECOLE NORMALE SUPERIEURE.", "membre de: École normale supérieure") == 1.0
+    assert fr.score("Il vécut à GENÈVE.", "résidence: Genève") == 1.0
+    assert fr.score("Il vécut à Lyon.", "résidence: Genève") == 0.0
+
+
+def test_lexical_judge_reads_elision_in_french():
+    fr, en = LexicalEntailment(language="fr"), LexicalEntailment()
+    premise, hypothesis = "Le siège de cette organisation est à Genève.", "L'organisation siège à Genève."
+    assert fr.score(premise, hypothesis) == 1.0  # "l'organisation" is "organisation"
+    assert en.score(premise, hypothesis) < 1.0  # English reads an "l" the premise lacks
+    assert fr.score("Elle travaillait jusqu'à Noël.", "Elle travaillait à Noël.") == 1.0
+    # relevance: an elided "qu'" is no content word the sentence shares with the question
+    assert not shares_content_word("Qu'importe.", "Qu'a-t-il écrit ?", rules("fr"))
+    assert shares_content_word("Qu'importe.", "Qu'a-t-il écrit ?")  # English's reading
+    assert shares_content_word("Il a écrit des romans.", "Qu'a-t-il écrit ?", rules("fr"))
+
+
+def test_lexical_judge_reads_dates_and_function_words_in_the_language():
+    assert LexicalEntailment(language="fr").score("Il est né le 1er juillet 1596 à Rome.", "date de naissance: 1596-07-01") == 1.0
+    assert LexicalEntailment().score("Il est né le 1er juillet 1596 à Rome.", "date de naissance: 1596-07-01") == 0.0
+    assert LexicalEntailment(language="de").score("Er wurde am 8. Juli 1596 in Rom geboren.", "Geburtsdatum: 1596-07-08") == 1.0
+    assert LexicalEntailment(language="es").score("Nació el 8 de julio de 1596 en Roma.", "fecha de nacimiento: 1596-07-08") == 1.0
+    assert LexicalEntailment(language="fr").score("Jules César mourut en 44 av. J.-C.", "date de décès: -0044-03-15") == 0.0
+    assert LexicalEntailment(language="fr").score("Jules César mourut le 15 mars 44 av. J.-C.", "date de décès: -0044-03-15") == 1.0
+    # a free sentence: the share of its content words, French function words ("est", "à") left out
+    assert LexicalEntailment(language="fr").score("Marie Curie vivait à Paris.", "Marie Curie est à Varsovie.") == 2 / 3
+    assert LexicalEntailment(language="fr").spec == "lexical:language=fr" and LexicalEntailment().spec == "lexical"
+
+
+_OLD_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+_OLD_FUNCTION_WORDS = frozenset(
+    "a an the and or but of in on at to for from by with as is was were are be been being it its he she his her "
+    "they their them this that these those which who whom whose what when where why how not no also than then".split()
+)
+
+
+def _old_norm(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    text = re.sub(r"(?<=\d)[,\u202f ](?=\d{3}\b)", "", text)
+    text = re.sub(r"[^\w\s]", " ", text)
+    return f" {' '.join(text.split())} "
+
+
+def _old_date_forms(value: str) -> list[str] | None:
+    m = ISO_DATE_RE.match(value.strip())
+    if not m:
+        return None
+    bce, year, month, day = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    y = f"{year} bc" if bce else str(year)
+    if month == 1 and day == 1:
+        return [y]
+    if not 1 <= month <= 12:
+        return [y]
+    mon = _OLD_MONTHS[month - 1]
+    return [f"{mon} {day} {y}", f"{day} {mon} {y}", f"{year:04d} {month:02d} {day:02d}", f"{mon} {day:02d} {y}"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.booleans(), st.integers(1, 2100), st.integers(0, 13), st.integers(0, 31), st.text(alphabet="aé'’ l.,Qu1 AÉ\u0301\u202f0", max_size=30))
+def test_english_lexical_judge_is_the_old_one(bce, year, month, day, text):
+    value = f"{'-' if bce else ''}{year:04d}-{month:02d}-{day:02d}"
+    assert date_forms(value) == _old_date_forms(value) and MONTHS == _OLD_MONTHS and FUNCTION_WORDS == _OLD_FUNCTION_WORDS
+    assert norm(text) == norm(text, rules("en")) == _old_norm(text)
