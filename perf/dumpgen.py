@@ -310,10 +310,15 @@ def write_dump(
     organizations: int = 0,
     cities: int = 0,
     works: int = 0,
+    languages: tuple[str, ...] | None = None,
 ) -> dict[str, int]:
     """Write a dump of `n` people (and the vocabulary), then of the other classes asked for, as
     `fmt` (`nt` or `json`, plus `.gz`, `.bz2` or `.zst` by `out`'s suffix), and their relation
-    records; returns counts."""
+    records; returns counts. With `languages`, labels and aliases are written in those languages
+    as Wikidata has them (`perf.wikidata_labels`), some entities lacking one; without, every
+    label is the English one in eight languages, as before."""
+    from .wikidata_labels import in_languages
+
     release = release_people() if with_release else []
     counts = {"entities": 0, "lines": 0, "records": 0}
     rec_fh = records.open("w", encoding="utf-8") if records else None
@@ -322,13 +327,15 @@ def write_dump(
             fh.write(b"[\n")
         first = True
 
-        def emit(entity: dict[str, Any]) -> None:
+        def emit(entity: dict[str, Any], named: bool = False) -> None:
             nonlocal first
+            if languages:
+                entity = in_languages(entity, languages, named)
             if fmt == "json":
                 fh.write((b"" if first else b",\n") + json.dumps(entity, ensure_ascii=False, separators=(",", ":")).encode())
                 counts["lines"] += 1
             else:
-                lines = entity_nt(entity, LANGUAGES)
+                lines = entity_nt(entity, languages or LANGUAGES)
                 fh.write(("\n".join(lines) + "\n").encode())
                 counts["lines"] += len(lines)
             first = False
@@ -341,13 +348,13 @@ def write_dump(
             for entity in class_vocabulary():
                 emit(entity)
         for entity, links in people(n, seed, release):
-            emit(entity)
+            emit(entity, named=True)
             for a, rel, b in links:
                 if rec_fh:
                     rec_fh.write(json.dumps({"paragraph": f"{a}'s {rel} was {b}.", "person_a": a, "relation": rel, "person_b": b}) + "\n")
                 counts["records"] += 1
         for entity, links in others(organizations, cities, works, _person_qids(n, release), seed) if more else ():
-            emit(entity)
+            emit(entity, named=True)
             for a, pid, b in links:
                 if rec_fh:
                     said = f"{a}'s {CLASS_PROPERTIES[pid][0]} is {b}."
@@ -402,6 +409,12 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--changes", type=float, default=0.05, help="with --evolve: the share of FIRST's item claims drawn for a change (default 0.05)")
     ap.add_argument("-o", "--output", required=True, metavar="DUMP", help="the dump to write; .gz, .bz2 or .zst at its end compresses it")
+    ap.add_argument(
+        "--languages",
+        metavar="en,fr,de",
+        help="write labels and aliases in these languages as Wikidata has them (en, fr, de, es: perf.wikidata_labels), "
+        "some people, cities and organizations lacking one; default: the English label in eight languages",
+    )
     return ap
 
 
@@ -422,6 +435,7 @@ def main() -> None:
         organizations=args.organizations,
         cities=args.cities,
         works=args.works,
+        languages=tuple(lang.strip() for lang in args.languages.split(",") if lang.strip()) if args.languages else None,
     )
     print(json.dumps(counts))
 

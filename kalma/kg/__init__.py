@@ -48,9 +48,33 @@ def _full_spec(spec: str) -> str:
     return spec
 
 
-def open_source(spec: str) -> KnowledgeSource:
-    """Open a knowledge source from its spec string (see the module docstring)."""
-    return SOURCES.build(_full_spec(spec))
+def open_source(spec: str, language: str | None = None, label_fallback: str | None = None) -> KnowledgeSource:
+    """Open a knowledge source from its spec string (see the module docstring), answering in
+    `language` (a stage's `--language`; the spec's own `lang=` option must agree with it; None:
+    as the spec says, English by default) and, where `label_fallback` is given, in that language
+    for what has no label in `language`."""
+    return SOURCES.build(_full_spec(spec), **language_options(spec, language, label_fallback))
+
+
+def language_options(spec: str, language: str | None = None, label_fallback: str | None = None) -> dict[str, str]:
+    """The `lang` and `fallback` options a stage adds to `spec`; nothing for English with no
+    fallback, so that every source, another package's too, opens as it did before languages."""
+    from ..errors import ConfigError
+    from ..languages import check_tag
+    from ..registry import parse_spec
+
+    full = _full_spec(spec)
+    _, _, given = parse_spec(full, SOURCES.entry(full.partition(":")[0].partition(",")[0]).raw)
+    out = {}
+    for key, value, option in (
+        ("lang", language and check_tag(language), "--language"),
+        ("fallback", label_fallback and check_tag(label_fallback, "--label-fallback"), "--label-fallback"),
+    ):
+        if key in given and value and check_tag(given[key], f"--kg {spec}: {key}") != value:
+            raise ConfigError(f"--kg {spec}: {key}={given[key]} but {option} {value}: give one")
+        if key not in given and value and (key, value) != ("lang", "en"):
+            out[key] = value
+    return out
 
 
 def check_source(spec: str) -> None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
+from ..languages import check_tag
 from ..schema import EntityGraph, Triple
 from . import sparql
 
@@ -35,11 +37,51 @@ class Term(TypedDict, total=False):
 Row = dict[str, Term]
 
 
+# Wikidata's label language for a name valid in many languages (since 2024): it stands for every
+# language, so a source reads it for its language when that language has no label of its own.
+MUL = "mul"
+
+
+def label_languages(lang: str, fallback: str | None = None) -> tuple[str, ...]:
+    """The languages a source reads labels in, best first: its own, `mul`, then the fallback
+    the user allowed (`--label-fallback`), if any.
+
+    >>> label_languages("fr"), label_languages("fr", "en"), label_languages("en", "en")
+    (('fr', 'mul'), ('fr', 'mul', 'en'), ('en', 'mul'))
+    """
+    return tuple(dict.fromkeys((lang, MUL, *([fallback] if fallback else []))))
+
+
+@dataclass
+class LabelNotes:
+    """What a source could not label in its language, and what it labelled in the fallback: an
+    entity or property with no label in the language is never shown in another one silently."""
+
+    lang: str
+    fallback: str | None = None
+    missing: dict[str, str] = field(default_factory=dict)  # id -> why it has no label
+    fell_back: set[str] = field(default_factory=set)  # ids labelled in the fallback language
+
+    def saw(self, eid: str, used: str | None) -> None:
+        """`eid` was labelled in `used` (None: in none of the source's label languages)."""
+        if used is None:
+            also = f" nor in {self.fallback} (--label-fallback)" if self.fallback else " (--label-fallback en allows English)"
+            self.missing.setdefault(eid, f"no label in {self.lang}{' or mul' if self.lang != MUL else ''}{also}")
+        elif used == self.fallback and used not in (self.lang, MUL):
+            self.fell_back.add(eid)
+
+    def summary(self) -> dict[str, Any]:
+        """What a file's header records of the labels: the language, the fallback and its use."""
+        return {"language": self.lang, "label_fallback": self.fallback, "labels_missing": len(self.missing), "labels_from_fallback": len(self.fell_back)}
+
+
 class KnowledgeSource(Protocol):
     """What every stage may ask a knowledge graph."""
 
     name: str
     lang: str
+    fallback: str | None
+    notes: LabelNotes
 
     def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]: ...
     def subgraphs(self, qids: Iterable[str]) -> dict[str, EntityGraph]: ...
@@ -133,8 +175,11 @@ class SparqlSource(ABC):
     name = "sparql"
     batch_size = 50
 
-    def __init__(self, lang: str = "en"):
-        self.lang = lang
+    def __init__(self, lang: str = "en", fallback: str | None = None):
+        self.lang = check_tag(lang, f"{self.name}: lang")
+        self.fallback = check_tag(fallback, f"{self.name}: fallback") if fallback else None
+        self.langs = label_languages(self.lang, self.fallback)
+        self.notes = LabelNotes(self.lang, self.fallback)
         self.round_trips = 0
 
     @abstractmethod
@@ -155,16 +200,16 @@ class SparqlSource(ABC):
         return self._construct(query)
 
     def neighbourhood(self, qids: Sequence[str]) -> str:
-        return "".join(self.construct(sparql.snapshot_construct(chunk, self.lang)) for chunk in _chunks(list(qids), self.batch_size))
+        return "".join(self.construct(sparql.snapshot_construct(chunk, self.langs)) for chunk in _chunks(list(qids), self.batch_size))
 
     # ------------------------------------------------------------ protocol
 
     def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]:
-        """{name: sorted QIDs whose English label or alias equals it}; every name is a key."""
+        """{name: sorted QIDs whose label or alias in the source's languages equals it}; every name is a key."""
         names = list(dict.fromkeys(names))
         out: dict[str, set[str]] = {n: set() for n in names}
         for chunk in _chunks(names, self.batch_size):
-            for row in self.select(sparql.lookup_query(chunk, classes), ("item", "name")):
+            for row in self.select(sparql.lookup_query(chunk, classes, self.langs), ("item", "name")):
                 qid = iri_id(row["item"]["value"])
                 name = row["name"]["value"]
                 if qid and name in out:
@@ -178,10 +223,10 @@ class SparqlSource(ABC):
         graphs: dict[str, EntityGraph] = {}
         for chunk in _chunks(qids, self.batch_size):
             info = self._entity_info(chunk)
-            claims = self.select(sparql.subgraph_query(chunk, self.lang), ("item", "prop", "propLabel", "value"), {"item": chunk})
+            claims = self.select(sparql.subgraph_query(chunk, self.langs), ("item", "prop", "value"), {"item": chunk})
             triples: dict[str, list[Triple]] = {q: [] for q in chunk}
-            for row in claims:
-                t = self._row_to_triple(row, info)
+            for row in best_labelled(claims, self.langs, self.notes):
+                t = row_to_triple(row, info, self.lang)
                 if t is not None:
                     triples[t.subject].append(t)
             prop_aliases = self.property_aliases({t.relation for ts in triples.values() for t in ts if t.relation})
@@ -193,7 +238,7 @@ class SparqlSource(ABC):
         pids = sorted(set(pids), key=_qid_num)
         out: dict[str, set[str]] = {}
         for chunk in _chunks(pids, self.batch_size * 4):
-            for row in self.select(sparql.property_aliases_query(chunk, self.lang), ("prop", "alias")):
+            for row in self.select(sparql.property_aliases_query(chunk, self.langs), ("prop", "alias")):
                 pid = iri_id(row["prop"]["value"])
                 if pid:
                     out.setdefault(pid, set()).add(row["alias"]["value"])
@@ -267,26 +312,79 @@ class SparqlSource(ABC):
 
     def _entity_info(self, qids: Sequence[str]) -> Info:
         found = []
-        for row in self.select(sparql.entity_info_query(qids, self.lang), ("item", "kind", "text"), {"item": qids, "kind": ("label", "alias", "description")}):
+        for row in self.select(sparql.entity_info_query(qids, self.langs), ("item", "kind", "text"), {"item": qids, "kind": ("label", "alias", "description")}):
             q = iri_id(row["item"]["value"])
             if q:
-                found.append((q, row["kind"]["value"], row["text"]["value"]))
-        return entity_info(found)
-
-    def _row_to_triple(self, row: Row, info: Info) -> Triple | None:
-        return row_to_triple(row, info, self.lang)
+                found.append((q, row["kind"]["value"], term_lang(row["text"]), row["text"]["value"]))
+        return entity_info(found, qids, self.langs, self.notes)
 
 
 Info = dict[str, tuple[str, list[str], str]]  # entity -> (label, aliases, description)
 
 
-def entity_info(found: Iterable[tuple[str, str, str]]) -> Info:
-    """(entity, kind, text) rows as each entity's label (the least, else its id), sorted aliases
-    and description (the least): how every source reads what it holds of an entity."""
-    acc: dict[str, dict[str, list[str]]] = {}
-    for q, kind, text in found:
-        acc.setdefault(q, {"label": [], "alias": [], "description": []})[kind].append(text)
-    return {q: (min(d["label"]) if d["label"] else q, sorted(set(d["alias"])), min(d["description"]) if d["description"] else "") for q, d in acc.items()}
+def term_lang(term: Term | None) -> str:
+    """A literal's language tag, lower case, as rdflib and Oxigraph give it (`lang`) or as a
+    SPARQL JSON result writes it (`xml:lang`); '' for none."""
+    if not term:
+        return ""
+    return str(term.get("lang") or term.get("xml:lang") or "").lower()
+
+
+def entity_info(found: Iterable[tuple[str, str, str, str]], asked: Iterable[str], langs: Sequence[str], notes: LabelNotes | None = None) -> Info:
+    """(entity, kind, lang, text) rows as each entity's label (the least in the best of `langs`
+    it has, else its id), sorted aliases (in the languages better than the fallback, and in the
+    label's own) and description (the least in the best language): how every source reads what it
+    holds of an entity. Each asked entity is noted in `notes` (no label, or one from the fallback)."""
+    acc: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for q, kind, lang, text in found:
+        acc.setdefault(q, {"label": {}, "alias": {}, "description": {}})[kind].setdefault(lang, []).append(text)
+    own = langs[:2]  # the language and mul: what is no fallback
+    out: Info = {}
+    for q, d in acc.items():
+        used = next((lang for lang in langs if lang in d["label"]), None)
+        desc = next((d["description"][lang] for lang in langs if lang in d["description"]), [])
+        aliases = {a for lang, texts in d["alias"].items() if lang in own or lang == used for a in texts}
+        out[q] = (min(d["label"][used]) if used else q, sorted(aliases), min(desc) if desc else "")
+    if notes is not None:
+        for q in asked:
+            notes.saw(q, next((lang for lang in langs if lang in acc.get(q, {}).get("label", {})), None))
+    return out
+
+
+def best_labelled(rows: Iterable[Row], langs: Sequence[str], notes: LabelNotes | None = None) -> list[Row]:
+    """Claim rows, one per claim and label language found, as the claims with their best labels
+    (rows tied for best all kept): a claim whose property has no label in `langs` is left out, a
+    value with none keeps its id; each is noted in `notes`."""
+    rows = list(rows)
+
+    def rank(term: Term | None) -> int:
+        lang = term_lang(term) if term else None
+        return langs.index(lang) if lang in langs else len(langs)
+
+    def key(row: Row) -> tuple[str, ...]:
+        v = row["value"]
+        return (row["item"]["value"], row["prop"]["value"], v["type"], v["value"], v.get("datatype", ""), term_lang(v))
+
+    best: dict[tuple[str, ...], tuple[int, int]] = {}
+    for row in rows:
+        k, p, v = key(row), rank(row.get("propLabel")), rank(row.get("valueLabel"))
+        bp, bv = best.get(k, (len(langs), len(langs)))
+        best[k] = (min(p, bp), min(v, bv))
+    out = []
+    for row in rows:
+        bp, bv = best[key(row)]
+        if rank(row.get("propLabel")) != bp or rank(row.get("valueLabel")) != bv:
+            continue
+        pid = iri_id(row["prop"]["value"])
+        if notes is not None and pid:
+            notes.saw(pid, langs[bp] if bp < len(langs) else None)
+        if "propLabel" not in row:
+            continue
+        value = iri_id(row["value"]["value"]) if row["value"]["type"] == "uri" else None
+        if notes is not None and value:
+            notes.saw(value, langs[bv] if bv < len(langs) else None)
+        out.append(row)
+    return out
 
 
 def row_to_triple(row: Row, info: Info, lang: str) -> Triple | None:
@@ -299,7 +397,7 @@ def row_to_triple(row: Row, info: Info, lang: str) -> Triple | None:
     if subject is None:
         return None
     if value["type"] == "literal":
-        if value.get("lang") and value["lang"] != lang:
+        if term_lang(value) and term_lang(value) != lang:
             return None  # monolingual text in another language
         lexical = value["value"]
         text = render_date(lexical) if value.get("datatype") in _DATE_TYPES else lexical

@@ -80,8 +80,13 @@ def snapshot(endpoint: str, qids: str, names: str, output: str, overwrite: bool)
 @kg.command("import")
 @click.argument("dump", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", "store", required=True, type=click.Path(file_okay=False), help="The store folder (Parquet tables and meta.json).")
+@click.option("--lang", "languages", multiple=True, help="A language of the labels, aliases and descriptions kept (repeatable; default en).")
 @click.option(
-    "--lang", "languages", multiple=True, default=("en",), show_default=True, help="Languages of the labels, aliases and descriptions kept (repeatable)."
+    "--languages",
+    "language_list",
+    default="",
+    metavar="en,fr,de",
+    help="The languages of the labels, aliases and descriptions kept, comma-separated (beside --lang); add mul for Wikidata's labels valid in many languages.",
 )
 @click.option(
     "--classes", default="", help="Keep only the claims of instances (P31) of these classes, e.g. Q5 (comma-separated); labels are kept for what they name."
@@ -100,7 +105,15 @@ def snapshot(endpoint: str, qids: str, names: str, output: str, overwrite: bool)
 )
 @OVERWRITE
 def import_cmd(
-    dump: str, store: str, languages: tuple[str, ...], classes: str, qids_file: str | None, threads: int | None, master: str | None, overwrite: bool
+    dump: str,
+    store: str,
+    languages: tuple[str, ...],
+    language_list: str,
+    classes: str,
+    qids_file: str | None,
+    threads: int | None,
+    master: str | None,
+    overwrite: bool,
 ) -> None:
     """Import a Wikidata dump (latest-truthy.nt or latest-all.json, plain, .gz, .bz2 or .zst) into a
     local store, then query it as --kg wikidata-local:STORE. A killed import resumes where it stopped."""
@@ -109,11 +122,14 @@ def import_cmd(
 
     from ..errors import interrupted_hint
     from ..folders import check_replaceable, staging, swap_in
+    from ..languages import check_tag
     from ..locks import OutputLock
     from . import sparql
     from .dumps import Filter
     from .store import WRITES, import_dump, import_warnings
 
+    asked = [*languages, *(lang for lang in language_list.split(",") if lang.strip())]
+    languages = tuple(dict.fromkeys(check_tag(lang, "--languages") for lang in asked)) or ("en",)
     wanted = [c.strip() for c in classes.split(",") if c.strip()]
     qids = [line.strip() for line in Path(qids_file).read_text(encoding="utf-8").splitlines() if line.strip()] if qids_file else []
     if qids_file and not qids:

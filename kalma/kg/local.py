@@ -44,8 +44,8 @@ class RdflibSource(SparqlSource):
 
     name = "rdflib"
 
-    def __init__(self, path: str | Path, lang: str = "en"):
-        super().__init__(lang)
+    def __init__(self, path: str | Path, lang: str = "en", fallback: str | None = None):
+        super().__init__(lang, fallback)
         import rdflib
 
         self.path = _readable(Path(path))
@@ -88,11 +88,11 @@ class RdflibSource(SparqlSource):
         return graph.serialize(format="nt")
 
 
-def demo() -> RdflibSource:
-    """`demo`: the bundled snapshot of the paper's people."""
+def demo(lang: str = "en", fallback: str | None = None) -> RdflibSource:
+    """`demo`: the bundled snapshot of the paper's people (its labels are English)."""
     from . import demo_snapshot_path
 
-    return RdflibSource(demo_snapshot_path())
+    return RdflibSource(demo_snapshot_path(), lang, fallback)
 
 
 class OxigraphSource(SparqlSource):
@@ -101,8 +101,8 @@ class OxigraphSource(SparqlSource):
 
     name = "oxigraph"
 
-    def __init__(self, path: str | Path, lang: str = "en"):
-        super().__init__(lang)
+    def __init__(self, path: str | Path, lang: str = "en", fallback: str | None = None):
+        super().__init__(lang, fallback)
         import pyoxigraph as ox
 
         self.path = _readable(Path(path))

@@ -114,8 +114,9 @@ class EndpointSource(SparqlSource):
         policy: RetryPolicy | None = None,
         cache: Cache | None = None,
         batch_size: int = 50,
+        fallback: str | None = None,
     ):
-        super().__init__(lang)
+        super().__init__(lang, fallback)
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in {"http", "https"} or not parts.netloc:
             raise ConfigError(f"SPARQL endpoint {url!r} is not an http(s) URL")
@@ -224,18 +225,34 @@ def _transient(exc: BaseException) -> str | None:
 
 
 def endpoint(
-    url: str, *, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None, max_wait: float | None = None, batch_size: int = 50
+    url: str,
+    *,
+    attempts: int | None = None,
+    timeout: float | None = None,
+    backoff: float | None = None,
+    max_wait: float | None = None,
+    batch_size: int = 50,
+    lang: str = "en",
+    fallback: str | None = None,
 ) -> EndpointSource:
-    """`sparql:URL[,attempts=N,timeout=S,backoff=S,max_wait=S]`; unset options come from the
-    environment (KALMA_SPARQL_*), then the defaults."""
+    """`sparql:URL[,attempts=N,timeout=S,backoff=S,max_wait=S,lang=fr,fallback=en]`; unset retry
+    options come from the environment (KALMA_SPARQL_*), then the defaults."""
     base = RetryPolicy.from_env()
     given = {"attempts": attempts, "timeout": timeout, "backoff": backoff, "max_wait": max_wait}
     policy = RetryPolicy(**{k: (v if v is not None else getattr(base, k)) for k, v in given.items()})  # type: ignore[arg-type]
-    return EndpointSource(url, policy=policy, batch_size=batch_size)
+    return EndpointSource(url, lang=lang, policy=policy, batch_size=batch_size, fallback=fallback)
 
 
-def wikidata(*, attempts: int | None = None, timeout: float | None = None, backoff: float | None = None, max_wait: float | None = None) -> EndpointSource:
+def wikidata(
+    *,
+    attempts: int | None = None,
+    timeout: float | None = None,
+    backoff: float | None = None,
+    max_wait: float | None = None,
+    lang: str = "en",
+    fallback: str | None = None,
+) -> EndpointSource:
     """`wikidata`: Wikidata's query service, with the same options as `sparql:`. A mirror
     (QLever, a local Blazegraph) is reached by setting KALMA_WIKIDATA_ENDPOINT to its URL."""
     url = os.environ.get("KALMA_WIKIDATA_ENDPOINT") or WIKIDATA_ENDPOINT
-    return endpoint(url, attempts=attempts, timeout=timeout, backoff=backoff, max_wait=max_wait)
+    return endpoint(url, attempts=attempts, timeout=timeout, backoff=backoff, max_wait=max_wait, lang=lang, fallback=fallback)

@@ -13,7 +13,7 @@ meaning.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -57,19 +57,25 @@ def _values(var: str, terms: Iterable[str]) -> str:
     return f"VALUES ?{var} {{ {' '.join(terms)} }}"
 
 
+def lang_filter(var: str, langs: Sequence[str]) -> str:
+    """`FILTER(LANG(?var) IN (…))`: the text of `var` in one of the label languages `langs` (a
+    source's language, Wikidata's `mul`, its fallback; `kalma.kg.base.label_languages`)."""
+    return f"FILTER(LANG(?{var}) IN ({', '.join(literal(lang, None) for lang in langs)}))"
+
+
 # An instance of a class or of any of its subclasses (P279, followed as far as it goes).
 INSTANCE_OF = "wdt:P31/wdt:P279*"
 
 
-def lookup_query(names: Iterable[str], classes: Iterable[str] = ()) -> str:
-    """Entities whose English label or alias equals one of `names`, optionally instances of
-    one of `classes` or of their subclasses."""
+def lookup_query(names: Iterable[str], classes: Iterable[str] = (), langs: Sequence[str] = ("en",)) -> str:
+    """Entities whose label or alias in one of `langs` equals one of `names`, optionally instances
+    of one of `classes` or of their subclasses."""
     cls = list(classes)
     class_filter = f"{_values('cls', (entity(c) for c in cls))} ?item {INSTANCE_OF} ?cls ." if cls else ""
     return (
         PREFIXES
         + f"""SELECT DISTINCT ?name ?item WHERE {{
-  {_values("name", (literal(n) for n in names))}
+  {_values("name", (literal(n, lang) for n in names for lang in langs))}
   {{ ?item rdfs:label ?name }} UNION {{ ?item skos:altLabel ?name }}
   {class_filter}
 }}"""
@@ -106,13 +112,14 @@ def pairs_query(classes_a: Iterable[str], pids: Iterable[str], classes_b: Iterab
     )
 
 
-def subgraph_query(qids: Iterable[str], lang: str = "en") -> str:
-    """Every direct claim of the given entities, with property and value labels, in one query.
+def subgraph_query(qids: Iterable[str], langs: Sequence[str] = ("en",)) -> str:
+    """Every direct claim of the given entities, with property and value labels in `langs`, in one
+    query (a claim comes back once per label language found: the caller keeps the best).
 
-    External identifiers are left out (Wikidata lists hundreds per person); a value without an
-    English label comes back unlabelled and the caller keeps its id.
+    External identifiers are left out (Wikidata lists hundreds per person); a property or value
+    without a label in `langs` comes back unlabelled: the caller leaves the claim out, or keeps
+    the value's id, and counts it.
     """
-    tag = literal(lang, None)
     return (
         PREFIXES
         + f"""SELECT ?item ?prop ?propLabel ?value ?valueLabel WHERE {{
@@ -120,15 +127,14 @@ def subgraph_query(qids: Iterable[str], lang: str = "en") -> str:
   ?item ?p ?value .
   ?prop wikibase:directClaim ?p .
   FILTER NOT EXISTS {{ ?prop wikibase:propertyType wikibase:ExternalId }}
-  ?prop rdfs:label ?propLabel . FILTER(LANG(?propLabel) = {tag})
-  OPTIONAL {{ ?value rdfs:label ?valueLabel . FILTER(LANG(?valueLabel) = {tag}) }}
+  OPTIONAL {{ ?prop rdfs:label ?propLabel . {lang_filter("propLabel", langs)} }}
+  OPTIONAL {{ ?value rdfs:label ?valueLabel . {lang_filter("valueLabel", langs)} }}
 }}"""
     )
 
 
-def entity_info_query(qids: Iterable[str], lang: str = "en") -> str:
-    """Labels, aliases and descriptions of the given entities."""
-    tag = literal(lang, None)
+def entity_info_query(qids: Iterable[str], langs: Sequence[str] = ("en",)) -> str:
+    """Labels, aliases and descriptions of the given entities in `langs`."""
     return (
         PREFIXES
         + f"""SELECT ?item ?kind ?text WHERE {{
@@ -136,19 +142,18 @@ def entity_info_query(qids: Iterable[str], lang: str = "en") -> str:
   {{ ?item rdfs:label ?text . BIND("label" AS ?kind) }}
   UNION {{ ?item skos:altLabel ?text . BIND("alias" AS ?kind) }}
   UNION {{ ?item schema:description ?text . BIND("description" AS ?kind) }}
-  FILTER(LANG(?text) = {tag})
+  {lang_filter("text", langs)}
 }}"""
     )
 
 
-def property_aliases_query(pids: Iterable[str], lang: str = "en") -> str:
-    """The other names (`skos:altLabel`) of the given properties."""
-    tag = literal(lang, None)
+def property_aliases_query(pids: Iterable[str], langs: Sequence[str] = ("en",)) -> str:
+    """The other names (`skos:altLabel`) of the given properties in `langs`."""
     return (
         PREFIXES
         + f"""SELECT ?prop ?alias WHERE {{
   {_values("prop", (entity(p) for p in pids))}
-  ?prop skos:altLabel ?alias . FILTER(LANG(?alias) = {tag})
+  ?prop skos:altLabel ?alias . {lang_filter("alias", langs)}
 }}"""
     )
 
@@ -196,11 +201,10 @@ def links_query(triples: Iterable[tuple[str, str, str]]) -> str:
     )
 
 
-def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
-    """The one-hop neighbourhood of `qids` plus every label a snapshot needs to answer the
-    queries above (entity, property and value labels; entity and property aliases;
+def snapshot_construct(qids: Iterable[str], langs: Sequence[str] = ("en",)) -> str:
+    """The one-hop neighbourhood of `qids` plus every label in `langs` a snapshot needs to answer
+    the queries above (entity, property and value labels; entity and property aliases;
     descriptions; property types; inverse properties)."""
-    tag = literal(lang, None)
     return (
         PREFIXES
         + f"""CONSTRUCT {{
@@ -209,17 +213,17 @@ def snapshot_construct(qids: Iterable[str], lang: str = "en") -> str:
   ?prop skos:altLabel ?pa . ?value rdfs:label ?vl . ?prop wdt:P1696 ?inv .
 }} WHERE {{
   {_values("item", (entity(q) for q in qids))}
-  {{ ?item rdfs:label ?l . FILTER(LANG(?l) = {tag}) }}
-  UNION {{ ?item skos:altLabel ?a . FILTER(LANG(?a) = {tag}) }}
-  UNION {{ ?item schema:description ?d . FILTER(LANG(?d) = {tag}) }}
+  {{ ?item rdfs:label ?l . {lang_filter("l", langs)} }}
+  UNION {{ ?item skos:altLabel ?a . {lang_filter("a", langs)} }}
+  UNION {{ ?item schema:description ?d . {lang_filter("d", langs)} }}
   UNION {{
     ?item ?p ?value . ?prop wikibase:directClaim ?p .
     FILTER NOT EXISTS {{ ?prop wikibase:propertyType wikibase:ExternalId }}
-    {{ ?prop rdfs:label ?pl . FILTER(LANG(?pl) = {tag}) }}
+    {{ ?prop rdfs:label ?pl . {lang_filter("pl", langs)} }}
     UNION {{ ?prop wikibase:propertyType ?pt }}
-    UNION {{ ?prop skos:altLabel ?pa . FILTER(LANG(?pa) = {tag}) }}
+    UNION {{ ?prop skos:altLabel ?pa . {lang_filter("pa", langs)} }}
     UNION {{ ?prop wdt:P1696 ?inv }}
-    UNION {{ ?value rdfs:label ?vl . FILTER(LANG(?vl) = {tag}) }}
+    UNION {{ ?value rdfs:label ?vl . {lang_filter("vl", langs)} }}
   }}
 }}"""
     )

@@ -49,7 +49,7 @@ from ..folders import check_replaceable
 from ..jsonl import dumps
 from ..schema import EntityGraph, Triple
 from . import ntriples as nt
-from .base import Info, Row, Term, assemble_graphs, class_status, entity_info, row_to_triple
+from .base import Info, LabelNotes, Row, Term, assemble_graphs, best_labelled, class_status, entity_info, label_languages, row_to_triple
 from .dumps import BLOCK, EXAMPLES, Block, JsonEntities, Malformed, NTriples, Rows, blocks, check_dump, decoder_name, dump_format, open_dump
 from .dumps import Filter as Filter
 
@@ -543,7 +543,9 @@ class LocalWikidata:
 
     name = "wikidata-local"
 
-    def __init__(self, store: str | Path, lang: str = "en", threads: int | None = None):
+    def __init__(self, store: str | Path, lang: str = "en", threads: int | None = None, fallback: str | None = None):
+        from ..languages import check_tag
+
         self.path = Path(store)
         meta = self.path / "meta.json"
         if not meta.is_file():
@@ -554,7 +556,16 @@ class LocalWikidata:
             raise ConfigError(f"{meta}: not readable JSON ({exc}); the store is damaged: import it again with --overwrite") from None
         if self.meta.get("kalma_store") != STORE_VERSION:
             raise ConfigError(f"{self.path}: a store of version {self.meta.get('kalma_store')!r}; this kalma reads {STORE_VERSION}: import it again")
-        self.lang = lang
+        self.lang = check_tag(lang, f"{self.name}: lang")
+        self.fallback = check_tag(fallback, f"{self.name}: fallback") if fallback else None
+        held = store_languages(self.meta)
+        for asked in dict.fromkeys((self.lang, *([self.fallback] if self.fallback else []))):
+            if asked not in held:
+                raise ConfigError(
+                    f"{self.path}: the store holds labels in {', '.join(held)}, not {asked}: import the dump again with --languages {','.join([*held, asked])}"
+                )
+        self.langs = label_languages(self.lang, self.fallback)
+        self.notes = LabelNotes(self.lang, self.fallback)
         self.round_trips = 0
         self.con = connect(threads)
         for table in TABLES:
@@ -570,17 +581,17 @@ class LocalWikidata:
     # ------------------------------------------------------------ protocol
 
     def lookup(self, names: Iterable[str], classes: Iterable[str] = ()) -> dict[str, list[str]]:
-        """{name: sorted QIDs whose English label or alias equals it}; every name is a key."""
+        """{name: sorted QIDs whose label or alias in the store's languages equals it}; every name is a key."""
         names = list(dict.fromkeys(names))
         out: dict[str, set[str]] = {n: set() for n in names}
         if not names:
             return {}
         cls = list(classes)
         sql = (
-            "SELECT DISTINCT l.text, l.id FROM labels l WHERE l.kind IN ('label', 'alias') AND l.lang = 'en' "
+            "SELECT DISTINCT l.text, l.id FROM labels l WHERE l.kind IN ('label', 'alias') AND l.lang IN (SELECT unnest(?::VARCHAR[])) "
             "AND l.text IN (SELECT unnest(?::VARCHAR[])) AND regexp_full_match(l.id, '[QP][0-9]+')"
         )
-        params: list[Any] = [names]
+        params: list[Any] = [list(self.langs), names]
         if cls:
             sql = f"{SUBCLASSES} {sql} AND l.id IN (SELECT subject FROM claims WHERE pid = 'P31' AND value_type = 'item' AND value IN (SELECT c FROM sub))"
             params.insert(0, cls)
@@ -619,11 +630,12 @@ class LocalWikidata:
 
     def _info(self, qids: Sequence[str]) -> Info:
         found = self._rows(
-            "SELECT id, kind, text FROM labels WHERE id IN (SELECT unnest(?::VARCHAR[])) AND lang = ? AND regexp_full_match(id, '[QP][0-9]+')",
+            "SELECT id, kind, lang, text FROM labels WHERE id IN (SELECT unnest(?::VARCHAR[])) AND lang IN (SELECT unnest(?::VARCHAR[])) "
+            "AND regexp_full_match(id, '[QP][0-9]+')",
             list(qids),
-            self.lang,
+            list(self.langs),
         )
-        return entity_info(found)
+        return entity_info(found, qids, self.langs, self.notes)
 
     def subgraphs(self, qids: Iterable[str]) -> dict[str, EntityGraph]:
         """One-hop graphs of many entities, in two queries whatever their number."""
@@ -635,26 +647,27 @@ class LocalWikidata:
         if not qids:
             return {}
         info = self._info(qids)
+        langs = list(self.langs)
         claims = self._rows(
-            "SELECT c.subject, c.pid, c.value, c.value_type, c.datatype, c.lang, pl.text, vl.text FROM claims c "
+            "SELECT c.subject, c.pid, c.value, c.value_type, c.datatype, c.lang, pl.lang, pl.text, vl.lang, vl.text FROM claims c "
             "JOIN properties p ON p.pid = c.pid AND p.direct AND coalesce(p.type, '') <> 'ExternalId' "
-            "JOIN labels pl ON pl.id = c.pid AND pl.kind = 'label' AND pl.lang = ? "
-            "LEFT JOIN labels vl ON vl.id = c.value AND c.value_type IN ('item', 'uri') AND vl.kind = 'label' AND vl.lang = ? "
+            "LEFT JOIN labels pl ON pl.id = c.pid AND pl.kind = 'label' AND pl.lang IN (SELECT unnest(?::VARCHAR[])) "
+            "LEFT JOIN labels vl ON vl.id = c.value AND c.value_type IN ('item', 'uri') AND vl.kind = 'label' AND vl.lang IN (SELECT unnest(?::VARCHAR[])) "
             "WHERE c.subject IN (SELECT unnest(?::VARCHAR[]))",
-            self.lang,
-            self.lang,
+            langs,
+            langs,
             qids,
         )
-        triples: dict[str, list[Triple]] = {q: [] for q in qids}
-        for subject, pid, value, vtype, datatype, lang, plabel, vlabel in claims:
-            row: Row = {
-                "item": _uri(subject),
-                "prop": _uri(pid),
-                "propLabel": {"type": "literal", "value": plabel},
-                "value": _term(value, vtype, datatype, lang),
-            }
+        rows: list[Row] = []
+        for subject, pid, value, vtype, datatype, lang, plang, plabel, vlang, vlabel in claims:
+            row: Row = {"item": _uri(subject), "prop": _uri(pid), "value": _term(value, vtype, datatype, lang)}
+            if plabel is not None:
+                row["propLabel"] = {"type": "literal", "value": plabel, "lang": plang}
             if vlabel is not None:
-                row["valueLabel"] = {"type": "literal", "value": vlabel}
+                row["valueLabel"] = {"type": "literal", "value": vlabel, "lang": vlang}
+            rows.append(row)
+        triples: dict[str, list[Triple]] = {q: [] for q in qids}
+        for row in best_labelled(rows, self.langs, self.notes):
             t = row_to_triple(row, info, self.lang)
             if t is not None:
                 triples[t.subject].append(t)
@@ -669,7 +682,11 @@ class LocalWikidata:
         if not pids:
             return {}
         out: dict[str, set[str]] = {}
-        for pid, alias in self._rows("SELECT id, text FROM labels WHERE kind = 'alias' AND lang = ? AND id IN (SELECT unnest(?::VARCHAR[]))", self.lang, pids):
+        for pid, alias in self._rows(
+            "SELECT id, text FROM labels WHERE kind = 'alias' AND lang IN (SELECT unnest(?::VARCHAR[])) AND id IN (SELECT unnest(?::VARCHAR[]))",
+            list(self.langs),
+            pids,
+        ):
             out.setdefault(pid, set()).add(alias)
         return {p: sorted(a) for p, a in out.items()}
 
@@ -719,8 +736,11 @@ class LocalWikidata:
             return ""
         lines = set()
         preds = {kind: p for p, kind in nt.LABELS.items()}
-        for eid, kind, text in self._rows("SELECT id, kind, text FROM labels WHERE lang = ? AND id IN (SELECT unnest(?::VARCHAR[]))", self.lang, qids):
-            lines.add(f"{nt.iri(eid)} <{preds[kind]}> {nt.quote(text)}@{self.lang} .")
+        langs = list(self.langs)
+        for eid, kind, lang, text in self._rows(
+            "SELECT id, kind, lang, text FROM labels WHERE lang IN (SELECT unnest(?::VARCHAR[])) AND id IN (SELECT unnest(?::VARCHAR[]))", langs, qids
+        ):
+            lines.add(f"{nt.iri(eid)} <{preds[kind]}> {nt.quote(text)}@{lang} .")
         claims = self._rows(
             "SELECT c.subject, c.pid, c.value, c.value_type, c.datatype, c.lang FROM claims c JOIN properties p ON p.pid = c.pid AND p.direct "
             "AND coalesce(p.type, '') <> 'ExternalId' WHERE c.subject IN (SELECT unnest(?::VARCHAR[]))",
@@ -734,17 +754,23 @@ class LocalWikidata:
             lines.add(f"{nt.iri(pid)} <{nt.DIRECT_CLAIM}> <{nt.DIRECT}{pid}> .")
             if ptype:
                 lines.add(f"{nt.iri(pid)} <{nt.PROPERTY_TYPE}> <{nt.ONTOLOGY}{ptype}> .")
-        for eid, kind, text in self._rows(
-            "SELECT id, kind, text FROM labels WHERE lang = ? AND ((kind IN ('label', 'alias') AND id IN (SELECT unnest(?::VARCHAR[]))) "
+        for eid, kind, lang, text in self._rows(
+            "SELECT id, kind, lang, text FROM labels WHERE lang IN (SELECT unnest(?::VARCHAR[])) "
+            "AND ((kind IN ('label', 'alias') AND id IN (SELECT unnest(?::VARCHAR[]))) "
             "OR (kind = 'label' AND id IN (SELECT unnest(?::VARCHAR[]))))",
-            self.lang,
+            langs,
             pids,
             values,
         ):
-            lines.add(f"{nt.iri(eid)} <{preds[kind]}> {nt.quote(text)}@{self.lang} .")
+            lines.add(f"{nt.iri(eid)} <{preds[kind]}> {nt.quote(text)}@{lang} .")
         for pid, inverse in self._rows("SELECT subject, value FROM claims WHERE pid = 'P1696' AND subject IN (SELECT unnest(?::VARCHAR[]))", pids):
             lines.add(f"{nt.iri(pid)} <{nt.DIRECT}P1696> {nt.iri(inverse)} .")
         return "".join(line + "\n" for line in sorted(lines))
+
+
+def store_languages(meta: dict[str, Any]) -> list[str]:
+    """The label languages a store's import kept (`kalma kg import --languages`)."""
+    return [str(lang) for lang in meta.get("options", {}).get("languages", ["en"])]
 
 
 # The classes named (the query's parameter) and their subclasses, as far as P279 goes.
