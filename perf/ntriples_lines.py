@@ -9,8 +9,8 @@ with spaces, language tags with spaces, digits (`es-419`) or none, `#directClaim
 predicate's words inside literals, every escape N-Triples defines (`\\t \\b \\n \\r \\f \\" \\' \\\\`,
 `\\uXXXX`, `\\UXXXXXXXX`) and some it does not, a UTF-16 pair, a half alone, one past U+10FFFF, raw
 tabs and non-ASCII text, bytes that are not UTF-8, a last line without its newline; claims, labels
-in and out of the languages asked, property types and direct predicates, and predicates that only
-look like them. Terms are separated by one space, as Wikidata writes them. Every block is read with
+in and out of the languages asked, property types and direct predicates, redirects (`owl:sameAs`,
+to an entity or to anything else), and predicates that only look like them. Terms are separated by one space, as Wikidata writes them. Every block is read with
 and without `--classes`/`--qids` and `--lang` filters:
 
 - by both parsers: the same rows, and the same malformed lines (every one, by number);
@@ -46,6 +46,7 @@ WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
 ONTOLOGY = "http://wikiba.se/ontology#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
+SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 LABEL, ALIAS, DESCRIPTION = "http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3.org/2004/02/skos/core#altLabel", "http://schema.org/description"
 
 SUBJECTS = [f"<{WD}Q1>", f"<{WD}Q2>", f"<{WD}Q3>", f"<{WD}P31>", f"<{WD}P569>", f"<{WD}Q4>"]
@@ -121,9 +122,12 @@ def _line(rng: random.Random, subject: str) -> bytes:
     elif kind < 0.8:
         predicate = rng.choice(LABEL_PREDICATES)
         obj = _literal(rng)
-    elif kind < 0.9:
+    elif kind < 0.85:
         predicate = f"<{ONTOLOGY}propertyType>"
         obj = rng.choice([f"<{ONTOLOGY}WikibaseItem>", f"<{ONTOLOGY}ExternalId>", f"<{ONTOLOGY}Wikibase-Item>", f"<{ONTOLOGY}>", _object(rng)])
+    elif kind < 0.9:
+        predicate = f"<{SAME_AS}>"  # a redirect when both ends are entities
+        obj = _object(rng) if rng.random() < 0.3 else rng.choice(SUBJECTS)
     else:
         predicate = f"<{ONTOLOGY}directClaim>"
         pid = subject.removeprefix(f"<{WD}").removesuffix(">")
@@ -159,7 +163,12 @@ def read_both(data: bytes, languages: tuple[str, ...], keep: Filter) -> tuple[di
     parser, rows, bad = NTriples(languages, keep), Rows(), Malformed()
     parser.parse(data, rows, bad, 1)
     parser.finish(rows)
-    pattern: dict[str, list[tuple]] = {"labels": list(rows.labels), "claims": list(rows.claims), "properties": list(rows.props)}
+    pattern: dict[str, list[tuple]] = {
+        "labels": list(rows.labels),
+        "claims": list(rows.claims),
+        "properties": list(rows.props),
+        "redirects": list(rows.redirects),
+    }
     tables, found, n_lines = parse_block(data, 1, languages, keep)
     assert n_lines == data.count(b"\n")
     columns = {name: [tuple(r.values()) for r in t.to_pylist()] for name, t in tables.items()}
@@ -217,11 +226,11 @@ def _short(iri: str) -> str:
 def store_rows(triples: list[tuple[Any, Any, Any, dict[str, str]]], languages: tuple[str, ...], keep: Filter) -> dict[str, list[tuple]]:
     """rdflib's triples as the store's rows, by the rules docs/wikidata-at-scale.md states: claims
     of direct properties, labels in the languages asked, property types and direct predicates;
-    with a filter, a subject's run of claims kept when it is a property, is asked for, or is an
+    redirects between two entities; with a filter, a subject's run of claims kept when it is a property, is asked for, or is an
     instance (P31) of a class asked for."""
     from rdflib import BNode, Literal, URIRef
 
-    out: dict[str, list[tuple]] = {"labels": [], "claims": [], "properties": []}
+    out: dict[str, list[tuple]] = {"labels": [], "claims": [], "properties": [], "redirects": []}
     run: list[tuple] = []
 
     def flush() -> None:
@@ -254,6 +263,8 @@ def store_rows(triples: list[tuple[Any, Any, Any, dict[str, str]]], languages: t
             out["properties"].append((sid, str(o)[len(ONTOLOGY) :], False))
         elif pred == ONTOLOGY + "directClaim" and re.fullmatch("P[0-9]+", sid) and str(o) == WDT + sid:
             out["properties"].append((sid, "", True))
+        elif pred == SAME_AS and sid != str(s) and isinstance(o, URIRef) and _short(str(o)) != str(o):
+            out["redirects"].append((sid, _short(str(o))))
     flush()
     return _sorted(out)
 

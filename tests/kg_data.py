@@ -23,7 +23,18 @@ wd:Q800000003 rdfs:label "poet\\nlaureate"@en .
 """
 
 
+# Redirects as Wikidata's RDF writes them (an item merged into another), and an `owl:sameAs` to
+# something that is no Wikidata entity, which is none
+REDIRECTS_TTL = """
+@prefix wd: <http://www.wikidata.org/entity/> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+wd:Q800000004 owl:sameAs wd:Q800000001 .
+wd:Q800000005 owl:sameAs wd:Q220 .
+wd:Q800000006 owl:sameAs <http://example.org/elsewhere> .
+"""
+
+
 def contract_snapshot(folder: Path) -> Path:
     path = folder / "contract.ttl"
-    path.write_text(demo_snapshot_path().read_text(encoding="utf-8") + HOSTILE_TTL, encoding="utf-8")
+    path.write_text(demo_snapshot_path().read_text(encoding="utf-8") + HOSTILE_TTL + REDIRECTS_TTL, encoding="utf-8")
     return path

@@ -110,6 +110,11 @@ class KnowledgeSource(Protocol):
         need: what a snapshot is cut from (`kalma.kg.snapshot.write_snapshot`)."""
         ...
 
+    def redirects(self, qids: Iterable[str]) -> dict[str, str]:
+        """{old id: the id it was merged into}, for those of `qids` the source holds as redirects
+        (`owl:sameAs` between two Wikidata entities); the others are absent."""
+        ...
+
 
 CLASS_STATUS = ("has instances", "no instances", "not a class")
 TERM_TYPES = frozenset({"uri", "literal", "bnode", "typed-literal"})
@@ -307,6 +312,16 @@ class SparqlSource(ABC):
         for chunk in _chunks(qids, self.batch_size):
             out.update({q: v[0] for q, v in self._entity_info(chunk).items()})
         return out
+
+    def redirects(self, qids: Iterable[str]) -> dict[str, str]:
+        qids = list(dict.fromkeys(qids))
+        found: dict[str, set[str]] = {}
+        for chunk in _chunks(qids, self.batch_size):
+            for row in self.select(sparql.redirects_query(chunk), ("old", "new"), {"old": chunk}):
+                old, new = iri_id(row["old"]["value"]), iri_id(row["new"]["value"])
+                if old and new:
+                    found.setdefault(old, set()).add(new)
+        return {q: min(found[q], key=_qid_num) for q in qids if q in found}  # one answer where a source holds two
 
     # ------------------------------------------------------------ helpers
 

@@ -29,6 +29,7 @@ PROP_DIRECT = f"<{nt.DIRECT}"
 LABELS = {f"<{p}>": kind for p, kind in nt.LABELS.items()}
 PROPERTY_TYPE = f"<{nt.PROPERTY_TYPE}>"
 DIRECT = f"<{nt.DIRECT_CLAIM}>"
+SAME_AS = f"<{nt.SAME_AS}>"
 
 
 def parse_block(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter) -> tuple[dict[str, Any], Malformed, int]:
@@ -41,7 +42,7 @@ def parse_block(block: Block, first_line: int, languages: tuple[str, ...], keep:
     # One pass over every line for any of the substrings a read line holds (a superset of them:
     # sitelinks, other languages' labels, most of the rest never go further); the lines left are
     # read by their terms, with no other scan of a whole line.
-    frame = frame.filter(text.str.contains_any([nt.CLAIM, PROPERTY_TYPE, DIRECT, *(f'"@{lang}' for lang in languages)]))
+    frame = frame.filter(text.str.contains_any([nt.CLAIM, PROPERTY_TYPE, DIRECT, SAME_AS, *(f'"@{lang}' for lang in languages)]))
     parts = frame.with_columns(text.str.splitn(" ", 3).alias("t")).unnest("t").rename({"field_0": "s", "field_1": "p", "field_2": "o"})
     common = (
         ~text.str.contains("\\", literal=True)
@@ -77,7 +78,7 @@ def parse_block(block: Block, first_line: int, languages: tuple[str, ...], keep:
     for line, n in zip(odd["line"].to_list(), odd["n"].to_list()):
         fallback.parse(raw.get(n) or line.encode(), rows, bad, n)
         fallback.finish(rows)
-    return _tables(claims, _labels(rest, languages), _props(rest), rows), bad, n_lines
+    return _tables(claims, _labels(rest, languages), _props(rest), _redirects(rest), rows), bad, n_lines
 
 
 def _lines(block: Block, first_line: int) -> tuple[Any, int, dict[int, bytes]]:
@@ -112,7 +113,13 @@ def _wanted(languages: tuple[str, ...]) -> Any:
     text = pl.col("line")
     tagged = pl.any_horizontal([text.str.contains(f'"@{lang}', literal=True) for lang in languages])
     is_label = pl.any_horizontal([text.str.contains(f"{p} ", literal=True) for p in LABELS]) & tagged
-    return text.str.contains(nt.CLAIM, literal=True) | is_label | text.str.contains(PROPERTY_TYPE, literal=True) | text.str.contains(DIRECT, literal=True)
+    return (
+        text.str.contains(nt.CLAIM, literal=True)
+        | is_label
+        | text.str.contains(PROPERTY_TYPE, literal=True)
+        | text.str.contains(DIRECT, literal=True)
+        | text.str.contains(SAME_AS, literal=True)
+    )
 
 
 def _whole(block: Block, first_line: int, languages: tuple[str, ...], keep: Filter, n_lines: int) -> tuple[dict[str, Any], Malformed, int]:
@@ -122,7 +129,12 @@ def _whole(block: Block, first_line: int, languages: tuple[str, ...], keep: Filt
     parser.parse(block, rows, bad, first_line)
     parser.finish(rows)
     return (
-        {"labels": arrow_table("labels", rows.labels), "claims": arrow_table("claims", rows.claims), "properties": arrow_table("properties", rows.props)},
+        {
+            "labels": arrow_table("labels", rows.labels),
+            "claims": arrow_table("claims", rows.claims),
+            "properties": arrow_table("properties", rows.props),
+            "redirects": arrow_table("redirects", rows.redirects),
+        },
         bad,
         n_lines,
     )
@@ -221,8 +233,17 @@ def _props(df: Any) -> Any:
     return pl.concat([typed, direct])
 
 
-def _tables(claims: Any, labels: Any, props: Any, fallback: Rows) -> dict[str, Any]:
-    """The store's three tables (its Arrow schema), the fallback lines' rows after the others."""
+def _redirects(df: Any) -> Any:
+    """`owl:sameAs` lines between two Wikidata entities: (old id, new id)."""
+    import polars as pl
+
+    entity = f"^<{nt.WD}{nt.ENTITY}>$"
+    same = df.filter((pl.col("p") == SAME_AS) & pl.col("s").str.contains(entity) & pl.col("o").str.contains(entity))
+    return same.select(_short(pl.col("s")).alias("old_id"), _short(pl.col("o")).alias("new_id"))
+
+
+def _tables(claims: Any, labels: Any, props: Any, redirects: Any, fallback: Rows) -> dict[str, Any]:
+    """The store's tables (its Arrow schema), the fallback lines' rows after the others."""
     import polars as pl
     import pyarrow as pa
 
@@ -234,8 +255,13 @@ def _tables(claims: Any, labels: Any, props: Any, fallback: Rows) -> dict[str, A
     claims = claims.drop("n").to_arrow(compat_level=oldest)
     n = claims.num_rows
     claims = claims.append_column("precision", pa.nulls(n, pa.int64())).append_column("calendar", pa.nulls(n, pa.string()))
-    found = {"claims": claims, "labels": labels.to_arrow(compat_level=oldest), "properties": props.to_arrow(compat_level=oldest)}
-    more: dict[str, list[Any]] = {"claims": fallback.claims, "labels": fallback.labels, "properties": fallback.props}
+    found = {
+        "claims": claims,
+        "labels": labels.to_arrow(compat_level=oldest),
+        "properties": props.to_arrow(compat_level=oldest),
+        "redirects": redirects.to_arrow(compat_level=oldest),
+    }
+    more: dict[str, list[Any]] = {"claims": fallback.claims, "labels": fallback.labels, "properties": fallback.props, "redirects": fallback.redirects}
     out = {}
     for table, data in found.items():
         data = data.cast(arrow_schema(table))

@@ -14,7 +14,8 @@ plain or compressed (`.gz`, `.bz2`, `.zst`), into the rows of a local store (`ka
 - **N-Triples** (`NTriples`): one compiled pattern, built from the grammar in
   `kalma.kg.ntriples`, finds block by block only the lines the store keeps (the direct claims
   `wdt:P…`; `rdfs:label`, `skos:altLabel` and `schema:description` in the languages asked;
-  `wikibase:propertyType`, `wikibase:directClaim`); every other line (sitelinks, `skos:prefLabel`
+  `wikibase:propertyType`, `wikibase:directClaim`; `owl:sameAs` between two entities, a
+  redirect); every other line (sitelinks, `skos:prefLabel`
   and `schema:name` repeats, other languages, lexemes, normalized ids) is skipped by the pattern
   engine without a Python step. Literals are unescaped as N-Triples defines (`\\u00e9`, `\\"` and
   the other escapes). Where polars is installed, `kalma.kg.columnar` reads the same grammar
@@ -24,7 +25,8 @@ plain or compressed (`.gz`, `.bz2`, `.zst`), into the rows of a local store (`ka
   Wikidata's `.well-known/genid` IRI, `novalue` left out) become the same rows the truthy
   N-Triples give, values written as the RDF dump writes them (a date `1953-01-01T00:00:00Z` of
   precision 9, with its precision and calendar model kept beside it). Lexemes, forms and senses
-  are left out, as the truthy dump's entity rows leave them.
+  are left out, as the truthy dump's entity rows leave them. The JSON dump holds no redirects
+  (a merged item is simply absent from it): a store imported from it knows none.
 - **Subsets** (`Filter`): `classes` (e.g. Q5) and `qids` keep the claims of matching subjects
   only (a subject's lines are contiguous in both dumps); labels are kept for every entity, so
   the neighbours of the people kept keep their names (the store's final step prunes the rest).
@@ -59,6 +61,7 @@ EXAMPLES = 5  # malformed lines named in a report
 Label = tuple[str, str, str, str]  # id, kind (label | alias | description), lang, text
 Claim = tuple[str, str, str, str, str, str, int | None, str | None]  # subject, pid, value, value_type, datatype, lang, precision, calendar
 Prop = tuple[str, str, bool]  # pid, type (ExternalId, WikibaseItem, …; "" unknown), direct claim stated
+Redirect = tuple[str, str]  # old id, new id: the old item was merged into the new one
 
 
 @dataclass
@@ -66,9 +69,10 @@ class Rows:
     labels: list[Label] = field(default_factory=list)
     claims: list[Claim] = field(default_factory=list)
     props: list[Prop] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.labels) + len(self.claims) + len(self.props)
+        return len(self.labels) + len(self.claims) + len(self.props) + len(self.redirects)
 
 
 @dataclass
@@ -329,6 +333,7 @@ class NTriples:
                 f'|({labels})> "({nt.LITERAL})"@({langs})'
                 f"|{re.escape(nt.PROPERTY_TYPE)}> <{re.escape(nt.ONTOLOGY)}({nt.TYPE_NAME})>"
                 f"|{re.escape(nt.DIRECT_CLAIM)}> <{re.escape(nt.DIRECT)}({nt.PROPERTY})>"
+                f"|{re.escape(nt.SAME_AS)}> <{re.escape(nt.WD)}({nt.ENTITY})>"
                 f"){nt.END}"
             ).encode(),
             re.M,
@@ -359,7 +364,7 @@ class NTriples:
         block, broken = nt.repaired(block)
         claims = odd = 0  # claim lines found; of them, with an object that is no term
         keep, pending = self.keep, self.pending
-        for subject, pid, obj, lpred, text, lang, ptype, direct in self.pattern.findall(block):
+        for subject, pid, obj, lpred, text, lang, ptype, direct, target in self.pattern.findall(block):
             sid = nt.short(subject.decode())
             if pid:
                 claims += 1
@@ -381,6 +386,8 @@ class NTriples:
                 rows.props.append((sid, ptype.decode(), False))
             elif direct and direct.decode() == sid:  # the property's own direct-claim predicate
                 rows.props.append((sid, "", True))
+            elif target and sid != subject.decode():  # a redirect between two entities (not `<Q1>`, no Wikidata IRI)
+                rows.redirects.append((sid, target.decode()))
         # a claim line the pattern passed over, or read without its object, or bytes read as U+FFFD:
         # rare, so looked for line by line only then
         if odd or broken or nt.claim_lines_at_most(block) > claims:

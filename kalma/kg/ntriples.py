@@ -11,7 +11,9 @@ them), spaces or tabs around the final dot, and a carriage return before the new
   node or a literal (`read_object`);
 - a **label, alias or description**: P one of `LABELS`, O a literal in a language asked;
 - a property's **type** (`PROPERTY_TYPE`, O `wikibase:` and a type name) and its **direct
-  predicate** (`DIRECT_CLAIM`, O the `wdt:` IRI of the subject's own id).
+  predicate** (`DIRECT_CLAIM`, O the `wdt:` IRI of the subject's own id);
+- a **redirect**: P is `SAME_AS` (`owl:sameAs`), S and O both a Wikidata entity's IRI: S was
+  merged into O (how Wikidata's RDF dumps write a redirect).
 
 Every other line is skipped, except a claim line (`is_claim_line`) that does not parse, and a
 line read with bytes that are not UTF-8 (`repaired`): those are malformed, counted and named.
@@ -27,6 +29,7 @@ DIRECT = "http://www.wikidata.org/prop/direct/"  # a claim's predicate: this and
 ONTOLOGY = "http://wikiba.se/ontology#"
 PROPERTY_TYPE = ONTOLOGY + "propertyType"
 DIRECT_CLAIM = ONTOLOGY + "directClaim"
+SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"  # a redirect: the old id's, to the surviving id
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_STRING = XSD + "string"  # a literal of this datatype is stored as a plain one
 LABELS = {

@@ -49,6 +49,7 @@ def _parse(fmt: str, languages: tuple[str, ...], keep: Filter) -> Any:
                 yield from (("labels", r) for r in rows.labels)
                 yield from (("claims", r) for r in rows.claims)
                 yield from (("properties", r) for r in rows.props)
+                yield from (("redirects", r) for r in rows.redirects)
                 yield ("lines", (len(chunk),))
                 chunk = []
         yield from (("malformed", (e,)) for e in bad.named("a partition of the dump"))
@@ -109,6 +110,7 @@ def spark_import(
                 F.max("precision").alias("precision"), F.max("calendar").alias("calendar")
             ),
             "properties": frames["properties"].groupBy("pid").agg(F.max("type").alias("type"), F.max("direct").alias("direct")),
+            "redirects": frames["redirects"].dropDuplicates(),
         }
         counts = {}
         for table in TABLES:

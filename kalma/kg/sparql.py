@@ -227,3 +227,17 @@ def snapshot_construct(qids: Iterable[str], langs: Sequence[str] = ("en",)) -> s
   }}
 }}"""
     )
+
+
+def redirects_query(qids: Iterable[str]) -> str:
+    """The entity each of `qids` was merged into: a redirect, which Wikidata's RDF writes as
+    `wd:OLD owl:sameAs wd:NEW`."""
+    return (
+        PREFIXES
+        + f"""PREFIX owl: <http://www.w3.org/2002/07/owl#>
+SELECT ?old ?new WHERE {{
+  {_values("old", (entity(q) for q in qids))}
+  ?old owl:sameAs ?new .
+  FILTER(isIRI(?new) && STRSTARTS(STR(?new), "{WD}"))
+}}"""
+    )

@@ -54,7 +54,7 @@ from .dumps import BLOCK, EXAMPLES, Block, JsonEntities, Malformed, NTriples, Ro
 from .dumps import Filter as Filter
 
 STORE_VERSION = 1
-TABLES = ("labels", "claims", "properties")
+TABLES = ("labels", "claims", "properties", "redirects")
 WRITES = ("meta.json", "parts", ".duckdb-spill", *TABLES)  # all a store holds: --overwrite replaces nothing else
 COLUMNS = {
     "labels": (("id", "string"), ("kind", "string"), ("lang", "string"), ("text", "string")),
@@ -69,8 +69,10 @@ COLUMNS = {
         ("calendar", "string"),
     ),
     "properties": (("pid", "string"), ("type", "string"), ("direct", "bool")),
+    "redirects": (("old_id", "string"), ("new_id", "string")),
 }
-SORT = {"labels": "id, kind, lang, text", "claims": "subject, pid, value, value_type, datatype, lang", "properties": "pid"}
+OPTIONAL = {"redirects"}  # tables a store made before them lacks: read as empty
+SORT = {"labels": "id, kind, lang, text", "claims": "subject, pid, value, value_type, datatype, lang", "properties": "pid", "redirects": "old_id, new_id"}
 PART_ROWS = 2_000_000  # rows buffered before a part (and a checkpoint) is written
 # N-Triples column by column where polars is installed; KALMA_COLUMNAR=0 takes the pattern parser
 COLUMNAR = os.environ.get("KALMA_COLUMNAR", "1") != "0" and importlib.util.find_spec("polars") is not None
@@ -253,7 +255,7 @@ def _parse_one(job: tuple[int, Block]) -> Parsed:
     rows, bad = Rows(), Malformed()
     _PARSER.parse(block, rows, bad)
     _PARSER.finish(rows)
-    tables: dict[str, list[Any]] = {"labels": rows.labels, "claims": rows.claims, "properties": rows.props}
+    tables: dict[str, list[Any]] = {"labels": rows.labels, "claims": rows.claims, "properties": rows.props, "redirects": rows.redirects}
     return {t: arrow_table(t, r) for t, r in tables.items()}, bad, offset + len(block), block.count(b"\n")
 
 
@@ -376,7 +378,7 @@ def _checkpoint(state: Progress, pending: dict[str, list[Any]], began: float) ->
     for table, found in pending.items():
         if n := sum(t.num_rows for t in found):
             rows[table] = list(found)
-            state.rows[table] += n
+            state.rows[table] = state.rows.get(table, 0) + n  # (a checkpoint written before a table counts none of it)
         found.clear()
     state.parts += 1
     state.seconds = time.monotonic() - began
@@ -509,6 +511,7 @@ def _views(con: Any, parts: Path, state: Progress, keep: Filter) -> dict[str, st
         "claims": "SELECT subject, pid, value, value_type, datatype, lang, max(precision) AS precision, max(calendar) AS calendar FROM raw_claims "
         "GROUP BY subject, pid, value, value_type, datatype, lang",
         "properties": "SELECT pid, max(type) AS type, bool_or(direct) AS direct FROM raw_properties GROUP BY pid",
+        "redirects": "SELECT DISTINCT * FROM raw_redirects",
     }
     return queries
 
@@ -570,6 +573,10 @@ class LocalWikidata:
         self.con = connect(threads)
         for table in TABLES:
             files = sorted((self.path / table).glob("*.parquet"))
+            if not files and table in OPTIONAL:  # a store made before the table: none known
+                columns = ", ".join(f"NULL::VARCHAR AS {name}" for name, _ in COLUMNS[table])
+                self.con.execute(f"CREATE VIEW {table} AS SELECT {columns} WHERE false")
+                continue
             if not files:
                 raise ConfigError(f"{self.path}: no {table} table (an import that did not finish?)")
             self.con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({[str(p) for p in files]})")
@@ -766,6 +773,20 @@ class LocalWikidata:
         for pid, inverse in self._rows("SELECT subject, value FROM claims WHERE pid = 'P1696' AND subject IN (SELECT unnest(?::VARCHAR[]))", pids):
             lines.add(f"{nt.iri(pid)} <{nt.DIRECT}P1696> {nt.iri(inverse)} .")
         return "".join(line + "\n" for line in sorted(lines))
+
+    def redirects(self, qids: Iterable[str]) -> dict[str, str]:
+        """{old id: the id it was merged into}, for those of `qids` the dump wrote as redirects."""
+        from . import sparql
+
+        qids = list(dict.fromkeys(qids))
+        for q in qids:
+            sparql.entity(q)
+        if not qids:
+            return {}
+        found: dict[str, list[str]] = {}
+        for old, new in self._rows("SELECT old_id, new_id FROM redirects WHERE old_id IN (SELECT unnest(?::VARCHAR[]))", qids):
+            found.setdefault(old, []).append(new)
+        return {q: min(found[q], key=_num) for q in qids if q in found}  # one answer where a dump holds two, as the SPARQL sources give
 
 
 def store_languages(meta: dict[str, Any]) -> list[str]:

@@ -51,6 +51,7 @@ def _answers(src: KnowledgeSource) -> dict[str, Any]:
             src.linked([("Q212657", "P22", "Q367360"), ("Q367360", "P22", "Q212657"), ("Q900000002", "P22", "Q212657"), ("Q85907", "P3373", "Q68753")])
         ),
         "labels": src.labels(["Q220", "Q5", "Q404", "Q800000003"]),
+        "redirects": src.redirects(["Q800000004", "Q800000005", "Q800000006", "Q220", "Q404"]),
     }
 
 
@@ -89,6 +90,15 @@ def test_hostile_labels_are_literal_text(case):
     g = src.subgraphs(["Q800000001"])["Q800000001"]
     assert g.label == HOSTILE and [t.value_label for t in g.triples if t.relation == "P106"] == ["poet\nlaureate"]
     assert src.labels(["Q800000003"]) == {"Q800000003": "poet\nlaureate"}
+
+
+def test_redirects_are_the_merged_items_and_no_other(case):
+    src, data = case
+    if data == demo_snapshot_path():
+        pytest.skip("the bundled snapshot holds no redirect")
+    # owl:sameAs to an entity is a redirect; to another IRI, or an id that is no redirect, none
+    assert src.redirects(["Q800000004", "Q800000005", "Q800000006", "Q220", "Q404"]) == {"Q800000004": "Q800000001", "Q800000005": "Q220"}
+    assert src.redirects([]) == {}
 
 
 def test_ids_are_validated_never_spliced(case):

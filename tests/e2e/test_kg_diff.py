@@ -15,6 +15,7 @@ from perf.dumpgen import LANGUAGES, write_dump
 from perf.evolve import SAME_AS, evolve, read_changes
 
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+STORE_LANGUAGES = ("en", "fr")
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +26,19 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     write_dump(first, 80, "nt", seed=2, with_release=False, organizations=20, cities=20)
     evolve(first, second, 0.08, seed=5)
     return first, second
+
+
+@pytest.fixture(scope="module")
+def stores(pair: tuple[Path, Path]) -> tuple[Path, Path]:
+    """Both dumps imported (English and French), as `kalma kg import` does."""
+    from kalma.kg.store import import_dump
+
+    out = []
+    for dump in pair:
+        store = dump.with_suffix(".store")
+        import_dump(dump, store, languages=STORE_LANGUAGES, threads=2, progress=False)
+        out.append(store)
+    return out[0], out[1]
 
 
 def _value(term: Any) -> str:
@@ -120,3 +134,25 @@ def test_evolving_twice_with_one_seed_writes_the_same_bytes(pair: tuple[Path, Pa
     evolve(first, again, 0.08, seed=5)
     assert again.read_bytes() == second.read_bytes()
     assert read_changes(again)[1] == read_changes(second)[1]
+
+
+def test_the_import_keeps_the_redirects_and_a_store_made_before_them_still_opens(pair: tuple[Path, Path], stores: tuple[Path, Path], tmp_path: Path) -> None:
+    import shutil
+
+    from kalma.kg.store import LocalWikidata
+
+    merged = {r["subject"]: r["new"][0] for r in read_changes(pair[1])[1] if r["kind"] == "merged"}
+    old, new = LocalWikidata(stores[0]), LocalWikidata(stores[1])
+    asked = [*merged, "Q5", next(iter(merged.values()))]
+    assert new.redirects(asked) == merged and old.redirects(asked) == {}
+    assert json_rows(stores[1])["redirects"] == len(merged) > 0
+    before = tmp_path / "before-redirects"
+    shutil.copytree(stores[1], before)
+    shutil.rmtree(before / "redirects")  # as a store imported before the table was
+    assert LocalWikidata(before).redirects(asked) == {} and LocalWikidata(before).labels(["Q5"]) == {"Q5": "human"}
+
+
+def json_rows(store: Path) -> dict[str, int]:
+    import json
+
+    return dict(json.loads((store / "meta.json").read_text())["rows"])

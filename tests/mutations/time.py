@@ -1,13 +1,24 @@
-"""Datasets over time (docs/time.md): a dataset checked and refreshed against a newer KG, fresh
-entries, outdated claims; each broken the way a wrong rule would be."""
+"""Datasets over time (docs/time.md): two dumps compared (`kalma kg diff`) and the redirects a dump
+holds; a dataset checked and refreshed against a newer KG, fresh entries, outdated claims; each
+broken the way a wrong rule would be."""
 
 from __future__ import annotations
 
 from . import Mutation
 
+DIFF = "tests/e2e/test_kg_diff.py"
 FRESHNESS = "tests/e2e/test_dataset_freshness.py"
 
 MUTATIONS = (
+    # ---------------------------------------------------------------- kg diff and the redirects
+    Mutation(
+        "the redirect dropped by the columnar parser (owl:sameAs lines never reach its columns)",
+        "kalma/kg/columnar.py",
+        "[nt.CLAIM, PROPERTY_TYPE, DIRECT, SAME_AS, *(f'\"@{lang}' for lang in languages)]",
+        "[nt.CLAIM, PROPERTY_TYPE, DIRECT, *(f'\"@{lang}' for lang in languages)]",
+        ("tests/unit/test_ntriples_fuzz.py", f"{DIFF}::test_the_import_keeps_the_redirects_and_a_store_made_before_them_still_opens"),
+    ),
+    # ---------------------------------------------------------------- dataset check and refresh
     Mutation(
         "a stale entry kept as valid (findings that leave it rebuildable ignored)",
         "dataset_builder/freshness.py",

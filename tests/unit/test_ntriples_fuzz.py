@@ -53,6 +53,8 @@ def test_the_generator_covers_the_edges():
         b"\\b",
         b"\\f",
         b"@es-419",
+        b"owl#sameAs> <http://www.wikidata.org/entity/Q",  # a redirect
+        b"owl#sameAs> <http://www.wikidata.org/prop/direct/P31>",  # an owl:sameAs that is none
     ]:
         assert edge in data, edge
     assert any(not c.endswith(b"\n") for c in _blocks(SEED)), "a block whose last line has no newline"

@@ -83,7 +83,7 @@ def test_bytes_that_are_not_utf8_are_read_as_u_fffd_and_counted(tmp_path, dump, 
     assert "2 malformed lines" in out and "bytes that are not UTF-8 (read as U+FFFD)" in out and f"{path}:{len(path.read_bytes().splitlines()) - 1}:" in out
     assert ("Q7", "label", "en", "Caf\ufffd") in _rows(store, "labels")
     assert ("Q7", "P1476", "Le Caf\ufffd", "literal", "", "fr", None, None) in _rows(store, "claims")
-    assert sorted(os.listdir(store)) == ["claims", "labels", "meta.json", "properties"]
+    assert sorted(os.listdir(store)) == ["claims", "labels", "meta.json", "properties", "redirects"]
 
 
 @pytest.mark.parametrize("columnar", [True, False])
