@@ -159,3 +159,59 @@ def test_compare_refuses_alignment_from_one_spec_with_other_weights(board, tmp_p
     assert res.exit_code == 0, res.output
     assert "alignment: not compared, its judges differ (weights 'table sha256 " in res.output and "citation.f1_micro" in res.output
     assert "| alignment." not in res.output  # no alignment figure in the table
+
+
+# issue 65 §1: the tau interval's seed, the ties another judge broke, [NA] marks judged irrelevant, one dataset
+
+
+def _judge_c(board: dict[str, Path]) -> Path:
+    """Judge C, on A's pairs: s1 and s2 each aligned on 6 of 12 (a tie that A breaks: s1 1.0, s2 0.5)
+    and s3 on 9, at pairs that differ from entry to entry (so the tau's resamples differ)."""
+    aligned = {"s1": {0, 3, 4, 7, 8, 11}, "s2": {1, 2, 5, 6, 9, 10}, "s3": set(range(12)) - {0, 5, 10}}
+    rows = [json.loads(x) for x in board["a"].read_text().splitlines()]
+    path = board["dir"] / "c.jsonl"
+    path.write_text("".join(json.dumps({**r, "probability": float(i % 12 in aligned[f"s{i // 12 + 1}"])}) + "\n" for i, r in enumerate(rows)))
+    return path
+
+
+def test_the_tau_interval_follows_the_seed_and_the_report_names_the_ties_broken(board):
+    a, c = f"table:{board['a']}", f"table:{_judge_c(board)}"
+    got = {}
+    for seed in ("1", "2"):
+        args = ["judge", "sensitivity", str(board["board"]), "--nli", a, "--nli", c, "--resamples", "300", "--seed", seed, "-o", str(board["dir"] / f"c{seed}")]
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 0, res.output
+        got[seed] = json.loads((board["dir"] / f"c{seed}" / "sensitivity.json").read_text())
+        assert got[seed]["bootstrap"]["seed"] == int(seed)
+    found = {s: r["figures"]["alignment_micro"]["against_first"][c] for s, r in got.items()}
+    assert found["1"]["kendall_tau"] == found["2"]["kendall_tau"] == pytest.approx(-2 / 6**0.5)  # s1 > s2 tied under C; s3 first under C
+    drawn = {s: (f["low"], f["high"], f["undefined_resamples"]) for s, f in found.items()}
+    assert drawn["1"] != drawn["2"]
+    assert found["1"]["tie_broken"] == [["s1", "s2"]] and sorted(found["1"]["flipped"]) == [["s1", "s3"], ["s2", "s3"]]
+    assert "order flipped: s1 > s3; s2 > s3; tie broken: s1 / s2" in (board["dir"] / "c1" / "sensitivity.md").read_text()
+
+
+def test_an_na_mark_judged_irrelevant_counts_as_right_in_the_decisions():
+    from bench.sensitivity import decisions
+    from kalma.schema import AnswerScores, NAVerdict, SentenceVerdict
+
+    def rows(*outcomes: str) -> list[AnswerScores]:
+        said = [SentenceVerdict(index=i, start=0, end=1, text="x", na=NAVerdict(outcome=o)) for i, o in enumerate(outcomes)]  # type: ignore[arg-type]
+        return [AnswerScores(answer_id="a", entry_id="e", verdicts=said)]
+
+    first = decisions(rows("irrelevant: counts correct", "entails absent knowledge", "wrong"))
+    other = decisions(rows("entails absent knowledge", "entails absent knowledge", "wrong"))
+    assert list(first.values()) == [True, True, False] and cohen_kappa(list(first.values()), list(other.values())) == 1.0
+
+
+def test_a_board_of_two_datasets_is_refused_in_one_line(board, tmp_path):
+    header, *lines = (board["dir"] / "dataset.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    other = tmp_path / "other.jsonl"  # the same entries, one question reworded
+    other.write_text("\n".join([header, *lines[:-1], json.dumps({**last, "general_question": last["general_question"] + " Briefly."})]) + "\n")
+    for name, data in (("s1", board["dir"] / "dataset.jsonl"), ("s2", other)):
+        args = ["bench", "submit", str(board["dir"] / f"{name}.jsonl"), "--dataset", str(data), "--leaderboard", str(tmp_path / "board")]
+        res = CliRunner().invoke(main, [*args, "--metrics", "citation"])
+        assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["judge", "sensitivity", str(tmp_path / "board"), "--nli", "lexical", "--nli", "lexical", "--resamples", "50"])
+    assert res.exit_code != 0 and "submissions on 2 datasets" in res.output and len(res.output.strip().splitlines()) == 1, res.output

@@ -138,3 +138,74 @@ MUTATIONS += (
         (f"{AUDIT_UNIT}::test_a_stated_value_is_found_as_a_whole_word_accents_folded",),
     ),
 )
+AUDIT_E2E = "tests/e2e/test_audit_65.py"
+MUTATIONS += (
+    Mutation(
+        "judge pairs drawn at seed 0 whatever --seed says (the rows still record the seed given)",
+        SRC,
+        '    r = rng(seed, "judge-pairs", entry.id)',
+        '    r = rng(0, "judge-pairs", entry.id)',
+        (f"{AUDIT_E2E}::test_judge_pairs_seed_changes_every_kinds_draw",),
+    ),
+    Mutation(
+        "judge pairs drawn from all the entry's people's knowledge, its minimum set ignored",
+        SRC,
+        "    found = entry.minimum_set or [t for q in entry.people if q in world.graphs for t in world.graphs[q].triples]",
+        "    found = [t for q in entry.people if q in world.graphs for t in world.graphs[q].triples]",
+        (f"{AUDIT_E2E}::test_judge_pairs_draw_from_the_entrys_minimum_set",),
+    ),
+    Mutation(
+        "a reply of two sentences kept (its first sentence used)",
+        SRC,
+        "        if len(sentences) != 1:",
+        "        if not sentences:",
+        (f"{AUDIT_E2E}::test_judge_pairs_discards_and_counts_a_reply_of_two_sentences",),
+    ),
+)
+MUTATIONS += (
+    Mutation(
+        "a kind named as failed when its point lies below the overall figure, its interval not",
+        "evaluation/judge_quality.py",
+        "if overall is not None and iv.high is not None and iv.high < overall]",
+        "if overall is not None and iv.point is not None and iv.point < overall]",
+        (f"{AUDIT_UNIT}::test_a_kind_fails_only_when_its_whole_interval_lies_below_and_the_worst_comes_first",),
+    ),
+    Mutation(
+        "the failed kinds in alphabetical order, not worst first",
+        "evaluation/judge_quality.py",
+        "        return sorted(low, key=lambda k: self.kind_intervals[k].point or 0.0)",
+        "        return sorted(low)",
+        (f"{AUDIT_UNIT}::test_a_kind_fails_only_when_its_whole_interval_lies_below_and_the_worst_comes_first",),
+    ),
+)
+SENS_AUDIT = "tests/e2e/test_judge_sensitivity.py::"
+MUTATIONS += (
+    Mutation(
+        "the sensitivity's tau interval drawn at seed 0 whatever --seed says",
+        SENS,
+        "            taus = bootstrap(sums, estimates, resamples=resamples, seed=seed, level=level) if estimates else {}",
+        "            taus = bootstrap(sums, estimates, resamples=resamples, seed=0, level=level) if estimates else {}",
+        (f"{SENS_AUDIT}test_the_tau_interval_follows_the_seed_and_the_report_names_the_ties_broken",),
+    ),
+    Mutation(
+        "the sensitivity report silent on the ties another judge broke",
+        SENS,
+        """            ties = f"; tie broken: {'; '.join(f'{x} / {y}' for x, y in a['tie_broken'])}" if a["tie_broken"] else \"\"""",
+        '            ties = ""',
+        (f"{SENS_AUDIT}test_the_tau_interval_follows_the_seed_and_the_report_names_the_ties_broken",),
+    ),
+    Mutation(
+        "an [NA] mark judged irrelevant left out of the right decisions",
+        SENS,
+        'NA_RIGHT = {"entails absent knowledge", "irrelevant: counts correct"}',
+        'NA_RIGHT = {"entails absent knowledge"}',
+        (f"{SENS_AUDIT}test_an_na_mark_judged_irrelevant_counts_as_right_in_the_decisions",),
+    ),
+    Mutation(
+        "a board of submissions on two datasets re-scored",
+        SENS,
+        "    if len(digests) > 1:\n        raise SensitivityError(",
+        "    if False:\n        raise SensitivityError(",
+        (f"{SENS_AUDIT}test_a_board_of_two_datasets_is_refused_in_one_line",),
+    ),
+)

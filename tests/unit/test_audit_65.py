@@ -5,6 +5,7 @@ gives another answer."""
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -86,3 +87,25 @@ def test_a_stated_value_is_found_as_a_whole_word_accents_folded():
 
     assert not mentions("Ada Roe is female.", ["male"]) and mentions("Ada Roe is male.", ["male"])
     assert mentions("She was born in Dala.", ["Dála"]) and mentions("She was born in Dála.", ["Dala"])
+
+
+# ---------------------------------------------------------------- judge evaluate: the failed kinds
+
+
+def test_a_kind_fails_only_when_its_whole_interval_lies_below_and_the_worst_comes_first(tmp_path):
+    """Four kinds, every pair its own sentence (its own resampling unit): `good` all right, `z` all
+    wrong, `a` right on 4 of 20, `c` on 2 of 4. Overall balanced accuracy 0.72: c's point (0.5) lies
+    below it but its interval (to 1.0) does not, so only z and a fail, z (0.0) before a (0.2)."""
+    from evaluation.judge_quality import markdown, measure, read_pairs
+
+    rows = [("good", 1, 0.9)] * 20 + [("good", 0, 0.1)] * 20 + [("z", 1, 0.1)] * 10 + [("a", 1, 0.9)] * 4 + [("a", 1, 0.1)] * 16
+    rows += [("c", 1, 0.9), ("c", 1, 0.1), ("c", 0, 0.1), ("c", 0, 0.9)]
+    pairs, table = tmp_path / "pairs.jsonl", tmp_path / "judge.jsonl"
+    text = [(f"Sentence {i} of {k}.", f"claim: {i}", y, k, p) for i, (k, y, p) in enumerate(rows)]
+    pairs.write_text("".join(json.dumps({"doc": d, "claim": h, "label": y, "dataset": "x", "kind": k}) + "\n" for d, h, y, k, _ in text))
+    table.write_text("".join(json.dumps({"premise": d, "hypothesis": h, "probability": p}) + "\n" for d, h, _, _, p in text))
+    report = measure(f"table:{table}", read_pairs(pairs), 0.5, resamples=2000, seed=3)
+    overall, c = report.intervals["overall"].point, report.kind_intervals["c"]
+    assert overall == pytest.approx(0.5 * (25 / 52 + 21 / 22)) and c.point == 0.5 < overall < c.high  # type: ignore[operator]
+    assert report.weakest() == ["z", "a"]
+    assert "Fails most on: z (0.0), a (20.0)" in markdown(report)
