@@ -11,75 +11,50 @@ from __future__ import annotations
 import re
 
 from kalma.citations import Citation, format_sentence
+from kalma.languages.phrasing import ENGLISH, by_header, phrasing
 from kalma.models.template import TemplateTask, register_task
 from kalma.schema import KnowledgeGraph
-from kalma.verbalize import ANSWER_HEADER, KNOWLEDGE_HEADER, QUESTION_HEADER, kg_to_text, knowledge_from_prompt, section
+from kalma.verbalize import kg_to_text, knowledge_from_prompt, section
 
 PROMPT_VERSION = "kalma-baseline-v1"
 
-INSTRUCTION = """Answer the question in a short paragraph, using the knowledge listed below.
-Each knowledge line reads: QID | entity | relation | value.
-After every claim the knowledge supports, cite the supporting lines in square brackets as
-[QID, relation: value]; several lines about one entity may share a bracket:
-[QID, relation: value, relation: value]. Copy relations and values exactly as listed.
-If a claim needs knowledge that is not listed, you may still state it, but mark it [NA]
-instead of citing anything. Never cite a line that is not listed."""
-
-DEMO_KNOWLEDGE = """Q7186 | Marie Curie | place of birth | Warsaw
-Q7186 | Marie Curie | spouse | Pierre Curie
-Q7186 | Marie Curie | award received | Nobel Prize in Physics
-Q7186 | Marie Curie | award received | Nobel Prize in Chemistry
-Q37463 | Pierre Curie | place of birth | Paris
-Q37463 | Pierre Curie | spouse | Marie Curie"""
-
-DEMO_QUESTION = "Who were Marie and Pierre Curie, and what recognition did Marie Curie receive?"
-
-DEMO_ANSWER = (
-    "Marie Curie was born in Warsaw and married Pierre Curie "
-    "[Q7186, place of birth: Warsaw, spouse: Pierre Curie]. "
-    "Pierre Curie was born in Paris [Q37463, place of birth: Paris]. "
-    "Marie Curie received the Nobel Prize in Physics and the Nobel Prize in Chemistry "
-    "[Q7186, award received: Nobel Prize in Physics, award received: Nobel Prize in Chemistry], "
-    "the first person to win Nobel prizes in two sciences [NA]. "
-    "She died in 1934 [NA]."
-)
+# The English text (`kalma.languages.phrasing` holds every language's): what other modules quote.
+INSTRUCTION, DEMO_KNOWLEDGE, DEMO_QUESTION, DEMO_ANSWER = ENGLISH.instruction, ENGLISH.demo_knowledge, ENGLISH.demo_question, ENGLISH.demo_answer
 
 
-def build_messages(question: str, kg: KnowledgeGraph) -> list[dict[str, str]]:
-    knowledge = kg_to_text(kg) or "(no knowledge was found for this question)"
-    demo = f"{KNOWLEDGE_HEADER}\n{DEMO_KNOWLEDGE}\n\n{QUESTION_HEADER} {DEMO_QUESTION}\n\n{ANSWER_HEADER} {DEMO_ANSWER}"
-    task = f"{KNOWLEDGE_HEADER}\n{knowledge}\n\n{QUESTION_HEADER} {question}\n\n{ANSWER_HEADER}"
+def build_messages(question: str, kg: KnowledgeGraph, language: str = "en") -> list[dict[str, str]]:
+    """The system instruction and one user turn (the demonstration, then the task), in `language`:
+    its instruction, its demonstration (knowledge, question and answer in its labels) and headers."""
+    ph = phrasing(language)
+    knowledge = kg_to_text(kg) or ph.no_knowledge
+    demo = f"{ph.knowledge_header}\n{ph.demo_knowledge}\n\n{ph.question_header} {ph.demo_question}\n\n{ph.answer_header} {ph.demo_answer}"
+    task = f"{ph.knowledge_header}\n{knowledge}\n\n{ph.question_header} {question}\n\n{ph.answer_header}"
     return [
-        {"role": "system", "content": INSTRUCTION},
-        {"role": "user", "content": f"Example:\n\n{demo}\n\nNow your turn.\n\n{task}"},
+        {"role": "system", "content": ph.instruction + ph.write_in},
+        {"role": "user", "content": f"{ph.example}\n\n{demo}\n\n{ph.your_turn}\n\n{task}"},
     ]
 
 
 # ---------------------------------------------------------------- the template backend's answers
 
-TRIVIAL = {"instance of", "sex or gender", "given name", "family name", "described by source", "topic's main category"}
-STOPWORDS = set(
-    "a an and are as at be been by did do does for from had has have he her his how in is it its of on or she "
-    "that the their them they this to was were what when where which who whom whose why with would about "
-    "also both did into some other there these those any can could many more most much such than then own "
-    "life career known role influence influenced work works shape shaped".split()
-)
+TRIVIAL, STOPWORDS = ENGLISH.trivial, ENGLISH.stopwords
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 MAX_PER_ENTITY = 4
 
 
-def _words(text: str) -> set[str]:
-    return {w.lower().strip("'’") for w in _WORD.findall(text)} - STOPWORDS
+def _words(text: str, stopwords: frozenset[str] = STOPWORDS) -> set[str]:
+    return {w.lower().strip("'’") for w in _WORD.findall(text)} - stopwords
 
 
 def template_answer(prompt: str) -> str:
-    """The offline `template` backend's answer to this prompt: one sentence per listed fact the
-    question touches most (up to 4 per entity), each citing it, and an [NA] sentence naming the
-    question's words no fact covers."""
-    knowledge = [c for c in knowledge_from_prompt(prompt) if c.relation not in TRIVIAL]
-    q_words = _words(section(prompt, QUESTION_HEADER))
+    """The offline `template` backend's answer to this prompt, in the prompt's language: one
+    sentence per listed fact the question touches most (up to 4 per entity), each citing it, and
+    an [NA] sentence naming the question's words no fact covers."""
+    ph = by_header(prompt, "answer_header")
+    knowledge = [c for c in knowledge_from_prompt(prompt, ph.knowledge_header) if c.relation not in ph.trivial]
+    q_words = _words(section(prompt, ph.question_header), ph.stopwords)
     if not knowledge:
-        return format_sentence("The given knowledge does not cover this question.", na=True)
+        return format_sentence(ph.not_covered, na=True)
     by_entity: dict[str, list[Citation]] = {}
     for c in knowledge:
         by_entity.setdefault(c.qid, []).append(c)
@@ -87,16 +62,21 @@ def template_answer(prompt: str) -> str:
     covered: set[str] = set()
     for qid, cits in by_entity.items():
         name = cits[0].entity_name or qid
-        covered |= _words(name)
+        covered |= _words(name, ph.stopwords)
         # Facts the question touches first, then the entity's other facts, in KG order.
-        ranked = sorted(cits, key=lambda c: -len(q_words & (_words(c.relation) | _words(c.value))))
+        ranked = sorted(cits, key=lambda c: -len(q_words & (_words(c.relation, ph.stopwords) | _words(c.value, ph.stopwords))))
         for c in ranked[:MAX_PER_ENTITY]:
-            covered |= _words(c.relation) | _words(c.value)
-            sentences.append(format_sentence(f"{name}'s {c.relation} is {c.value}.", [c]))
+            covered |= _words(c.relation, ph.stopwords) | _words(c.value, ph.stopwords)
+            sentences.append(format_sentence(ph.sentence(name, c.relation, c.value), [c]))
     missing = sorted(q_words - covered)
     if missing:
-        sentences.append(format_sentence(f"The given knowledge says nothing about {', '.join(missing[:6])}.", na=True))
+        sentences.append(format_sentence(ph.says_nothing.format(words=", ".join(missing[:6])), na=True))
     return " ".join(sentences)
 
 
-register_task(TemplateTask("baseline:answer", lambda p: p.rstrip().endswith(ANSWER_HEADER) and KNOWLEDGE_HEADER in p, template_answer))
+def _asks_answer(prompt: str) -> bool:
+    ph = by_header(prompt, "answer_header")
+    return prompt.rstrip().endswith(ph.answer_header) and ph.knowledge_header in prompt
+
+
+register_task(TemplateTask("baseline:answer", _asks_answer, template_answer))

@@ -1,7 +1,13 @@
-"""The builder's prompts, in this project's wording, and the offline `template` backend's
-answers to them (registered here, beside the wording they depend on).
+"""The builder's prompts, in this project's wording and in each written language, and the
+offline `template` backend's answers to them (registered here, beside the wording they depend on).
 
-Each prompt is one user turn that starts with a `Task: <step>` line naming the step.
+Each prompt is one user turn that starts with a `Task: <step>` line naming the step, the same in
+every language (the template recognises a step by it); the instructions and headers below it are
+the language's (`kalma.languages.phrasing`), and a language without written text gets the English
+ones with one more line asking to write in it.
+
+`localized_questions` renders an entry's two questions in a language: what `kalma dataset
+localize` asks of a model, or of the template, for each entry.
 """
 
 from __future__ import annotations
@@ -9,24 +15,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kalma.citations import Citation, format_sentence, parse_answer
+from kalma.languages.phrasing import ENGLISH, Noun, Phrasing, by_header, phrasing
+from kalma.models.base import LLM, GenParams
 from kalma.models.template import TemplateTask, register_task
 from kalma.schema import KnowledgeGraph, Triple
-from kalma.verbalize import KNOWLEDGE_HEADER, SEP, kg_to_text, knowledge_from_prompt, section
+from kalma.verbalize import SEP, kg_to_text, knowledge_from_prompt, section
 
 from .selection import TRIVIAL_RELATIONS
 
-TASK, PARAGRAPH, NEW_FACT, PEOPLE, FACTS = "Task:", "Paragraph:", "New fact:", "People:", "Facts:"
+TASK = "Task:"  # the step's line: machine-readable, the same in every language
+PARAGRAPH, NEW_FACT, PEOPLE, FACTS = ENGLISH.paragraph, ENGLISH.new_fact, ENGLISH.people, ENGLISH.facts
 # Entities that are not all people are listed under their own heading, each with its class's noun
 # ("Lyon (city)"), so that no question asks "Who" about a city.
-ENTITIES = "Entities:"
-NOT_WHO = "Ask with 'Who' only about a person. "
+ENTITIES = ENGLISH.entities
+NOT_WHO = ENGLISH.not_who
 
 
-def _subjects(people: Sequence[str], nouns: Sequence[str] | None) -> str:
+def _subjects(ph: Phrasing, people: Sequence[str], nouns: Sequence[str] | None) -> str:
     """The question's subjects: the paper's `People:` line, or `Entities:` with their classes."""
     if nouns is None:
-        return f"{PEOPLE} {'; '.join(people)}"
-    return f"{ENTITIES} {'; '.join(f'{p} ({n})' for p, n in zip(people, nouns))}"
+        return f"{ph.people} {'; '.join(people)}"
+    return f"{ph.entities} {'; '.join(f'{p} ({n})' for p, n in zip(people, nouns))}"
 
 
 def _line(t: Triple) -> str:
@@ -38,52 +47,62 @@ def _task(task: str, body: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": f"{TASK} {task}\n{body}"}]
 
 
-def annotate(paragraph: str, pool: KnowledgeGraph) -> list[dict[str, str]]:
+def annotate(paragraph: str, pool: KnowledgeGraph, language: str = "en") -> list[dict[str, str]]:
+    ph = phrasing(language)
     return _task(
         "annotate",
-        (
-            "Below is a paragraph and a list of facts (QID | entity | relation | value). After each sentence of the "
-            "paragraph, add in square brackets the listed facts that the sentence states, written as "
-            "[QID, relation: value]. Leave the words of the paragraph unchanged and add no fact that is not listed.\n\n"
-            f"{KNOWLEDGE_HEADER}\n{kg_to_text(pool)}\n\n{PARAGRAPH} {paragraph}\n\nAnnotated paragraph:"
-        ),
+        f"{ph.annotate}{ph.write_in}\n\n{ph.knowledge_header}\n{kg_to_text(pool)}\n\n{ph.paragraph} {paragraph}\n\n{ph.annotated}",
     )
 
 
-def extend(paragraph: str, fact: Triple) -> list[dict[str, str]]:
-    return _task(
-        "extend",
-        (
-            "Continue the paragraph with exactly one new sentence that states the new fact and fits what came before. "
-            "End that sentence with the fact's citation in square brackets, [QID, relation: value]. "
-            "Reply with the new sentence only.\n\n"
-            f"{PARAGRAPH} {paragraph}\n\n{NEW_FACT} {_line(fact)}\n\nNew sentence:"
-        ),
-    )
+def extend(paragraph: str, fact: Triple, language: str = "en") -> list[dict[str, str]]:
+    ph = phrasing(language)
+    return _task("extend", f"{ph.extend}{ph.write_in}\n\n{ph.paragraph} {paragraph}\n\n{ph.new_fact} {_line(fact)}\n\n{ph.new_sentence}")
 
 
-def general_question(paragraph: str, people: Sequence[str], nouns: Sequence[str] | None = None) -> list[dict[str, str]]:
-    """`nouns`: the classes' nouns of entities that are not all people (None for people)."""
+def general_question(paragraph: str, people: Sequence[str], nouns: Sequence[str] | None = None, language: str = "en") -> list[dict[str, str]]:
+    """`nouns`: the classes' nouns of entities that are not all people (None for people), in the language."""
+    ph = phrasing(language)
     return _task(
         "general-question",
         (
-            "Write one short, natural question that the paragraph answers, as a curious reader would ask it. "
-            f"{NOT_WHO if nouns else ''}Reply with the question only.\n\n"
-            f"{_subjects(people, nouns)}\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"
+            f"{ph.general}{ph.not_who if nouns else ''}{ph.reply_question}{ph.write_in}\n\n"
+            f"{_subjects(ph, people, nouns)}\n\n{ph.paragraph} {paragraph}\n\n{ph.question_header}"
         ),
     )
 
 
-def specific_question(paragraph: str, people: Sequence[str], facts: Sequence[Triple], nouns: Sequence[str] | None = None) -> list[dict[str, str]]:
+def specific_question(
+    paragraph: str, people: Sequence[str], facts: Sequence[Triple], nouns: Sequence[str] | None = None, language: str = "en"
+) -> list[dict[str, str]]:
+    ph = phrasing(language)
     return _task(
         "specific-question",
         (
-            "Write one detailed question that can only be answered completely with every fact listed, as the "
-            f"paragraph states them. {NOT_WHO if nouns else ''}Reply with the question only.\n\n{_subjects(people, nouns)}\n\n{FACTS}\n"
+            f"{ph.specific}{ph.not_who if nouns else ''}{ph.reply_question}{ph.write_in}\n\n{_subjects(ph, people, nouns)}\n\n{ph.facts}\n"
             + "\n".join(_line(t) for t in facts)
-            + f"\n\n{PARAGRAPH} {paragraph}\n\nQuestion:"
+            + f"\n\n{ph.paragraph} {paragraph}\n\n{ph.question_header}"
         ),
     )
+
+
+def localized_questions(
+    llm: LLM,
+    paragraph: str,
+    people: Sequence[str],
+    facts: Sequence[Triple],
+    nouns: Sequence[str] | None = None,
+    language: str = "en",
+    seed: int = 0,
+) -> tuple[str, str]:
+    """An entry's general and specific questions in `language`, asked of `llm` with the builder's
+    own prompts (`people`, `facts`, `paragraph` and `nouns` already in the language's labels; the
+    template answers a written language offline and refuses any other)."""
+    params = GenParams(temperature=0.0, max_tokens=96, seed=seed)
+    general, specific = llm.chat_many(
+        [general_question(paragraph, people, nouns, language), specific_question(paragraph, people, facts, nouns, language)], params
+    )
+    return general.text.strip(), specific.text.strip()
 
 
 # ---------------------------------------------------------------- the template backend's answers
@@ -92,14 +111,16 @@ def specific_question(paragraph: str, people: Sequence[str], facts: Sequence[Tri
 def _template_annotate(prompt: str) -> str:
     """Cite, after each sentence, the listed facts whose value the sentence mentions and whose
     subject it or the sentence before names (so "She ... her father, Orazio" cites Artemisia's father)."""
-    facts = knowledge_from_prompt(prompt)
+    ph = by_header(prompt, "annotated")
+    facts = knowledge_from_prompt(prompt, ph.knowledge_header)
+    trivial = TRIVIAL_RELATIONS | ph.trivial
     out, previous = [], ""
-    for s in parse_answer(section(prompt, PARAGRAPH)).sentences:
+    for s in parse_answer(section(prompt, ph.paragraph)).sentences:
         here, near = s.clean.lower(), f"{previous} {s.clean}".lower()
         cits = [
             c
             for c in facts
-            if c.relation not in TRIVIAL_RELATIONS and c.value.lower() in here and c.value.lower() != c.entity_name.lower() and c.entity_name.lower() in near
+            if c.relation not in trivial and c.value.lower() in here and c.value.lower() != c.entity_name.lower() and c.entity_name.lower() in near
         ]
         out.append(format_sentence(s.clean, cits))
         previous = s.clean
@@ -107,34 +128,44 @@ def _template_annotate(prompt: str) -> str:
 
 
 def _template_extend(prompt: str) -> str:
-    parts = section(prompt, NEW_FACT).split(SEP)
+    ph = by_header(prompt, "new_sentence")
+    parts = section(prompt, ph.new_fact).split(SEP)
     if len(parts) != 4:
         return ""
     c = Citation(parts[0], parts[2], parts[3], parts[1])
-    return format_sentence(f"{c.entity_name}'s {c.relation} is {c.value}.", [c])
+    return format_sentence(ph.sentence(c.entity_name, c.relation, c.value), [c])
 
 
 def _template_general_question(prompt: str) -> str:
-    people = [p.strip() for p in section(prompt, PEOPLE).split(";") if p.strip()]
-    if not people and (things := [t.strip() for t in section(prompt, ENTITIES).split(";") if t.strip()]):
-        return _about(things)
-    return f"Who were {' and '.join(people)}?" if len(people) > 1 else f"Who was {people[0] if people else 'this person'}?"
+    ph = by_header(prompt, "question_header")
+    people = [p.strip() for p in section(prompt, ph.people).split(";") if p.strip()]
+    if not people and (things := [t.strip() for t in section(prompt, ph.entities).split(";") if t.strip()]):
+        return _about(ph, things)
+    if len(people) > 1:
+        return ph.who_many.format(names=ph.and_.join(people))
+    return ph.who_one.format(name=people[0] if people else ph.this_person)
 
 
-def _about(things: Sequence[str]) -> str:
-    """A question about entities listed as `Lyon (city)`, naming each as `the city Lyon`."""
-    named = []
+def _about(ph: Phrasing, things: Sequence[str]) -> str:
+    """A question about entities listed as `Lyon (city)`, naming each as `the city Lyon` (in the
+    language, with the article its noun's gender takes: `la ville Lyon`, `das Unternehmen X`)."""
+    genders = {n.word: n for n in ph.nouns.values()}
+    named: list[tuple[Noun | None, str]] = []
     for t in things:
-        name, _, noun = t.rpartition(" (")
-        named.append(f"the {noun.rstrip(')')} {name}" if name else t)
-    return f"What connects {' and '.join(named)}?" if len(named) > 1 else f"What is known about {named[0]}?"
+        name, _, word = t.rpartition(" (")
+        named.append((genders.get(word.rstrip(")")) or Noun(word.rstrip(")")), name) if name else (None, t))
+    if len(named) > 1:
+        return ph.what_connects.format(things=ph.and_.join(ph.named(n, x) if n else x for n, x in named))
+    noun, name = named[0]
+    return ph.what_known.format(thing=ph.about(noun, name) if noun else name)
 
 
 def _template_specific_question(prompt: str) -> str:
-    asked = list(dict.fromkeys(f"{c.entity_name}'s {c.relation}" for c in knowledge_from_prompt(prompt, FACTS)))
+    ph = by_header(prompt, "question_header")
+    asked = list(dict.fromkeys(ph.asked_fact(c.entity_name, c.relation) for c in knowledge_from_prompt(prompt, ph.facts)))
     if not asked:
         return _template_general_question(prompt)
-    return f"What were {', '.join(asked[:-1])} and {asked[-1]}?" if len(asked) > 1 else f"What was {asked[0]}?"
+    return ph.what_many.format(asked=f"{', '.join(asked[:-1])}{ph.and_}{asked[-1]}") if len(asked) > 1 else ph.what_one.format(asked=asked[0])
 
 
 def _asks(task: str) -> Callable[[str], bool]:

@@ -128,15 +128,22 @@ def evaluate_cmd(
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--name", default=None, help="The rows' `dataset` (what `kalma judge evaluate` reports per); default: the dataset file's name without suffix.")
+@click.option(
+    "--language",
+    default="en",
+    show_default=True,
+    help="The sentences' language (a BCP-47 tag): `template` writes en, fr, de, es; a model is asked in English to write any other.",
+)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="pairs.jsonl: a header line, then one labelled pair a line.")
 @OVERWRITE
 @NO_CACHE
-def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, name: str | None, output: str, overwrite: bool) -> None:
+def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, name: str | None, language: str, output: str, overwrite: bool) -> None:
     """Labelled (sentence, cited triple) pairs of five kinds, generated from DATASET's entries and their KG,
     in the form `kalma evaluate` hands the judge; `kalma judge evaluate --pairs` reads them as they are."""
     from baselines.cli import dataset_kg
     from kalma.jsonl import dumps, make_header, read_jsonl
     from kalma.kg import open_source
+    from kalma.languages.phrasing import phrasing
     from kalma.models import LLMS
     from kalma.provenance import provenance
     from kalma.schema import DatasetEntry
@@ -145,10 +152,11 @@ def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, 
 
     new_output(output, overwrite)
     LLMS.check(llm)
+    language = phrasing(language).code
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
     kg, _ = dataset_kg(dataset, kg, retrieving=False)
-    made = make_pairs(entries, open_source(kg), llm, dataset=name or Path(dataset).stem, seed=seed, document=document)  # type: ignore[arg-type]
-    config = {"dataset": dataset, "kg": kg, "llm": llm, "document": document, "seed": seed}
+    made = make_pairs(entries, open_source(kg), llm, dataset=name or Path(dataset).stem, seed=seed, document=document, language=language)  # type: ignore[arg-type]
+    config = {"dataset": dataset, "kg": kg, "llm": llm, "document": document, "seed": seed, "language": language}
     header = make_header("judge-pairs", provenance(config=config), made=summary(made))
     write_pairs(output, made, header)
     click.echo(dumps(summary(made), indent=1))

@@ -40,6 +40,7 @@ from typing import Any, Literal
 from kalma.citations import parse_answer
 from kalma.errors import KalmaError
 from kalma.jsonl import dumps
+from kalma.languages.phrasing import by_header, phrasing
 from kalma.models.base import GenParams
 from kalma.models.template import TemplateTask, register_task
 from kalma.schema import DatasetEntry, EntityGraph, KnowledgeGraph, Triple, normalize_text
@@ -58,25 +59,23 @@ class PairsInputError(KalmaError, ValueError):
     """Nothing to make pairs from: no entities in the KG, or no usable sentence."""
 
 
-def state_prompt(facts: Sequence[Triple]) -> list[dict[str, str]]:
-    """One user turn asking for one sentence that states exactly `facts`."""
+def state_prompt(facts: Sequence[Triple], language: str = "en") -> list[dict[str, str]]:
+    """One user turn asking for one sentence in `language` that states exactly `facts`."""
+    ph = phrasing(language)
     lines = "\n".join(SEP.join((t.subject, t.subject_label or t.subject, t.relation_label, t.value_label)) for t in facts)
-    body = (
-        "Write one English sentence that states every fact below, and nothing else. Write each value as it is given. "
-        "Reply with the sentence only, without citations or brackets.\n\n"
-        f"{FACTS}\n{lines}\n\nSentence:"
-    )
+    body = f"{ph.state}{ph.write_in}\n\n{ph.facts}\n{lines}\n\n{ph.sentence_slot}"
     return [{"role": "user", "content": f"{TASK}\n{body}"}]
 
 
 def _template_state(prompt: str) -> str:
-    """The builder's verbalisation of each fact, the clauses joined into one sentence."""
+    """The builder's verbalisation of each fact in the prompt's language, the clauses joined into one sentence."""
     from dataset_builder.selection import template_sentence
 
-    facts = knowledge_from_prompt(prompt, FACTS)
+    ph = by_header(prompt, "sentence_slot")
+    facts = knowledge_from_prompt(prompt, ph.facts)
     triples = [Triple(subject=c.qid, subject_label=c.entity_name, relation="", relation_label=c.relation, value=c.value, value_label=c.value) for c in facts]
-    clauses = [template_sentence(t) for t in triples]
-    return ", and ".join(c.rstrip(".") for c in clauses) + "." if clauses else ""
+    clauses = [template_sentence(t, language=ph.code) for t in triples]
+    return ph.clause_join.join(c.rstrip(".") for c in clauses) + "." if clauses else ""
 
 
 register_task(TemplateTask("judge-pairs:state", lambda p: p.lstrip().startswith(TASK + "\n"), _template_state))
@@ -244,7 +243,15 @@ def plan_entry(entry: DatasetEntry, world: World, seed: int, document: Document,
 
 
 def make_pairs(
-    entries: Sequence[DatasetEntry], source: Any, llm: str, *, dataset: str, seed: int = 0, document: Document = "sentence", max_tokens: int = 128
+    entries: Sequence[DatasetEntry],
+    source: Any,
+    llm: str,
+    *,
+    dataset: str,
+    seed: int = 0,
+    document: Document = "sentence",
+    max_tokens: int = 128,
+    language: str = "en",
 ) -> Made:
     """Every labelled pair the entries make (see the card)."""
     from kalma.models import get_llm
@@ -261,7 +268,7 @@ def make_pairs(
         plans += found
         made.skipped.update(missing)
     model = get_llm(llm)
-    replies = model.chat_many([state_prompt(p.stated) for p in plans], GenParams(temperature=0.0, max_tokens=max_tokens, seed=seed))
+    replies = model.chat_many([state_prompt(p.stated, language) for p in plans], GenParams(temperature=0.0, max_tokens=max_tokens, seed=seed))
     for p, reply in zip(plans, replies):
         sentences = parse_answer(reply.text).sentences
         if len(sentences) != 1:

@@ -6,6 +6,10 @@ It knows no stage's wording: each stage registers, beside the prompts it writes,
 that answer them (`register_task`): `baselines.prompt` the attributed answer, and
 `dataset_builder.prompts` the builder's steps. A prompt no pattern claims gets an honest
 `[NA]` reply.
+
+It writes the languages the suite has text for (`kalma.languages.phrasing`): a stage's prompt in
+French gets French sentences. A prompt for any other language (the English text asking a model
+to write in it) is refused in one line, never answered in English.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..languages.phrasing import refuse_unwritten, unwritten_in
 from .base import LLM, Generation, GenParams, Message
 
 NO_PATTERN = "The template backend has no pattern for this prompt [NA]."
@@ -46,6 +51,9 @@ class TemplateLLM(LLM):
         return [Generation(text=self.respond(m[-1]["content"]), model=self.spec) for m in batch]
 
     def respond(self, prompt: str) -> str:
-        """The reply of the first registered task that claims `prompt`."""
+        """The reply of the first registered task that claims `prompt`; a ConfigError for a prompt
+        in a language the suite has no sentences written in."""
+        if code := unwritten_in(prompt):
+            raise refuse_unwritten(code)
         task = next((t for t in TASKS.values() if t.matches(prompt)), None)
         return task.respond(prompt) if task else NO_PATTERN

@@ -1,0 +1,55 @@
+"""Languages through the command line: English outputs the same bytes as before languages, a
+written language's judge pairs in it, and `template` refusing a language it has no text in."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kalma.cli import main
+
+# The rows (less the header line) that `kalma dataset demo`, `kalma answer --llm template` and
+# `kalma judge pairs` wrote on the demo at d85d7b1, before the suite had languages.
+ENGLISH_DEMO = {
+    "demo.jsonl": "b723d8aa6d0c7eaa9e4ac94772612a133cfcee4b826f67479b5162a1d3f4cddf",
+    "answers.jsonl": "c702e7dbfed3fb27bdf49498cdf6c6ff3d72f04de8d34600c379856d45638c39",
+    "pairs.jsonl": "28de97fc6504b31d313a16a5362e620020bfac9b6e60971645c63e1149fb4b77",
+}
+
+
+def _run(*args: str) -> None:
+    res = CliRunner().invoke(main, list(args))
+    assert res.exit_code == 0, res.output
+
+
+def _rows_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes().split(b"\n", 1)[1]).hexdigest()
+
+
+def test_english_demo_dataset_answers_and_pairs_are_the_bytes_they_were(tmp_path, monkeypatch):
+    monkeypatch.setenv("KALMA_CACHE", "off")
+    demo = tmp_path / "demo.jsonl"
+    _run("dataset", "demo", "-o", str(demo))
+    _run("answer", "--dataset", str(demo), "--llm", "template", "-o", str(tmp_path / "answers.jsonl"))
+    _run("judge", "pairs", "--dataset", str(demo), "-o", str(tmp_path / "pairs.jsonl"))
+    assert {name: _rows_digest(tmp_path / name) for name in ENGLISH_DEMO} == ENGLISH_DEMO
+
+
+def test_judge_pairs_in_french_and_the_template_refusing_an_unwritten_language(dataset, tmp_path):
+    out = tmp_path / "fr.jsonl"
+    _run("judge", "pairs", "--dataset", str(dataset), "--language", "fr", "-o", str(out))
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines[0]["kalma"]["provenance"]["config"]["language"] == "fr"
+    # the demo KG's labels are English; the sentence around them is French
+    assert any(r["doc"].startswith("L'occupation d'Artemisia Gentileschi est ") for r in lines[1:]), [r["doc"] for r in lines[1:6]]
+    bad = tmp_path / "pt.jsonl"
+    res = CliRunner().invoke(main, ["judge", "pairs", "--dataset", str(dataset), "--language", "pt-BR", "-o", str(bad)])
+    assert res.exit_code != 0 and not bad.exists()
+    message = res.output.strip().splitlines()
+    assert message == [
+        "kalma: the template backend has no sentences written in 'pt-br' (it writes en, fr, de, es): use a model backend (--llm), "
+        "which is asked in English to write in pt-br"
+    ]
