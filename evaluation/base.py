@@ -319,6 +319,7 @@ METRICS.add("kprec", "evaluation.instruct_qa:InstructQA", argument="none")
 METRICS.add("consens", "evaluation.consens:ConSens", argument="none")
 METRICS.add("conner", "evaluation.conner:ConnerIntrinsic", argument="none")
 METRICS.add("conner-extrinsic", "evaluation.conner:ConnerExtrinsic", argument="none")
+METRICS.add("outdated", "evaluation.outdated:OutdatedClaims", argument="optional", raw=True)  # outdated:OLD, a KG spec
 DEFAULT_METRICS = ("citation", "alignment", "na")
 
 

@@ -157,6 +157,11 @@ def metric_names(metrics: str, metric_specs: tuple[str, ...]) -> list[str]:
     show_default=True,
     help="Bootstrap resamples of the dataset's entries behind every figure's 95% interval, drawn with --seed (0: no intervals).",
 )
+@click.option(
+    "--previous-kg",
+    default=None,
+    help="The KG the answers' model may remember (an older dump): count each answer's outdated claims (values it held, no longer given).",
+)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Output directory (resumed if it exists).")
 @click.pass_context
 def evaluate(
@@ -164,6 +169,7 @@ def evaluate(
     dataset: str,
     answers: str,
     kg_source: str | None,
+    previous_kg: str | None,
     model: str | None,
     limit: int | None,
     overwrite: bool,
@@ -177,6 +183,8 @@ def evaluate(
     from .runner import markdown_table
 
     opts, metrics = scoring(**scoring_args)
+    if previous_kg:
+        metrics = [*metrics, f"outdated:{previous_kg}"]
     answers = answers_path(answers, ctx.args, "--answers")
     summary = run(
         dataset, answers, output, metrics=metrics, options=opts, kg_source=kg_source, overwrite=overwrite, limit=limit, model=model, resamples=resamples

@@ -34,6 +34,7 @@ FILTERS = (
     ("na-entails", "[NA] marks that entail absent knowledge"),
     ("uncited", "sentences with neither citation nor [NA]"),
 )
+OUTDATED_FILTER = ("outdated", "sentences stating an outdated value (what the previous KG held)")
 NA_KEYS = {"entails absent knowledge": "na-entails", "irrelevant: counts correct": "na-irrelevant", "wrong": "na-wrong", "unscored": "na-unscored"}
 SHOWN_VALUES = (
     ("citation", "correctness", "corr."),
@@ -83,7 +84,7 @@ def _sentence_keys(s: SentenceVerdict) -> list[str]:
     keys = [k for c in s.citations for k in _keys(c)]
     if s.na is not None:
         keys += [NA_KEYS[s.na.outcome]] * max(1, len(s.na_marks))
-    return keys or ["uncited"]
+    return (keys or ["uncited"]) + (["outdated"] if s.outdated else [])
 
 
 def _citation(c: CitationVerdict) -> str:
@@ -162,7 +163,7 @@ def _answer(row: AnswerScores, question: str) -> str:
     notes = "".join(f'<p class="note">{prose(n)}</p>' for n in row.notes.values())
     sentences = "".join(
         f'<div class="sentence" data-has="{" ".join(_sentence_keys(s))}"><p>{_marked_text(s)}</p>'
-        f"<ul>{''.join(_citation(c) for c in s.citations)}{_na(s.na, len(s.na_marks)) if s.na is not None else ''}</ul></div>"
+        f"<ul>{''.join(_citation(c) for c in s.citations)}{_na(s.na, len(s.na_marks)) if s.na is not None else ''}{_outdated(s)}</ul></div>"
         for s in row.verdicts
     )
     asked = f'<p class="question">Q: {html.escape(question)}</p>' if question else ""
@@ -170,6 +171,15 @@ def _answer(row: AnswerScores, question: str) -> str:
         f'<article class="answer" data-has="{" ".join(keys)}"><h3>{html.escape(row.answer_id)}</h3>{asked}'
         f'<p class="values">{html.escape(values)}</p>{notes}{sentences or "<p class=note>(no sentence)</p>"}</article>'
     )
+
+
+def _outdated(s: SentenceVerdict) -> str:
+    """What an outdated claim states (`--previous-kg`): the values the previous KG held."""
+    if not s.outdated:
+        return ""
+    said = html.escape("; ".join(s.outdated))
+    badge = '<span class="badge" style="background:#6a1b9a">outdated</span>'
+    return f'<li class="k-outdated">{badge} <span class="why">states what the previous KG held and the knowledge given no longer does: {said}</span></li>'
 
 
 def tally(rows: Sequence[AnswerScores]) -> Counter[str]:
@@ -181,14 +191,16 @@ def tally(rows: Sequence[AnswerScores]) -> Counter[str]:
 def render_page(summary: Summary, rows: Sequence[AnswerScores], questions: Mapping[str, str] | None = None, title: str = "") -> str:
     """The page of one run (see the module docstring); `questions` by answer id, when known."""
     counts = tally(rows)
+    # an outdated-claims run (`--previous-kg`) adds its filter and its line; any other page is as before
+    filters = FILTERS + ((OUTDATED_FILTER,) if counts["outdated"] else ())
     extra_correct = sum(c.verdict == "correct" and c.in_minimum is False for r in rows for s in r.verdicts for c in s.citations)
     na_sentences = sum(s.na is not None for r in rows for s in r.verdicts)
-    options = "".join(f'<option value="{key}">{html.escape(label)} ({counts[key] if key != "all" else len(rows)})</option>' for key, label in FILTERS)
+    options = "".join(f'<option value="{key}">{html.escape(label)} ({counts[key] if key != "all" else len(rows)})</option>' for key, label in filters)
     css_filters = "\n".join(
         f'body[data-filter="{k}"] article.answer:not([data-has~="{k}"]){{display:none}} '
         f'body[data-filter="{k}"] .sentence:not([data-has~="{k}"]){{opacity:.35}} '
         f'body[data-filter="{k}"] li:not(.k-{k}){{display:none}}'
-        for k, _ in FILTERS
+        for k, _ in filters
         if k != "all"
     )
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
@@ -222,10 +234,15 @@ mark.v-unaligned{{background:#fde3b0}} mark.v-malformed{{background:#ddd;text-de
 {counts["extra"]} of them outside the minimum set, {extra_correct} of those correct:
 precision counts only citations that are correct and in the minimum set. [NA] marks: {counts["na-entails"]} entail absent knowledge,
 {counts["na-irrelevant"]} off the question, {counts["na-wrong"]} wrong, {counts["na-unscored"]} unscored; [NA] precision counts each
-marked sentence once ({na_sentences} sentences). Sentences with neither a citation nor [NA]: {counts["uncited"]}.</p>
+marked sentence once ({na_sentences} sentences). Sentences with neither a citation nor [NA]: {counts["uncited"]}.{_outdated_line(counts)}</p>
 <details><summary>Models behind these verdicts</summary><ul>{models}</ul></details>
 <div id="bar"><label>Show <select id="filter">{options}</select></label> <span id="shown"></span></div>
 {articles}
 <script>{_SCRIPT}</script>
 </body></html>
 """
+
+
+def _outdated_line(counts: Counter[str]) -> str:
+    n = counts["outdated"]
+    return f" Outdated claims: {n} sentences state a value the previous KG held that the knowledge given no longer holds." if n else ""

@@ -79,7 +79,8 @@ def assemble(item: EvalItem, scored: Sequence[Scored]) -> list[SentenceVerdict]:
         na = sentence_fields.get(i, {}).get("na")
         if s.na and na is None:
             na = NAVerdict(outcome="unscored", why="the [NA] metric did not run")
-        out.append(SentenceVerdict(index=i, start=s.start, end=s.end, text=s.text, citations=cits, na=na, na_marks=s.na_marks))
+        outdated = sentence_fields.get(i, {}).get("outdated", [])
+        out.append(SentenceVerdict(index=i, start=s.start, end=s.end, text=s.text, citations=cits, na=na, na_marks=s.na_marks, outdated=outdated))
     return out
 
 

@@ -329,6 +329,7 @@ class SentenceVerdict(Compact):
     citations: list[CitationVerdict] = Field(default_factory=list)
     na: NAVerdict | None = Field(default=None, description="present when the sentence is marked [NA]: §4.3 judges the sentence, once")
     na_marks: list[str] = Field(default_factory=list, description="each [NA] mark of the sentence as written; all share `na`")
+    outdated: list[str] = Field(default_factory=list, description="the outdated values it states (`--previous-kg`), as `QID, relation: value`")
 
 
 class AnswerScores(Record):

@@ -22,7 +22,7 @@ RECORDS = Path(__file__).resolve().parents[2] / "dataset_builder" / "data" / "de
 # what NEW changes of OLD: a label, a value, a fact removed; NEW_DELETED also deletes an entity
 RENAMED = {"Q220": ("Rome", "Roma")}
 CHANGED = {("Q6439494", "P19"): ("Madrid", "Naples")}
-REMOVED = {("Q85907", "P106")}
+REMOVED = {("Q85907", "P106"): "biologist"}
 DELETED = "Q68753"  # Oscar Hertwig: every line of his gone
 EDITS = (
     ('wd:Q220 rdfs:label "Rome"@en', 'wd:Q220 rdfs:label "Roma"@en'),
@@ -98,11 +98,17 @@ def test_check_names_exactly_the_entries_the_changes_touched(world: dict[str, An
     assert re.search(r"\d+ entries: \d+ fully valid, \d+ stale .*, \d+ broken", text) and "| finding | entity | property | old | new |" in text
 
 
-def test_refresh_keeps_valid_entries_byte_for_byte_and_a_second_refresh_changes_nothing(world: dict[str, Any]) -> None:
-    ds, new, work = world["ds"], world["new"], world["work"]
-    out, again = work / "refreshed.jsonl", work / "again.jsonl"
-    res = CliRunner().invoke(main, ["dataset", "refresh", str(ds), "--kg", str(new), "-o", str(out)])
+@pytest.fixture(scope="module")
+def refreshed(world: dict[str, Any]) -> Path:
+    out = world["work"] / "refreshed.jsonl"
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(world["ds"]), "--kg", str(world["new"]), "-o", str(out)])
     assert res.exit_code == 0, res.output
+    return out
+
+
+def test_refresh_keeps_valid_entries_byte_for_byte_and_a_second_refresh_changes_nothing(world: dict[str, Any], refreshed: Path) -> None:
+    ds, new, work, out = world["ds"], world["new"], world["work"], refreshed
+    again = work / "again.jsonl"
     old_lines = ds.read_bytes().splitlines(keepends=True)[1:]
     entries = list(read_jsonl(ds, DatasetEntry, kind="dataset"))
     status = {e.id: expected(e) for e in entries}
@@ -124,6 +130,43 @@ def test_refresh_keeps_valid_entries_byte_for_byte_and_a_second_refresh_changes_
     assert code == 0, checked  # the refreshed dataset holds in NEW
     res = CliRunner().invoke(main, ["dataset", "refresh", str(out), "--kg", str(new), "-o", str(again)])
     assert res.exit_code == 0 and again.read_bytes() == out.read_bytes()
+
+
+def _mentions(sentence: str, value: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", sentence.lower()) is not None
+
+
+def test_answers_from_the_old_kg_count_their_outdated_claims_exactly(world: dict[str, Any], refreshed: Path, tmp_path: Path) -> None:
+    """Each answer states its entry's OLD minimum set twice, cited then uncited, and once more
+    marked [NA]: every sentence stating what OLD held and the refreshed entry's knowledge does not
+    is an outdated claim, cited or not; the [NA] one is not."""
+    old_entries = {e.id: e for e in read_jsonl(world["ds"], DatasetEntry, kind="dataset")}
+    new_entries = list(read_jsonl(refreshed, DatasetEntry, kind="dataset"))
+    answers, want = [], {}
+    for e in new_entries:
+        sentences = []
+        for t in old_entries[e.id].minimum_set or []:
+            cited = f"{t.subject_label}'s {t.relation_label} is {t.value_label} [{t.subject}, {t.relation_label}: {t.value_label}]."
+            sentences += [cited, f"Indeed, {t.value_label}.", f"Or {t.value_label} [NA]."]
+        olds = {old for (s, p), old in {**{k: v[0] for k, v in CHANGED.items()}, **REMOVED}.items() if s in e.people}
+        answers.append({"entry_id": e.id, "text": " ".join(sentences), "model": "old-memory"})
+        want[e.id] = sum(any(_mentions(x, v) for v in olds) for x in sentences if not x.endswith("[NA]."))
+    assert sum(want.values()) >= 2, want  # the changed value is stated, cited and uncited
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(a) + "\n" for a in answers))
+    out = tmp_path / "eval"
+    args = ["evaluate", "--dataset", str(refreshed), "--answers", str(path), "--previous-kg", str(world["old"]), "--resamples", "200", "-o", str(out)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()[1:]]
+    assert {r["entry_id"]: r["counts"]["outdated"]["outdated"] for r in rows} == want
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["metrics"]["outdated"]["outdated_claims"] == sum(want.values())
+    assert summary["metrics"]["outdated"]["outdated_cited_rate"] == 0.5  # each cited once and stated once uncited
+    bounds = summary["intervals"]["outdated"]["outdated_per_answer"]
+    assert bounds["low"] <= summary["metrics"]["outdated"]["outdated_per_answer"] <= bounds["high"]
+    page = (out / "verdicts.html").read_text()
+    assert f"Outdated claims: {sum(want.values())} sentences" in page and page.count('<li class="k-outdated">') == sum(want.values())
 
 
 def test_bad_input_ends_in_one_line(world: dict[str, Any], tmp_path: Path) -> None:

@@ -40,4 +40,11 @@ MUTATIONS = (
         '"".join(json.dumps(rows[n], ensure_ascii=False) + "\\n" for n in sorted(rows))',
         (f"{FRESHNESS}::test_refresh_keeps_valid_entries_byte_for_byte_and_a_second_refresh_changes_nothing",),
     ),
+    Mutation(
+        "an outdated claim not counted when uncited (citations alone read)",
+        "evaluation/outdated.py",
+        "                found = by_citation | {ti for ti in range(len(stale[i])) if (i, si, ti) in stated}",
+        "                found = by_citation",
+        (f"{FRESHNESS}::test_answers_from_the_old_kg_count_their_outdated_claims_exactly",),
+    ),
 )
