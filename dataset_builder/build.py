@@ -16,6 +16,7 @@ endpoint by URL), the LLM and the LM scorer.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -42,7 +43,7 @@ from . import WINDOW
 from .disambiguate import Resolution, disambiguate, load_relation_table
 from .evolve import EvolveConfig, evolution, interleave
 from .pool import inverse_table, make_pool
-from .records import DEFAULT_COLUMNS, PEOPLE, Selection, read_records
+from .records import DEFAULT_COLUMNS, PEOPLE, Selection, read_records, removed_note
 from .selection import relation_counts
 
 
@@ -219,6 +220,8 @@ def build(
     removed_file, trace_file = beside(out, "removed"), beside(out, "trace")
     removed.sort(key=lambda r: r.line)
     write_jsonl(removed_file, removed, "removed_records", provenance(records=str(records)))
+    if note := removed_note(removed, len(selection.records) + len(selection.removed), removed_file.name):
+        print(f"note: {note}", file=sys.stderr, flush=True)
     accounted = {
         "read": selection.report()["read"],
         "built from": len(resolved),

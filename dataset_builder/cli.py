@@ -113,14 +113,21 @@ def records() -> None:
 
 @records.command("from-kg")
 @click.option("--kg", required=True, help="Knowledge source spec (a local Wikidata: wikidata-local:STORE).")
-@click.option("--classes", required=True, help="Wikidata classes both ends of a pair are instances of, subclasses included (Q43229,Q515).")
+@click.option("--classes", default="", help="Wikidata classes both ends of a pair are instances of, subclasses included (Q43229,Q515).")
+@click.option(
+    "--pair",
+    "class_pair",
+    multiple=True,
+    metavar="A:B",
+    help="Draw only links between an entity of class A and one of class B, either way round (Q8261:Q5); repeatable; --classes defaults to their ends.",
+)
 @click.option("--properties", default="", help="Properties that link the pairs (P159,P190); default: the classes' own (kalma.classes).")
 @click.option("-n", "count", default=100, show_default=True, type=click.IntRange(min=1), help="Records to draw.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--llm", default="template", show_default=True, help="LLM that writes each seed paragraph from the pair's triples.")
 @OVERWRITE
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="records.jsonl")
-def from_kg(kg: str, classes: str, properties: str, count: int, seed: int, llm: str, overwrite: bool, output: str) -> None:
+def from_kg(kg: str, classes: str, class_pair: tuple[str, ...], properties: str, count: int, seed: int, llm: str, overwrite: bool, output: str) -> None:
     """Draw N linked pairs of the given classes from the KG (seeded, without repeats, spread over the
     properties), each with a seed paragraph written from its triples: records `kalma build` reads."""
     from kalma.classes import PROPERTY_ID
@@ -129,9 +136,12 @@ def from_kg(kg: str, classes: str, properties: str, count: int, seed: int, llm: 
     from kalma.models import get_llm
     from kalma.provenance import provenance
 
-    from .from_kg import check_classes, default_properties, records_from_kg
+    from .from_kg import absent_classes, check_classes, default_properties, pair_counts, records_from_kg
 
-    wanted = class_list(classes, "--classes")
+    asked = pair_list(class_pair)
+    wanted = class_list(classes, "--classes") or tuple(dict.fromkeys(c for p in asked for c in p))
+    if not wanted:
+        raise click.UsageError("name the classes to draw from: --classes Q43229,Q515, or --pair Q8261:Q5")
     pids = tuple(dict.fromkeys(p.strip().upper() for p in properties.split(",") if p.strip()))
     bad = [p for p in pids if not PROPERTY_ID.fullmatch(p)]
     if bad:
@@ -142,11 +152,37 @@ def from_kg(kg: str, classes: str, properties: str, count: int, seed: int, llm: 
         known = source.labels(default_properties(wanted))
         pids = tuple(p for p in default_properties(wanted) if p in known)
     check_classes(source, wanted, pids)
-    drawn = records_from_kg(source, wanted, pids, count, seed, model)
-    header = provenance(kg=kg, classes=list(wanted), properties=list(pids), n=count, seed=seed, llm=model.spec, llm_note=model.label_note)
-    write_jsonl(output, drawn, "relation_records", header)
+    missing = [c for p in asked for c in p if c not in wanted]
+    if missing:
+        raise click.BadParameter(f"{missing[0]} is not among --classes {','.join(wanted)}", param_hint="--pair")
+    drawn = records_from_kg(source, wanted, pids, count, seed, model, asked)
+    pairs = {"pairs": [f"{a}:{b}" for a, b in asked]} if asked else {}
+    header = provenance(kg=kg, classes=list(wanted), **pairs, properties=list(pids), n=count, seed=seed, llm=model.spec, llm_note=model.label_note)
+    write_jsonl(output, drawn, "records", header)
     spread = ", ".join(f"{p} {sum(r.relation == p for r in drawn)}" for p in pids)
     click.echo(f"wrote {len(drawn)} records to {output} ({spread}){'' if len(drawn) == count else '; the KG holds no more pairs of these classes'}")
+    click.echo("by class pair (class_a:class_b): " + ", ".join(f"{k} {n}" for k, n in pair_counts(drawn, wanted, asked).items()))
+    if absent := absent_classes(drawn, wanted):
+        names = source.labels(absent)
+        said = ", ".join(f"{c} ({names[c]})" if c in names else c for c in absent)
+        others = [c for c in wanted if c not in absent] or list(wanted)
+        click.echo(
+            f"warning: no record drawn has {said} at either end: ask for its links with --pair {absent[0]}:{others[0]}, "
+            f"and name the properties that link them with --properties (these were {','.join(pids)})",
+            err=True,
+        )
+
+
+def pair_list(given: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """`--pair Q8261:Q5` (repeated) as (class, class) tuples; anything else is a usage error naming the option."""
+    out = []
+    for text in given:
+        a, colon, b = text.partition(":")
+        ends = class_list(a, "--pair") + class_list(b, "--pair")
+        if not colon or len(ends) != 2:
+            raise click.BadParameter(f"{text!r}: give two class ids as A:B (Q8261:Q5)", param_hint="--pair")
+        out.append((ends[0], ends[1]))
+    return tuple(dict.fromkeys(out))
 
 
 def class_list(text: str, option: str) -> tuple[str, ...]:

@@ -12,9 +12,10 @@ this, `kalma build`).
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 
-from kalma.classes import entity_class
+from kalma.classes import CLASSES, entity_class
 from kalma.kg.base import KnowledgeSource
 from kalma.models import LLM, GenParams
 from kalma.models.template import TemplateTask, register_task
@@ -40,15 +41,31 @@ class RelationRecord(Record):
 
 
 def default_properties(classes: Sequence[str]) -> list[str]:
-    """The properties the registry's classes link by, when the user names none."""
-    return list(dict.fromkeys(p for c in classes for p in entity_class(c).properties))
+    """The properties the registry's classes link by, when the user names none. A class with no
+    list of its own (a novel, a business) may link by any the registry knows: without them, its
+    links would never be drawn beside another class's."""
+    every = [p for c in CLASSES.values() for p in c.properties]
+    return list(dict.fromkeys(p for c in classes for p in (entity_class(c).properties or every)))
 
 
-def draw(source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str], n: int, seed: int) -> list[tuple[str, str, str, str, str]]:
+def class_pairs(classes: Sequence[str], asked: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """The (class of a, class of b) drawn from: each pair `--pair` asks for, both ways round, else
+    every ordered pair of `classes`."""
+    if asked:
+        return list(dict.fromkeys(x for a, b in asked for x in ((a, b), (b, a))))
+    return [(ca, cb) for ca in classes for cb in classes]
+
+
+def draw(
+    source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str], n: int, seed: int, asked: Sequence[tuple[str, str]] = ()
+) -> list[tuple[str, str, str, str, str]]:
     """Up to `n` (a, PID, b, class of a, class of b), seeded, spread over the properties."""
     found: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
+    drawn_from = class_pairs(classes, asked)
     for ca in classes:
         for cb in classes:
+            if (ca, cb) not in drawn_from:
+                continue
             for a, p, b in source.pairs([ca], properties, [cb]):
                 key = (p, *sorted((a, b)))
                 if a != b:
@@ -88,8 +105,10 @@ def _template_paragraph(prompt: str) -> str:
 register_task(TemplateTask("records:paragraph", lambda prompt: prompt.lstrip().startswith(TASK + "\n"), _template_paragraph))
 
 
-def records_from_kg(source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str], n: int, seed: int, llm: LLM) -> list[RelationRecord]:
-    pairs = draw(source, classes, properties, n, seed)
+def records_from_kg(
+    source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str], n: int, seed: int, llm: LLM, asked: Sequence[tuple[str, str]] = ()
+) -> list[RelationRecord]:
+    pairs = draw(source, classes, properties, n, seed, asked)
     graphs = source.subgraphs(sorted({q for x in pairs for q in x[:3:2]}))
     out = []
     for a, p, b, ca, cb in pairs:
@@ -116,3 +135,16 @@ def check_classes(source: KnowledgeSource, classes: Sequence[str], properties: S
     for p in properties:
         if p not in known:
             raise ValueError(f"--properties: {p} is no property of the knowledge graph")
+
+
+def pair_counts(drawn: Sequence[RelationRecord], classes: Sequence[str], asked: Sequence[tuple[str, str]] = ()) -> dict[str, int]:
+    """{"A:B": records drawn}, for every class pair drawn from (a pair and its reverse apart, as the
+    records' class_a and class_b are), zeros included: what the user can compare with what they meant."""
+    got = Counter(f"{r.class_a}:{r.class_b}" for r in drawn)
+    return {k: got[k] for k in (f"{a}:{b}" for a, b in class_pairs(classes, asked))}
+
+
+def absent_classes(drawn: Sequence[RelationRecord], classes: Sequence[str]) -> list[str]:
+    """The named classes no record has at either end."""
+    present = {c for r in drawn for c in (r.class_a, r.class_b)}
+    return [c for c in classes if c not in present]

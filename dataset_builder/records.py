@@ -174,3 +174,25 @@ def _why_removed(
     if (a, rel.lower(), b) in seen:
         return "duplicate", f"the same pair and relation as line {seen[(a, rel.lower(), b)]}"
     return None
+
+
+def removed_note(removed: list[RemovedRecord], read: int, removed_file: str) -> str | None:
+    """One line saying how many of `read` records were removed and why, each reason with its count
+    and the first line it removed (with the detail), so that no record goes in silence; None when
+    none was removed.
+
+    >>> why = [(7, "missing field", "no paragraph"), (4, "not found", ""), (9, "missing field", "no person_b")]
+    >>> r = [RemovedRecord(source="r.jsonl", line=n, stage="selection", reason=w, detail=d) for n, w, d in why]
+    >>> removed_note(r, 60, "ds.removed.jsonl")
+    'removed 3 of 60 records: missing field 2 (first r.jsonl:7: no paragraph), not found 1 (first r.jsonl:4); every one is in ds.removed.jsonl'
+    """
+    if not removed:
+        return None
+    first: dict[str, RemovedRecord] = {}
+    for r in sorted(removed, key=lambda r: r.line):
+        first.setdefault(r.reason, r)
+    counts = Counter(r.reason for r in removed)
+    said = ", ".join(
+        f"{why} {n} (first {first[why].source}:{first[why].line}{': ' + first[why].detail if first[why].detail else ''})" for why, n in counts.most_common()
+    )
+    return f"removed {len(removed)} of {read} records: {said}; every one is in {removed_file}"

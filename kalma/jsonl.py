@@ -24,6 +24,7 @@ from .schema import FORMAT_VERSION
 
 R = TypeVar("R", bound=BaseModel)
 HEADER_KEY = "kalma"
+FORMER_KINDS = {"relation_records": "records"}  # {a kind's former name: its name}: `records from-kg` wrote the first until issue 65
 FSYNC_EVERY = 256  # rows between disk syncs (a kill loses nothing: rows are flushed at once)
 
 
@@ -126,7 +127,7 @@ def _json_reason(exc: json.JSONDecodeError, *, lines: bool = False) -> str:
 def _check_header(path: Path, lineno: int, header: Any, kind: str | None) -> dict[str, Any]:
     if not isinstance(header, dict):
         raise RecordError(path, lineno, HEADER_KEY, "header must be an object")
-    if kind and header.get("kind") != kind:
+    if kind and FORMER_KINDS.get(str(header.get("kind")), header.get("kind")) != kind:
         raise RecordError(path, lineno, "kind", f"expected {article(kind)} {kind!r} file, found {header.get('kind')!r}")
     version = header.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:

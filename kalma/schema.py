@@ -132,6 +132,22 @@ class SeedRecord(Record):
     source_line: int | None = None
 
 
+class RecordsLine(SeedRecord):
+    """A line of a records file (`kalma check --kind records`): a seed record and the optional
+    `class_a`/`class_b` columns, the classes each end is looked up in (`Q515|Q1549591`)."""
+
+    class_a: str = ""
+    class_b: str = ""
+
+    @field_validator("class_a", "class_b")
+    @classmethod
+    def _classes(cls, v: str) -> str:
+        for c in v.replace(",", "|").split("|"):
+            if c.strip() and not QID_RE.match(c.strip().upper()):
+                raise ValueError(f"{c.strip()!r} is not a Wikidata class id (Q and digits)")
+        return v
+
+
 class Candidate(Record):
     triple: Triple
     specificity: float
@@ -469,7 +485,7 @@ RECORD_KINDS: dict[str, type[Record]] = {
     "dataset": DatasetEntry,
     "answers": Answer,
     "scores": AnswerScores,
-    "records": SeedRecord,
+    "records": RecordsLine,
     "build_trace": BuildTrace,
     "removed_records": RemovedRecord,
 }

@@ -437,6 +437,8 @@ def main() -> None:
         works=args.works,
         languages=tuple(lang.strip() for lang in args.languages.split(",") if lang.strip()) if args.languages else None,
     )
+    if not args.records:  # no records were written: a count of them would say otherwise
+        del counts["records"]
     print(json.dumps(counts))
 
 

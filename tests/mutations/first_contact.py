@@ -434,3 +434,105 @@ MUTATIONS = (
         _t8("test_harness_samples_are_scored_as_given_the_pool_their_documents_hold"),
     ),
 )
+
+# ---------------------------------------------------------------- issue 65 §6 (first-contact, ninth pass): tests/e2e/test_first_contact_9.py
+T9 = "tests/e2e/test_first_contact_9.py"
+
+
+def _t9(name: str) -> tuple[str, ...]:
+    return (f"{T9}::{name}",)
+
+
+MUTATIONS += (
+    Mutation(
+        "§6.2 a class with no linking properties of its own gets none (a novel's links never drawn)",
+        "dataset_builder/from_kg.py",
+        "for p in (entity_class(c).properties or every)",
+        "for p in entity_class(c).properties",
+        _t9("test_from_kg_draws_the_classes_named_says_each_class_pair_and_takes_pairs"),
+    ),
+    Mutation(
+        "§6.2 --pair ignored: every pair of the classes drawn",
+        "dataset_builder/from_kg.py",
+        "    if asked:\n        return list(",
+        "    if False:\n        return list(",
+        _t9("test_from_kg_draws_the_classes_named_says_each_class_pair_and_takes_pairs"),
+    ),
+    Mutation(
+        "§6.2 --pair one way round only",
+        "dataset_builder/from_kg.py",
+        "for x in ((a, b), (b, a))",
+        "for x in ((a, b),)",
+        _t9("test_from_kg_draws_the_classes_named_says_each_class_pair_and_takes_pairs"),
+    ),
+    Mutation(
+        "§6.2 a named class in no record said nothing of",
+        "dataset_builder/from_kg.py",
+        "    return [c for c in classes if c not in present]",
+        "    return []",
+        _t9("test_from_kg_draws_the_classes_named_says_each_class_pair_and_takes_pairs"),
+    ),
+    Mutation(
+        "§6.2 class pairs with no record left out of the counts",
+        "dataset_builder/from_kg.py",
+        '    return {k: got[k] for k in (f"{a}:{b}" for a, b in class_pairs(classes, asked))}',
+        "    return dict(got)",
+        _t9("test_from_kg_draws_the_classes_named_says_each_class_pair_and_takes_pairs"),
+    ),
+    Mutation(
+        "§6.2 a --pair end outside --classes accepted",
+        "dataset_builder/cli.py",
+        "    missing = [c for p in asked for c in p if c not in wanted]",
+        "    missing: list[str] = []",
+        _t9("test_from_kg_pair_errors_are_one_line"),
+    ),
+    Mutation(
+        "§6.3 records from-kg writes the kind kalma check does not read",
+        "dataset_builder/cli.py",
+        '    write_jsonl(output, drawn, "records", header)',
+        '    write_jsonl(output, drawn, "relation_records", header)',
+        _t9("test_check_takes_the_records_from_kg_writes_headerless_with_classes_and_the_former_kind"),
+    ),
+    Mutation(
+        "§6.3 the kind's former name refused",
+        "kalma/jsonl.py",
+        'FORMER_KINDS.get(str(header.get("kind")), header.get("kind")) != kind',
+        'header.get("kind") != kind',
+        _t9("test_check_takes_the_records_from_kg_writes_headerless_with_classes_and_the_former_kind"),
+    ),
+    Mutation(
+        "§6.3 records checked without their class_a/class_b columns",
+        "kalma/schema.py",
+        '    "records": RecordsLine,',
+        '    "records": SeedRecord,',
+        _t9("test_check_takes_the_records_from_kg_writes_headerless_with_classes_and_the_former_kind"),
+    ),
+    Mutation(
+        "§6.3 a malformed class id in a records file passes kalma check",
+        "kalma/schema.py",
+        "            if c.strip() and not QID_RE.match(c.strip().upper()):",
+        "            if False:",
+        _t9("test_check_takes_the_records_from_kg_writes_headerless_with_classes_and_the_former_kind"),
+    ),
+    Mutation(
+        "§6.4 records removed in silence",
+        "dataset_builder/build.py",
+        '        print(f"note: {note}", file=sys.stderr, flush=True)',
+        "        pass",
+        _t9("test_build_says_on_stderr_how_many_records_were_removed_why_and_the_first_line"),
+    ),
+    Mutation(
+        "§6.4 the removal note names the last line of a reason, not the first",
+        "dataset_builder/records.py",
+        "    for r in sorted(removed, key=lambda r: r.line):\n        first.setdefault(r.reason, r)",
+        "    for r in sorted(removed, key=lambda r: r.line):\n        first[r.reason] = r",
+        _t9("test_build_says_on_stderr_how_many_records_were_removed_why_and_the_first_line"),
+    ),
+    Mutation(
+        "§6.11 dumpgen counts records it did not write",
+        "perf/dumpgen.py",
+        '    if not args.records:  # no records were written: a count of them would say otherwise\n        del counts["records"]\n',
+        "",
+        _t9("test_dumpgen_counts_records_only_when_it_writes_them"),
+    ),
+)

@@ -1,0 +1,162 @@
+"""First contact, ninth pass (issue 65 §6), through the CLI as a new user runs it: records drawn
+from a generated dump of people, organizations, cities and works, said per class pair and checked
+by `kalma check`; records removed aloud; and the smaller things a new user met."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kalma.cli import main
+from perf.dumpgen import write_dump
+from perf.random_models import build_causal
+from tests.conftest import ROOT
+
+pytest.importorskip("duckdb")
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, args)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def _ok(args: list[str]) -> tuple[str, str]:
+    code, out, err = _run(args)
+    assert code == 0, out + err
+    return out, err
+
+
+def _fails(args: list[str], *said: str) -> str:
+    """A user's mistake: one line on stderr, a non-zero exit, no traceback."""
+    code, out, err = _run(args)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code != 0 and "Traceback" not in err and len(lines) == 1 and lines[0].startswith("kalma: "), out + err
+    for s in said:
+        assert s in err, err
+    return err
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small generated dump of the issue's four kinds (people, organizations, cities, works), imported."""
+    work = tmp_path_factory.mktemp("first-contact-9")
+    write_dump(work / "truthy.nt", 40, "nt", seed=5, with_release=False, organizations=60, cities=60, works=40)
+    _ok(["kg", "import", str(work / "truthy.nt"), "-o", str(work / "store"), "--threads", "2"])
+    return work
+
+
+def _from_kg(world: Path, out: Path, *args: str) -> tuple[str, str]:
+    return _ok(["records", "from-kg", "--kg", f"wikidata-local:{world / 'store'}", *args, "--seed", "3", "-o", str(out)])
+
+
+# ---------------------------------------------------------------- 2: records of the classes asked for
+
+
+def test_from_kg_draws_the_classes_named_says_each_class_pair_and_takes_pairs(world: Path, tmp_path: Path):
+    # a novel has no linking properties of its own: it links by those the registry knows (P50, author)
+    out, err = _from_kg(world, tmp_path / "both.jsonl", "--classes", "Q8261,Q5", "-n", "40")
+    drawn = _lines(tmp_path / "both.jsonl")[1:]
+    by_pair = {k: sum(f"{r['class_a']}:{r['class_b']}" == k for r in drawn) for k in ("Q8261:Q8261", "Q8261:Q5", "Q5:Q8261", "Q5:Q5")}
+    assert by_pair["Q8261:Q5"] > 0 and by_pair["Q5:Q5"] > 0 and not err
+    assert "by class pair (class_a:class_b): " + ", ".join(f"{k} {n}" for k, n in by_pair.items()) in out
+
+    out, err = _from_kg(world, tmp_path / "pair.jsonl", "--pair", "Q8261:Q5", "-n", "15")
+    drawn = _lines(tmp_path / "pair.jsonl")
+    assert drawn[0]["kalma"]["provenance"]["pairs"] == ["Q8261:Q5"] and drawn[0]["kalma"]["provenance"]["classes"] == ["Q8261", "Q5"]
+    assert len(drawn[1:]) == 15 and {(r["class_a"], r["relation"], r["class_b"]) for r in drawn[1:]} == {("Q8261", "P50", "Q5")}
+    assert "by class pair (class_a:class_b): Q8261:Q5 15, Q5:Q8261 0" in out and not err
+
+    # a class in none of the records drawn: one line, naming it and what to ask
+    out, err = _from_kg(world, tmp_path / "cities.jsonl", "--classes", "Q4830453,Q515", "--properties", "P190", "-n", "5")
+    assert "Q4830453:Q515 0, Q515:Q4830453 0, Q515:Q515 5" in out
+    assert err.splitlines() == [
+        "warning: no record drawn has Q4830453 (business) at either end: ask for its links with --pair Q4830453:Q515, "
+        "and name the properties that link them with --properties (these were P190)"
+    ]
+
+
+def test_from_kg_pair_errors_are_one_line(world: Path, tmp_path: Path):
+    store = f"wikidata-local:{world / 'store'}"
+    base = ["records", "from-kg", "--kg", store, "-o", str(tmp_path / "r.jsonl")]
+    _fails([*base, "--pair", "Q5"], "--pair", "'Q5': give two class ids as A:B")
+    _fails([*base, "--classes", "Q515", "--pair", "Q515:Q5"], "--pair", "Q5 is not among --classes Q515")
+    _fails(base, "--classes Q43229,Q515, or --pair Q8261:Q5")
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+# ---------------------------------------------------------------- 3: kalma check reads records from-kg's file
+
+
+def test_check_takes_the_records_from_kg_writes_headerless_with_classes_and_the_former_kind(world: Path, tmp_path: Path):
+    records = tmp_path / "records.jsonl"
+    _from_kg(world, records, "--classes", "Q43229,Q515", "-n", "6")
+    lines = records.read_text().splitlines()
+    assert json.loads(lines[0])["kalma"]["kind"] == "records"
+    out, _ = _ok(["check", "--kind", "records", str(records)])
+    assert out.strip() == f"{records}: 6 good records, 0 bad lines"
+
+    bare = tmp_path / "bare.jsonl"  # the columns the docs describe, no header
+    bare.write_text("\n".join(lines[1:]) + "\n")
+    assert all("class_a" in json.loads(line) for line in lines[1:])
+    out, _ = _ok(["check", "--kind", "records", str(bare)])
+    assert out.strip() == f"{bare}: 6 good records, 0 bad lines"
+
+    older = tmp_path / "older.jsonl"  # written before the fix, under the kind's former name
+    head = json.loads(lines[0])
+    head["kalma"]["kind"] = "relation_records"
+    older.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
+    _ok(["check", "--kind", "records", str(older)])
+
+    bad = tmp_path / "bad.jsonl"
+    row = {**json.loads(lines[1]), "class_b": "Q515|Q5x"}
+    bad.write_text(lines[1] + "\n" + json.dumps(row) + "\n")
+    _fails(["check", "--kind", "records", str(bad)], f"{bad}:2: field 'class_b': 'Q5x' is not a Wikidata class id")
+
+
+# ---------------------------------------------------------------- 4: records removed aloud
+
+
+def test_build_says_on_stderr_how_many_records_were_removed_why_and_the_first_line(world: Path, tmp_path: Path):
+    records = tmp_path / "records.jsonl"
+    _from_kg(world, records, "--classes", "Q43229,Q515", "-n", "6")
+    rows = _lines(records)
+    del rows[3]["paragraph"]  # line 4
+    rows[5]["person_b"] = ""  # line 6
+    rows[6]["person_a"] = "Nobody Atall"  # line 7: not in the KG
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lm = "hf:" + str(build_causal(tmp_path / "lm"))
+    code, out, err = _run(
+        ["build", "--records", str(records), "--kg", f"wikidata-local:{world / 'store'}", "--rounds", "0", "--lm", lm, "-o", str(tmp_path / "ds.jsonl")]
+    )
+    assert code == 0, out + err
+    notes = [ln for ln in err.splitlines() if ln.startswith("note: ")]
+    assert len(notes) == 1 and re.fullmatch(
+        r"note: removed 3 of 6 records: missing field 2 \(first records\.jsonl:4: no paragraph\), "
+        r"not found 1 \(first records\.jsonl:7: candidates \[\] / \['Q[0-9]+'\]\); every one is in ds\.removed\.jsonl",
+        notes[0],
+    ), err
+
+
+# ---------------------------------------------------------------- 11: perf.dumpgen's counts
+
+
+def test_dumpgen_counts_records_only_when_it_writes_them(tmp_path: Path):
+    def counts(*args: str) -> dict[str, int]:
+        done = subprocess.run(
+            [sys.executable, "-m", "perf.dumpgen", "--people", "6", "--no-release", *args], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        return json.loads(done.stdout)
+
+    assert set(counts("-o", str(tmp_path / "a.nt"))) == {"entities", "lines"}
+    with_records = counts("-o", str(tmp_path / "b.nt"), "--records", str(tmp_path / "r.jsonl"))
+    assert with_records["records"] == len((tmp_path / "r.jsonl").read_text().splitlines()) > 0
