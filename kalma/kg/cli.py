@@ -168,6 +168,24 @@ def import_cmd(
         click.echo(f"warning: {warning}", err=True)
 
 
+@kg.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option("-o", "--output", required=True, type=click.Path(), help="The diff: a folder (changes.parquet, meta.json), or with --jsonl one file.")
+@click.option("--jsonl", is_flag=True, help="Write one JSON Lines file (a header with the meta, then one change a line) instead of a folder.")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="DuckDB's threads (default: one per core).")
+@OVERWRITE
+def diff_cmd(old: str, new: str, output: str, jsonl: bool, threads: int | None, overwrite: bool) -> None:
+    """What changed from OLD to NEW, two local Wikidata stores (or .ttl/.nt snapshots, Oxigraph
+    stores): values changed, added and removed per subject and property, items merged (redirects)
+    and deleted, labels changed; counts per kind, property and class."""
+    from .diff import KINDS, diff
+
+    meta = diff(old, new, output, jsonl, overwrite, threads)
+    kinds = meta["counts"]["kinds"]
+    click.echo(f"wrote {output}: {meta['rows']:,} changes ({', '.join(f'{kinds[k]:,} {k}' for k in KINDS)})")
+
+
 @kg.command("serve")
 @click.argument("snapshot", required=False)
 @click.option(

@@ -18,6 +18,27 @@ MUTATIONS = (
         "[nt.CLAIM, PROPERTY_TYPE, DIRECT, *(f'\"@{lang}' for lang in languages)]",
         ("tests/unit/test_ntriples_fuzz.py", f"{DIFF}::test_the_import_keeps_the_redirects_and_a_store_made_before_them_still_opens"),
     ),
+    Mutation(
+        "a changed value treated as a removal plus an addition (the two sides never joined)",
+        "kalma/kg/diff.py",
+        "FULL OUTER JOIN added ON removed.subject = added.subject AND removed.pid = added.pid;",
+        "FULL OUTER JOIN added ON false;",
+        (f"{DIFF}::test_kg_diff_finds_exactly_the_changes_the_generator_listed",),
+    ),
+    Mutation(
+        "a merged item counted as deleted",
+        "kalma/kg/diff.py",
+        "SELECT 'merged', subject, NULL, []::VARCHAR[], [target], NULL, NULL FROM merged",
+        "SELECT 'deleted', subject, NULL, []::VARCHAR[], []::VARCHAR[], NULL, NULL FROM merged",
+        (f"{DIFF}::test_kg_diff_finds_exactly_the_changes_the_generator_listed",),
+    ),
+    Mutation(
+        "a label change missed (only aliases and descriptions compared)",
+        "kalma/kg/diff.py",
+        "SELECT 'label', id, NULL, old, new, lang, kind FROM label_changes",
+        "SELECT 'label', id, NULL, old, new, lang, kind FROM label_changes WHERE kind <> 'label'",
+        (f"{DIFF}::test_kg_diff_finds_exactly_the_changes_the_generator_listed",),
+    ),
     # ---------------------------------------------------------------- dataset check and refresh
     Mutation(
         "a stale entry kept as valid (findings that leave it rebuildable ignored)",
