@@ -208,8 +208,7 @@ def compare(a: Evaluation, b: Evaluation, *, resamples: int = RESAMPLES, seed: i
         elif why := _same_judges(a, b, m):
             notes.append(why)
         elif (a.judges is None) != (b.judges is None) and set(m.needs) & {"nli", "judge"}:
-            notes.append(f"{name}: {(a if a.judges is None else b).path} does not record its judge's weights (scored by an older version): compared by spec")
-            shared.append(m)
+            notes.append(f"{name}: not compared, {(a if a.judges is None else b).path} does not record its judges (scored by an older version)")
         else:
             shared.append(m)
     notes += [f"{name}: only B has it" for name in mb if name not in ma]

@@ -215,3 +215,41 @@ def test_a_board_of_two_datasets_is_refused_in_one_line(board, tmp_path):
         assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["judge", "sensitivity", str(tmp_path / "board"), "--nli", "lexical", "--nli", "lexical", "--resamples", "50"])
     assert res.exit_code != 0 and "submissions on 2 datasets" in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def _copy_with_judges(run: Path, out: Path, role: str, **changed: str | None) -> Path:
+    """`run` copied, its summary's `role` judge changed (a field None: removed; no field: no judges recorded)."""
+    import shutil
+
+    shutil.copytree(run, out)
+    summary = json.loads((out / "summary.json").read_text())
+    if changed:
+        summary["judges"][role] = {k: v for k, v in {**summary["judges"][role], **changed}.items() if v is not None}
+    else:
+        del summary["judges"]
+    (out / "summary.json").write_text(json.dumps(summary))
+    return out
+
+
+def test_compare_leaves_out_figures_whose_judges_differ_in_dtype_or_are_recorded_on_one_side(board, tmp_path):
+    """One evaluation, and copies whose summary says its judge ran in bfloat16, or records no judges
+    (an older version's): alignment is left out of both comparisons, citation compared."""
+    run = tmp_path / "run"
+    evaluate(board["dir"] / "dataset.jsonl", board["dir"] / "s2.jsonl", run, metrics=["citation", "alignment"], options=EvalOptions(nli=f"table:{board['a']}"))
+    for other, said in (
+        (_copy_with_judges(run, tmp_path / "bf16", "nli", dtype="bfloat16"), "alignment: not compared, its judges differ (dtype "),
+        (_copy_with_judges(run, tmp_path / "older", "nli"), f"alignment: not compared, {tmp_path / 'older' / 'scores.jsonl'} does not record its judges"),
+    ):
+        res = CliRunner().invoke(main, ["compare", str(run), str(other), "--resamples", "50"])
+        assert res.exit_code == 0 and said in res.output and "| citation.f1_micro" in res.output and "| alignment." not in res.output, res.output
+
+
+def test_compare_leaves_out_geval_figures_whose_judges_differ(board, tmp_path):
+    with scripted_server([answering(lambda prompt: "4")]) as (url, _):
+        run = tmp_path / "run"
+        options = EvalOptions(judge=f"openai-compatible:{url}/v1:judge")
+        evaluate(board["dir"] / "dataset.jsonl", board["dir"] / "s2.jsonl", run, metrics=["citation", "geval"], options=options, progress=False)
+    other = _copy_with_judges(run, tmp_path / "other", "judge", weights="sha256 0123")
+    res = CliRunner().invoke(main, ["compare", str(run), str(other), "--resamples", "50"])
+    assert res.exit_code == 0 and "geval: not compared, its judges differ (weights " in res.output and "| geval." not in res.output, res.output
+    assert "| citation.f1_micro" in res.output

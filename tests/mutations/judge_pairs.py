@@ -209,3 +209,40 @@ MUTATIONS += (
         (f"{SENS_AUDIT}test_a_board_of_two_datasets_is_refused_in_one_line",),
     ),
 )
+MUTATIONS += (
+    Mutation(
+        "a judge's dtype not part of its identity",
+        "evaluation/identity.py",
+        'DECISIVE = ("spec", "weights", "threshold", "direction", "dtype")',
+        'DECISIVE = ("spec", "weights", "threshold", "direction")',
+        (f"{SENS_AUDIT}test_compare_leaves_out_figures_whose_judges_differ_in_dtype_or_are_recorded_on_one_side",),
+    ),
+    Mutation(
+        "compare checking the NLI judge alone, not G-Eval's",
+        "evaluation/compare.py",
+        '    for role in (r for r in ("nli", "judge") if r in m.needs):',
+        '    for role in (r for r in ("nli",) if r in m.needs):',
+        (f"{SENS_AUDIT}test_compare_leaves_out_geval_figures_whose_judges_differ",),
+    ),
+    Mutation(
+        "compare leaving out judge-dependent figures only when neither summary records its judges",
+        "evaluation/compare.py",
+        '        elif (a.judges is None) != (b.judges is None) and set(m.needs) & {"nli", "judge"}:',
+        '        elif a.judges is None and b.judges is None and set(m.needs) & {"nli", "judge"}:',
+        (f"{SENS_AUDIT}test_compare_leaves_out_figures_whose_judges_differ_in_dtype_or_are_recorded_on_one_side",),
+    ),
+    Mutation(
+        "the self-judging warning comparing model names case-sensitively",
+        "evaluation/text_quality.py",
+        '    return name.split(",")[0].split(":")[-1].split("/")[-1].strip().lower()',
+        '    return name.split(",")[0].split(":")[-1].split("/")[-1].strip()',
+        (f"{AUDIT_UNIT}::test_the_self_judging_warning_knows_one_model_however_it_is_written",),
+    ),
+    Mutation(
+        "the self-judging warning keeping a model's path",
+        "evaluation/text_quality.py",
+        '    return name.split(",")[0].split(":")[-1].split("/")[-1].strip().lower()',
+        '    return name.split(",")[0].split(":")[-1].strip().lower()',
+        (f"{AUDIT_UNIT}::test_the_self_judging_warning_knows_one_model_however_it_is_written",),
+    ),
+)

@@ -109,3 +109,13 @@ def test_a_kind_fails_only_when_its_whole_interval_lies_below_and_the_worst_come
     assert overall == pytest.approx(0.5 * (25 / 52 + 21 / 22)) and c.point == 0.5 < overall < c.high  # type: ignore[operator]
     assert report.weakest() == ["z", "a"]
     assert "Fails most on: z (0.0), a (20.0)" in markdown(report)
+
+
+def test_the_self_judging_warning_knows_one_model_however_it_is_written():
+    """The G-Eval judge and the answers' model named by backend spec, by a served model's id in
+    another case, by hub id or by a local folder: one model; another model is not it."""
+    from evaluation.text_quality import self_judged
+
+    names = ["hf:Org/Name,dtype=bf16", "openai-compatible:http://127.0.0.1:8000/v1:org/name", "Org/Name", "hf:/models/Org/Name"]
+    assert all(self_judged(judge, [answers]) for judge in names for answers in names)
+    assert not any(self_judged(judge, ["Org/Other"]) for judge in names)
