@@ -31,6 +31,7 @@ from kalma.classes import ANY, CLASSES, PROPERTY_ID, EntityClass, entity_class, 
 from kalma.errors import Interrupted
 from kalma.jsonl import write_jsonl
 from kalma.kg import KnowledgeSource, open_source
+from kalma.kg.base import label_header
 from kalma.kg.version import kg_version
 from kalma.models import get_llm, get_scorer
 from kalma.models.openai_backend import reachable_first
@@ -57,6 +58,8 @@ class BuildConfig:
     relation_table: str | None = None
     columns: dict[str, str] = field(default_factory=dict)
     classes: tuple[str, ...] = ()  # every record's ends are looked up in these (`--classes`)
+    language: str = "en"  # the KG's labels and the text written (`--language`)
+    label_fallback: str | None = None  # a label missing in the language taken from this one (`--label-fallback`)
 
 
 def beside(out: str | Path, name: str) -> Path:
@@ -186,7 +189,7 @@ def build(
     scorer = get_scorer(cfg.lm)
     reachable_first(scorer)
     began = time.perf_counter()
-    source = open_source(cfg.kg)
+    source = open_source(cfg.kg, cfg.language, cfg.label_fallback)
     check_against(source, records, selection, cfg)
     constrained = constrain(source, selection)
     resolutions, status = disambiguate(selection.records, source, table, [selection.of(r) for r in selection.records])
@@ -233,6 +236,8 @@ def build(
     config = {"records": str(records), **asdict(cfg), "llm_note": llm.label_note}
     if not cfg.classes:  # the fingerprint of a build without classes stays what it was before them
         del config["classes"]
+    if cfg.language == "en" and not cfg.label_fallback:  # nor does an English build's, before languages
+        del config["language"], config["label_fallback"]
     run = fingerprint(
         {"records": records, "relation_table": cfg.relation_table},
         {**config, "llm_identity": llm.spec, "lm_identity": scorer.spec},
@@ -241,7 +246,13 @@ def build(
     stem = Path(records).stem
     dump = getattr(source, "meta", {}).get("dump")  # a local Wikidata: the dump it was imported from
     header = provenance(
-        config=config, window=window, records=accounted, trace_file=trace_file.name, **({"kg_dump": dump} if dump else {}), kg_version=kg_version(cfg.kg)
+        config=config,
+        window=window,
+        records=accounted,
+        trace_file=trace_file.name,
+        **({"kg_dump": dump} if dump else {}),
+        kg_version=kg_version(cfg.kg),
+        **label_header(source),
     )
     with (
         ResumableOutput(trace_file, "build_trace", BuildTrace, lambda t: t.entry_id, run, header, overwrite=overwrite) as traces,

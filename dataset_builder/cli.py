@@ -6,6 +6,7 @@ import click
 
 from kalma.cli import NO_CACHE, OVERWRITE, new_output
 from kalma.jsonl import dumps
+from kalma.languages import language_options
 
 from . import WINDOW
 
@@ -125,14 +126,28 @@ def records() -> None:
 @click.option("-n", "count", default=100, show_default=True, type=click.IntRange(min=1), help="Records to draw.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--llm", default="template", show_default=True, help="LLM that writes each seed paragraph from the pair's triples.")
+@language_options
 @OVERWRITE
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="records.jsonl")
-def from_kg(kg: str, classes: str, class_pair: tuple[str, ...], properties: str, count: int, seed: int, llm: str, overwrite: bool, output: str) -> None:
+def from_kg(
+    kg: str,
+    classes: str,
+    class_pair: tuple[str, ...],
+    properties: str,
+    count: int,
+    seed: int,
+    llm: str,
+    language: str,
+    label_fallback: str | None,
+    overwrite: bool,
+    output: str,
+) -> None:
     """Draw N linked pairs of the given classes from the KG (seeded, without repeats, spread over the
     properties), each with a seed paragraph written from its triples: records `kalma build` reads."""
     from kalma.classes import PROPERTY_ID
     from kalma.jsonl import write_jsonl
     from kalma.kg import open_source
+    from kalma.kg.base import label_header
     from kalma.models import get_llm
     from kalma.provenance import provenance
 
@@ -147,7 +162,7 @@ def from_kg(kg: str, classes: str, class_pair: tuple[str, ...], properties: str,
     if bad:
         raise click.BadParameter(f"{bad[0]!r} is not a Wikidata property id (P and digits)", param_hint="--properties")
     new_output(output, overwrite)
-    source, model = open_source(kg), get_llm(llm)
+    source, model = open_source(kg, language, label_fallback), get_llm(llm)
     if not pids:  # the classes' own properties, those the KG has
         known = source.labels(default_properties(wanted))
         pids = tuple(p for p in default_properties(wanted) if p in known)
@@ -157,7 +172,9 @@ def from_kg(kg: str, classes: str, class_pair: tuple[str, ...], properties: str,
         raise click.BadParameter(f"{missing[0]} is not among --classes {','.join(wanted)}", param_hint="--pair")
     drawn = records_from_kg(source, wanted, pids, count, seed, model, asked)
     pairs = {"pairs": [f"{a}:{b}" for a, b in asked]} if asked else {}
-    header = provenance(kg=kg, classes=list(wanted), **pairs, properties=list(pids), n=count, seed=seed, llm=model.spec, llm_note=model.label_note)
+    header = provenance(
+        kg=kg, classes=list(wanted), **pairs, properties=list(pids), n=count, seed=seed, llm=model.spec, llm_note=model.label_note, **label_header(source)
+    )
     write_jsonl(output, drawn, "records", header)
     spread = ", ".join(f"{p} {sum(r.relation == p for r in drawn)}" for p in pids)
     click.echo(f"wrote {len(drawn)} records to {output} ({spread}){'' if len(drawn) == count else '; the KG holds no more pairs of these classes'}")
@@ -221,6 +238,7 @@ def class_list(text: str, option: str) -> tuple[str, ...]:
     "where the KG holds them (the query service does; a truthy import does not), else any class (a record's class_a/class_b wins).",
 )
 @click.option("--columns", default="", help="Column names, e.g. paragraph=text,person_a=subj,relation=rel,person_b=obj.")
+@language_options
 @NO_CACHE
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="dataset.jsonl (resumed if it exists)")
@@ -237,6 +255,8 @@ def build_cmd(
     relation_table: str | None,
     classes: str,
     columns: str,
+    language: str,
+    label_fallback: str | None,
     overwrite: bool,
     output: str,
 ) -> None:
@@ -261,6 +281,8 @@ def build_cmd(
         columns=cols,
         classes=class_list(classes, "--classes"),
         evolve=EvolveConfig(rounds=rounds, alpha=alpha, attempts=attempts),
+        language=language,
+        label_fallback=label_fallback,
     )
     report = build(records, output, cfg, overwrite=overwrite, window=window)
     click.echo(dumps(report, indent=2, ensure_ascii=False))
@@ -307,3 +329,58 @@ def refresh_cmd(dataset_file: str, kg: str, old_kg: str | None, output: str, ove
     done = refresh(read_dataset(dataset_file), kg, output, old_kg)
     c = done["counts"]
     click.echo(f"wrote {output}: {c['kept']} kept, {c['rebuilt']} rebuilt, {c['dropped']} dropped; changelog {done['changelog']}")
+
+
+@dataset.command("localize")
+@click.argument("dataset_file", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--kg", required=True, help="Knowledge source holding labels in the language (a local Wikidata imported with --languages, a snapshot, an endpoint)."
+)
+@click.option("--llm", default="template", show_default=True, help="LLM that writes the reference and the questions in the language.")
+@language_options
+@OVERWRITE
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The localized dataset (.jsonl).")
+def localize_cmd(dataset_file: str, kg: str, llm: str, language: str, label_fallback: str | None, overwrite: bool, output: str) -> None:
+    """Render DATASET_FILE in --language: the same entry ids and minimum sets (the same QIDs and
+    PIDs), the knowledge relabelled from the KG in the language, the reference and questions written
+    in it. An entry a label is missing for is left out and listed on stderr, one line each."""
+    import os
+    from pathlib import Path
+
+    from kalma.errors import ConfigError
+    from kalma.jsonl import read_header, read_jsonl, write_jsonl
+    from kalma.kg import open_source
+    from kalma.kg.base import label_header
+    from kalma.kg.version import kg_version
+    from kalma.languages import file_language
+    from kalma.models import get_llm
+    from kalma.provenance import provenance
+    from kalma.resume import path_digest
+    from kalma.schema import DatasetEntry
+
+    from .localize import localize
+
+    new_output(output, overwrite)
+    header = read_header(dataset_file, "dataset")
+    was = file_language(header)
+    if was == language:
+        raise ConfigError(f"{dataset_file}: the dataset is already in {language} (its header's language); give another --language")
+    entries = list(read_jsonl(dataset_file, DatasetEntry, kind="dataset"))
+    source, model = open_source(kg, language, label_fallback), get_llm(llm)
+    done = localize(entries, source, model)
+    for gone in done.left_out:
+        click.echo(f"left out {gone['id']}: {gone['reason']}", err=True)
+    if not done.entries:
+        raise ConfigError(f"{dataset_file}: no entry could be rendered in {language} from {kg} ({len(done.left_out)} left out, listed above): nothing written")
+    made = provenance(
+        source_dataset={"path": str(dataset_file), "digest": path_digest(dataset_file), "language": was},
+        kg=kg,
+        kg_version=kg_version(kg),
+        llm=model.spec,
+        localization=done.report(),
+        **label_header(source),
+    )
+    tmp = Path(f"{output}.tmp")
+    write_jsonl(tmp, done.entries, "dataset", made)
+    os.replace(tmp, output)  # whole or not at all
+    click.echo(f"wrote {len(done.entries)} entries in {language} to {output}; {len(done.left_out)} left out (listed on stderr)")

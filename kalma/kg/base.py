@@ -75,6 +75,14 @@ class LabelNotes:
         return {"language": self.lang, "label_fallback": self.fallback, "labels_missing": len(self.missing), "labels_from_fallback": len(self.fell_back)}
 
 
+def label_header(source: Any) -> dict[str, Any]:
+    """What a file's header says of the labels `source` answered in (`language`, `label_fallback`,
+    how many were missing or taken from the fallback); a source of another package that has no
+    languages answers in English."""
+    notes = getattr(source, "notes", None)
+    return notes.summary() if isinstance(notes, LabelNotes) else {"language": getattr(source, "lang", "en"), "label_fallback": None}
+
+
 class KnowledgeSource(Protocol):
     """What every stage may ask a knowledge graph."""
 

@@ -70,3 +70,29 @@ def get_language(tag: str, where: str = "--language") -> Language:
 def file_language(header: Mapping[str, Any]) -> str:
     """The language a record file's header records; English for a file written before languages."""
     return str(header.get("language") or DEFAULT_LANGUAGE)
+
+
+def language_options(command: Any) -> Any:
+    """`--language TAG` and `--label-fallback TAG` on a click command that reads a KG: the language
+    its labels and text are in (checked as a tag before anything runs), and the one a label missing
+    in it may be taken from (recorded in the output's header; by default none: left out)."""
+    import click
+
+    def tag(where: str) -> Any:
+        return lambda _ctx, _param, value: check_tag(value, where) if value else value
+
+    command = click.option(
+        "--label-fallback",
+        default=None,
+        metavar="TAG",
+        callback=tag("--label-fallback"),
+        help="Take a label missing in --language from this language (e.g. en), said in the header; by default what has none is left out and counted.",
+    )(command)
+    return click.option(
+        "--language",
+        default=DEFAULT_LANGUAGE,
+        show_default=True,
+        metavar="TAG",
+        callback=tag("--language"),
+        help="The language (BCP-47, as Wikidata names label languages: en, fr, de, pt-br) of the KG's labels and of the text written.",
+    )(command)
