@@ -23,6 +23,7 @@ from typing import Any
 from kalma.citations import strip_citations
 from kalma.classes import entity_class
 from kalma.kg.base import KnowledgeSource
+from kalma.languages.phrasing import phrasing
 from kalma.models import LLM, GenParams
 from kalma.schema import DatasetEntry, EntityGraph, KnowledgeGraph, Triple
 from kalma.seeds import derive_seed
@@ -105,22 +106,20 @@ def relabel(entry: DatasetEntry, graphs: dict[str, EntityGraph], source: Knowled
     return minimum, KnowledgeGraph(entities=pool), names, dropped
 
 
-def write_text(entry: DatasetEntry, minimum: list[Triple], names: list[str], llm: LLM, seed: int) -> tuple[str, str, str]:
-    """(reference, general question, specific question) written by `llm`: the reference one
-    sentence a fact of the minimum set, as the builder's extend step writes them."""
-
-    def chat(messages: list[dict[str, str]], step: str, i: int = 0) -> str:
-        return llm.chat(messages, GenParams(temperature=0.0, max_tokens=MAX_TOKENS, seed=derive_seed(seed, "localize", step, i))).text
-
+def write_text(entry: DatasetEntry, minimum: list[Triple], names: list[str], llm: LLM, language: str, seed: int) -> tuple[str, str, str]:
+    """(reference, general question, specific question) written by `llm` in `language` with the
+    builder's own prompts (`kalma.languages.phrasing`): the reference one sentence a fact of the
+    minimum set, as the extend step writes them; the questions naming the entities by the classes'
+    nouns in the language where they are not people, as the build did."""
     paragraph = ""
     for i, t in enumerate(minimum):
-        paragraph = f"{paragraph} {chat(prompts.extend(paragraph, t), 'extend', i).strip()}".strip()
+        params = GenParams(temperature=0.0, max_tokens=MAX_TOKENS, seed=derive_seed(seed, "localize", "extend", i))
+        paragraph = f"{paragraph} {llm.chat(prompts.extend(paragraph, t, language), params).text.strip()}".strip()
     reference = " ".join(strip_citations(paragraph).split())
-    classes = [entity_class(c) for c in entry.meta.get("classes", [])]
-    nouns = [c.noun for c in classes] if classes and not all(c.person for c in classes) else None
-    general = clean_question(chat(prompts.general_question(reference, names, nouns), "general-question"))
-    specific = clean_question(chat(prompts.specific_question(reference, names, minimum, nouns), "specific-question"))
-    return reference, general, specific
+    ph, qids = phrasing(language), list(entry.meta.get("classes", []))
+    nouns = [ph.noun(q, entity_class(q).noun).word for q in qids] if qids else None
+    general, specific = prompts.localized_questions(llm, reference, names, minimum, nouns, language, derive_seed(seed, "localize", "questions"))
+    return reference, clean_question(general), clean_question(specific)
 
 
 def localize(entries: Sequence[DatasetEntry], source: KnowledgeSource, llm: LLM) -> Localization:
@@ -134,7 +133,7 @@ def localize(entries: Sequence[DatasetEntry], source: KnowledgeSource, llm: LLM)
             continue
         minimum, pool, names, dropped = done
         seed = int(entry.meta.get("seed", 0))
-        reference, general, specific = write_text(entry, minimum, names, llm, seed)
+        reference, general, specific = write_text(entry, minimum, names, llm, source.lang, seed)
         failed = failures(minimum, general, specific)
         if failed:
             out.left_out.append({"id": entry.id, "reason": f"{llm.spec} wrote {', '.join(failed)}"})

@@ -10,6 +10,12 @@ A and B are evaluation folders (`kalma evaluate -o DIR`) or their `scores.jsonl`
 of different questions, or of answers given different knowledge, are refused: a paired test
 needs the same entries under the same conditions. Entries only one of them scored (a `--limit`
 or partial run) are left out, and counted.
+
+Two evaluations of localizations of one dataset (`kalma dataset localize`: the same entry ids and
+minimum sets, the labels and questions in another language) are paired entry by entry, and the
+comparison says that the languages differ: the paired test then measures the language alone. Their
+datasets are read where the evaluations recorded them; each entry's minimum set must be the same
+facts (subject, PID, value) on both sides, and the answers asked under the same settings.
 """
 
 from __future__ import annotations
@@ -151,7 +157,10 @@ def _refuse_others(a: Evaluation, b: Evaluation, entries: list[str]) -> list[str
     if x is None or y is None:
         notes.append(_older(a if x is None else b, "dataset it was scored on"))
     elif x != y:
-        raise KalmaError(f"{a.path} and {b.path} were scored on different datasets ({x[:19]}… and {y[:19]}…); a paired comparison needs the same questions")
+        if (parallel := _localizations(a, b, entries)) is None:
+            raise KalmaError(f"{a.path} and {b.path} were scored on different datasets ({x[:19]}… and {y[:19]}…); a paired comparison needs the same questions")
+        # the knowledge given differs by its labels: the datasets' facts were checked instead
+        return [*notes, parallel]
     if a.knowledge is None or b.knowledge is None:
         notes += [_older(e, "knowledge its answers were given") for e in (a, b) if e.knowledge is None]
     elif differ := [e for e in entries if MISSING not in (x := a.knowledge.get(e), y := b.knowledge.get(e)) and x != y]:
@@ -161,6 +170,39 @@ def _refuse_others(a: Evaluation, b: Evaluation, entries: list[str]) -> list[str
             "a paired comparison needs the same setting"
         )
     return notes
+
+
+def _localizations(a: Evaluation, b: Evaluation, entries: list[str]) -> str | None:
+    """The note that A and B scored localizations of one dataset in two languages, when their
+    datasets (as the evaluations recorded them) are: one localized from the other, or both from a
+    third. Refused when an entry's minimum set differs, or the answers were asked otherwise."""
+    from kalma.languages import file_language
+    from kalma.resume import path_digest
+    from kalma.schema import DatasetEntry
+
+    paths = [Path(str(e.config.get("dataset", ""))) for e in (a, b)]
+    if not all(p.is_file() for p in paths):
+        return None
+    made = [read_header(p, "dataset").get("provenance") or {} for p in paths]
+    origin = [(m.get("source_dataset") or {}).get("digest") or path_digest(p) for m, p in zip(made, paths)]
+    if origin[0] != origin[1]:
+        return None
+    facts = [{e.id: sorted((t.subject, t.relation, t.value) for t in e.minimum_set or ()) for e in read_jsonl(p, DatasetEntry, kind="dataset")} for p in paths]
+    if differ := [e for e in entries if facts[0].get(e) != facts[1].get(e)]:
+        raise KalmaError(
+            f"{paths[0]} and {paths[1]}: entry {differ[0]} has another minimum set on each side ({len(differ)} differ): not localizations of one dataset"
+        )
+    if a.config.get("settings") != b.config.get("settings"):
+        raise KalmaError(
+            f"{a.path} and {b.path} answered other questions ({a.config.get('settings')}, {b.config.get('settings')}): a paired test needs the same setting"
+        )
+    la, lb = (file_language(m) for m in made)
+    return (
+        f"the languages differ: A is in {la}, B in {lb}, localizations of one dataset ({origin[0][:19]}…) with the same minimum set entry by entry, "
+        "so the paired test measures the language alone (each side's knowledge is that set in its language's labels)"
+        if la != lb
+        else f"A and B are both in {la}: two localizations of one dataset ({origin[0][:19]}…) with the same minimum set entry by entry"
+    )
 
 
 def _unanswered(e: Evaluation, entries: list[str]) -> set[str]:

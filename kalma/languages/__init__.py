@@ -68,8 +68,14 @@ def get_language(tag: str, where: str = "--language") -> Language:
 
 
 def file_language(header: Mapping[str, Any]) -> str:
-    """The language a record file's header records; English for a file written before languages."""
-    return str(header.get("language") or DEFAULT_LANGUAGE)
+    """The language a record file's header records (`read_header`'s, whose provenance holds it as
+    the stages write it, or that provenance itself); English for a file written before languages.
+
+    >>> file_language({"kind": "dataset", "provenance": {"language": "fr"}}), file_language({"language": "de"}), file_language({})
+    ('fr', 'de', 'en')
+    """
+    made = header.get("provenance")
+    return str(header.get("language") or (made.get("language") if isinstance(made, Mapping) else None) or DEFAULT_LANGUAGE)
 
 
 def language_options(command: Any) -> Any:

@@ -1,0 +1,167 @@
+"""One dataset, the same knowledge, in three languages: a generated dump of people, organizations
+and cities with en, fr and de labels imported with `--languages en,fr,de`; a dataset built in
+English and localized to French and German (the same entry ids and minimum sets, questions with no
+English word); each answered by `template` in its language, evaluated, and English compared with
+French entry by entry. Then bad input: a tag that is none, a language the store does not hold, an
+entity with no label in the language."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kalma.cli import main
+from kalma.jsonl import read_header, read_jsonl
+from kalma.schema import DatasetEntry
+from perf.dumpgen import write_dump
+from perf.random_models import build_causal
+
+pytest.importorskip("duckdb")
+LANGS = ("en", "fr", "de")
+# English words the suite's templates and prompts write, written here apart from them (not "was": German writes it): none may be
+# left in a French or German question (names of entities are the KG's, in every language)
+ENGLISH = {"what", "who", "which", "were", "is", "are", "connects", "known", "about", "the", "and", "of", "city", "organization", "person"}
+
+
+def _ok(args: list[str]) -> str:
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _entries(path: Path) -> dict[str, DatasetEntry]:
+    return {e.id: e for e in read_jsonl(path, DatasetEntry, kind="dataset")}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The dump and its store, an English dataset built from it, and its French and German localizations."""
+    work = tmp_path_factory.mktemp("languages")
+    write_dump(work / "truthy.nt", 30, "nt", seed=3, with_release=False, organizations=60, cities=60, languages=LANGS)
+    _ok(["kg", "import", str(work / "truthy.nt"), "-o", str(work / "store"), "--languages", "en,fr,de", "--threads", "2"])
+    store = f"wikidata-local:{work / 'store'}"
+    _ok(["records", "from-kg", "--kg", store, "--classes", "Q43229,Q515", "-n", "10", "--seed", "1", "-o", str(work / "records.jsonl")])
+    lm = "hf:" + str(build_causal(work / "lm"))
+    _ok(["build", "--records", str(work / "records.jsonl"), "--kg", store, "--llm", "template", "--lm", lm, "--rounds", "3", "-o", str(work / "en.jsonl")])
+    for lang in ("fr", "de"):
+        _ok(["dataset", "localize", str(work / "en.jsonl"), "--language", lang, "--kg", store, "-o", str(work / f"{lang}.jsonl")])
+    return work
+
+
+def test_localizations_keep_each_entrys_id_and_minimum_set(world: Path):
+    en = _entries(world / "en.jsonl")
+    assert len(en) >= 8
+    for lang in ("fr", "de"):
+        local = _entries(world / f"{lang}.jsonl")
+        header = read_header(world / f"{lang}.jsonl", "dataset")["provenance"]
+        left = {x["id"] for x in header["localization"]["left_out"]}
+        assert set(local) | left == set(en) and not set(local) & left and len(local) >= len(en) // 2  # every entry written or listed
+        assert header["language"] == lang and header["source_dataset"]["path"] == str(world / "en.jsonl")
+        assert header["source_dataset"]["digest"].startswith("sha256:") and header["kg_version"]["languages"] == list(LANGS)
+        for eid, e in local.items():
+            facts = [(t.subject, t.relation, t.value) for t in e.minimum_set or ()]
+            assert facts == [(t.subject, t.relation, t.value) for t in en[eid].minimum_set or ()], eid
+            assert e.people == en[eid].people and e.meta["language"] == lang
+            labels = {t.relation_label for t in e.minimum_set or ()}
+            assert not labels & {t.relation_label for t in en[eid].minimum_set or ()} - {"Commons category"}  # the language's own property labels
+            for q in (e.general_question, e.specific_question):
+                assert not {w.lower() for w in re.findall(r"[A-Za-z]+", q)} & ENGLISH - _names(e), (lang, q)
+
+
+def _names(e: DatasetEntry) -> set[str]:
+    """The words of the entry's own names and values (the KG's labels): not template words."""
+    words = {g.label for g in e.knowledge_pool.entities} | {t.value_label for t in e.minimum_set or ()}
+    return {w.lower() for name in words for w in re.findall(r"[A-Za-z]+", name)}
+
+
+def test_each_language_answered_evaluated_and_compared_entry_by_entry(world: Path):
+    for lang in LANGS:
+        _ok(["answer", "--dataset", str(world / f"{lang}.jsonl"), "--llm", "template", "--retrieval", "gold", "-o", str(world / f"ans-{lang}.jsonl")])
+        _ok(
+            [
+                "evaluate",
+                "--dataset",
+                str(world / f"{lang}.jsonl"),
+                "--answers",
+                str(world / f"ans-{lang}.jsonl"),
+                "--resamples",
+                "200",
+                "-o",
+                str(world / f"ev-{lang}"),
+            ]
+        )
+        summary = json.loads((world / f"ev-{lang}" / "summary.json").read_text())
+        assert summary
+    out = _ok(["compare", str(world / "ev-en"), str(world / "ev-fr"), "--resamples", "200"])
+    assert "the languages differ: A is in en, B in fr" in out and "measures the language alone" in out
+    fr = len(_entries(world / "fr.jsonl"))
+    assert f"Over {fr:,} entries" in out  # paired over the entries French kept
+
+
+def test_compare_still_refuses_two_datasets_that_are_not_localizations_of_one_another(world: Path, tmp_path: Path):
+    other = tmp_path / "other.jsonl"
+    lines = (world / "fr.jsonl").read_text().splitlines()
+    rows = [json.loads(x) for x in lines[1:]]
+    rows[0]["minimum_set"] = rows[0]["minimum_set"][:1] + rows[0]["minimum_set"][2:] or rows[0]["minimum_set"]
+    rows[0]["minimum_set"][0]["value"] = "Q1"  # another fact
+    other.write_text("\n".join([lines[0], *(json.dumps(r, ensure_ascii=False) for r in rows)]) + "\n")
+    _ok(["answer", "--dataset", str(other), "--llm", "template", "--retrieval", "gold", "-o", str(tmp_path / "ans.jsonl")])
+    _ok(["evaluate", "--dataset", str(other), "--answers", str(tmp_path / "ans.jsonl"), "--resamples", "0", "-o", str(tmp_path / "ev")])
+    res = CliRunner().invoke(main, ["compare", str(world / "ev-en"), str(tmp_path / "ev"), "--resamples", "100"])
+    assert res.exit_code != 0 and "has another minimum set on each side" in res.output and "Traceback" not in res.output
+
+
+def _fails(args: list[str], *said: str) -> None:
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code != 0, res.output
+    assert len(res.output.strip().splitlines()) == 1 and all(s in res.output for s in said), res.output
+
+
+def test_bad_input_is_one_line_and_writes_nothing(world: Path, tmp_path: Path):
+    store = f"wikidata-local:{world / 'store'}"
+    out = tmp_path / "x.jsonl"
+    _fails(["dataset", "localize", str(world / "en.jsonl"), "--language", "fr!", "--kg", store, "-o", str(out)], "'fr!' is not a language tag", "--language")
+    _fails(["build", "--records", str(world / "records.jsonl"), "--kg", store, "--language", "français", "-o", str(out)], "is not a language tag")
+    _fails(
+        ["dataset", "localize", str(world / "en.jsonl"), "--language", "es", "--kg", store, "-o", str(out)],
+        str(world / "store"),
+        "holds labels in en, fr, de, not es",
+    )
+    _fails(["records", "from-kg", "--kg", store, "--classes", "Q515", "--language", "es", "-o", str(out)], "not es", "--languages en,fr,de,es")
+    _fails(["dataset", "localize", str(world / "fr.jsonl"), "--language", "fr", "--kg", store, "-o", str(out)], "already in fr")
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_an_entity_without_a_label_in_the_language_is_named_and_its_entry_left_out(world: Path, tmp_path: Path):
+    header = read_header(world / "de.jsonl", "dataset")["provenance"]
+    res = CliRunner().invoke(
+        main,
+        ["dataset", "localize", str(world / "en.jsonl"), "--language", "de", "--kg", f"wikidata-local:{world / 'store'}", "-o", str(tmp_path / "de.jsonl")],
+    )
+    said = [line for line in res.stderr.splitlines() if line.startswith("left out ")]
+    gone = header["localization"]["left_out"]
+    assert gone, "the dump leaves some entities without a German label"
+    assert all(re.search(r"Q[0-9]+( \(named by the questions\))? has no label in de or mul \(--label-fallback en allows English\)", x["reason"]) for x in gone)
+    assert len(said) == len(gone) and all(f"left out {x['id']}: {x['reason']}" in said for x in gone)
+    allowed = tmp_path / "de-en.jsonl"
+    _ok(
+        [
+            "dataset",
+            "localize",
+            str(world / "en.jsonl"),
+            "--language",
+            "de",
+            "--label-fallback",
+            "en",
+            "--kg",
+            f"wikidata-local:{world / 'store'}",
+            "-o",
+            str(allowed),
+        ]
+    )
+    made = read_header(allowed, "dataset")["provenance"]
+    assert made["label_fallback"] == "en" and made["labels_from_fallback"] > 0 and len(_entries(allowed)) > len(_entries(world / "de.jsonl"))
