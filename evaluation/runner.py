@@ -98,6 +98,8 @@ def evaluate(
         loaded = load_answers(answers, entries, model or named)
         answer_list, problems = loaded.answers, loaded.problems
         if not answer_list:  # nothing to score: never a report of empty answers, whatever --lenient says
+            if other := other_dataset(loaded.header, dataset, entry_list):
+                raise KalmaError(f"{answers} was made on another dataset, {other[0]}, not on {other[1]}: none of its answers is to one of these entries")
             found = f" ({said(loaded.counts())}; `kalma check {answers} --kind answers --lenient` lists them)" if problems else ""
             raise KalmaError(f"{answers}: no answer could be read{found}; nothing was scored")
         unnamed = [c for c in (loaded.matched, loaded.model_caveat()) if c]
@@ -685,3 +687,17 @@ def markdown_table(s: Summary) -> str:
 
 
 __all__ = ["evaluate", "EvalOptions", "markdown_table"]
+
+
+def other_dataset(header: dict[str, Any], dataset: str | Path | Sequence[DatasetEntry], entries: Sequence[DatasetEntry]) -> tuple[str, str] | None:
+    """(the dataset an answers file's header says it was made on, the one given), in words, when
+    they differ: an Inspect log names its task's dataset, `kalma answer`'s file its entries' digest."""
+    given = str(dataset) if isinstance(dataset, (str, Path)) else "the entries given"
+    config, inputs = header.get("provenance", {}).get("config") or {}, header.get("provenance", {}).get("run", {}).get("inputs") or {}
+    named = (config.get("inspect") or {}).get("dataset")
+    if isinstance(named, str) and named != (str(Path(dataset).resolve()) if isinstance(dataset, (str, Path)) else None):
+        return named, given
+    digest, ours = inputs.get("dataset"), records_digest(entries)
+    if isinstance(digest, str) and digest != ours:
+        return f"the one of digest {digest[:19]}… (its header's)", f"{given} (digest {ours[:19]}…)"
+    return None

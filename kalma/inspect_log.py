@@ -84,6 +84,7 @@ def run_of(path: Path, log: EvalLog) -> dict[str, Any]:
         "generation": generation,
         "task": task_of(log),
         "task_args": spec.task_args,
+        "dataset": spec.dataset.location,  # the task's dataset, resolved where Inspect ran (`-T dataset=`)
         "epochs": spec.config.epochs or 1,
         "limit": spec.config.limit,
         "eval_id": spec.eval_id,

@@ -5,6 +5,7 @@ by `kalma check`; records removed aloud; and the smaller things a new user met."
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -160,3 +161,46 @@ def test_dumpgen_counts_records_only_when_it_writes_them(tmp_path: Path):
     assert set(counts("-o", str(tmp_path / "a.nt"))) == {"entities", "lines"}
     with_records = counts("-o", str(tmp_path / "b.nt"), "--records", str(tmp_path / "r.jsonl"))
     assert with_records["records"] == len((tmp_path / "r.jsonl").read_text().splitlines()) > 0
+
+
+# ---------------------------------------------------------------- 10: answers made on another dataset
+
+
+def _renamed(dataset: Path, out: Path) -> Path:
+    """The demo's entries under other ids: another dataset, whose ids no demo answer names."""
+    rows = _lines(dataset)
+    out.write_text("".join(json.dumps({**r, "id": "other-" + r["id"]} if "id" in r else r) + "\n" for r in rows))
+    return out
+
+
+def test_evaluate_says_the_answers_were_made_on_another_dataset_naming_both(dataset: Path, tmp_path: Path):
+    answers = tmp_path / "answers.jsonl"
+    _ok(["answer", "--dataset", str(dataset), "--retrieval", "gold", "-o", str(answers)])
+    other = _renamed(dataset, tmp_path / "other.jsonl")
+    _fails(
+        ["evaluate", "--dataset", str(other), "--answers", str(answers), "-o", str(tmp_path / "e")],
+        f"{answers} was made on another dataset, the one of digest sha256:",
+        f"(its header's), not on {other} (digest sha256:",
+    )
+    assert not (tmp_path / "e").exists()
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(answers), "-o", str(tmp_path / "same")])  # its own dataset: scored
+
+
+def test_evaluate_says_an_inspect_log_was_made_on_another_dataset_naming_both(dataset: Path, tmp_path: Path):
+    pytest.importorskip("inspect_ai")
+    from baselines.prompt import template_answer
+    from tests.servers import answering, scripted_server
+
+    logs = tmp_path / "logs"
+    env = {**os.environ, "LOCAL_API_KEY": "unused"}
+    with scripted_server([answering(template_answer)], models=[{"id": "m"}]) as (url, _):
+        command = [str(Path(sys.executable).with_name("inspect")), "eval", "kalma/kalma_specific", "-T", f"dataset={dataset}", "--limit", "2"]
+        command += ["--model", "openai-api/local/m", "--model-base-url", f"{url}/v1", "--log-dir", str(logs), "--display", "plain"]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (log,) = logs.glob("*.eval")
+    other = _renamed(dataset, tmp_path / "other.jsonl")
+    _fails(
+        ["evaluate", "--dataset", str(other), "--answers", str(log), "-o", str(tmp_path / "e")],
+        f"{log} was made on another dataset, {dataset.resolve()}, not on {other}: none of its answers is to one of these entries",
+    )

@@ -535,4 +535,25 @@ MUTATIONS += (
         "",
         _t9("test_dumpgen_counts_records_only_when_it_writes_them"),
     ),
+    Mutation(
+        "§6.10 answers of another dataset said as unknown entry ids",
+        "evaluation/runner.py",
+        "            if other := other_dataset(loaded.header, dataset, entry_list):",
+        "            if other := None:",
+        _t9("test_evaluate_says_the_answers_were_made_on_another_dataset_naming_both"),
+    ),
+    Mutation(
+        "§6.10 an Inspect log's dataset not recorded",
+        "kalma/inspect_log.py",
+        '        "dataset": spec.dataset.location,',
+        "",
+        _t9("test_evaluate_says_an_inspect_log_was_made_on_another_dataset_naming_both"),
+    ),
+    Mutation(
+        "§6.10 the dataset given named by its digest alone",
+        "evaluation/runner.py",
+        'f"{given} (digest {ours[:19]}…)"',
+        'f"digest {ours[:19]}…"',
+        _t9("test_evaluate_says_the_answers_were_made_on_another_dataset_naming_both"),
+    ),
 )
