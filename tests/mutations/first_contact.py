@@ -557,3 +557,20 @@ MUTATIONS += (
         _t9("test_evaluate_says_the_answers_were_made_on_another_dataset_naming_both"),
     ),
 )
+# issue 65 §1 (tests/unit/test_audit_65.py)
+MUTATIONS += (
+    Mutation(
+        "a refused server first tried again after 5 s, not 0.5 s",
+        "kalma/models/openai_backend.py",
+        "        began, attempt, pause = time.monotonic(), 1, 0.5",
+        "        began, attempt, pause = time.monotonic(), 1, 5.0",
+        ("tests/unit/test_audit_65.py::test_a_refusing_server_is_tried_again_at_half_a_second_then_doubling_to_every_five",),
+    ),
+    Mutation(
+        "a refused server's pauses capped at 10 s, not 5 s",
+        "kalma/models/openai_backend.py",
+        "attempt, pause = attempt + 1, min(pause * 2, 5.0)",
+        "attempt, pause = attempt + 1, min(pause * 2, 10.0)",
+        ("tests/unit/test_audit_65.py::test_a_refusing_server_is_tried_again_at_half_a_second_then_doubling_to_every_five",),
+    ),
+)

@@ -119,3 +119,27 @@ def test_the_self_judging_warning_knows_one_model_however_it_is_written():
     names = ["hf:Org/Name,dtype=bf16", "openai-compatible:http://127.0.0.1:8000/v1:org/name", "Org/Name", "hf:/models/Org/Name"]
     assert all(self_judged(judge, [answers]) for judge in names for answers in names)
     assert not any(self_judged(judge, ["Org/Other"]) for judge in names)
+
+
+def test_a_refusing_server_is_tried_again_at_half_a_second_then_doubling_to_every_five(monkeypatch: pytest.MonkeyPatch):
+    """A real port that refuses, waited for 30 s on a clock that the pauses advance: tried again after
+    0.5, 1, 2 and 4 s, then every 5 s, the last pause cut to what is left of the wait."""
+    import socket
+    import types
+
+    from kalma.errors import BackendError
+    from kalma.models import openai_backend
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed when the block ends: nothing listens there
+    now, pauses = [0.0], []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(openai_backend, "time", types.SimpleNamespace(monotonic=lambda: now[0], sleep=sleep))
+    with pytest.raises(BackendError, match="10 attempts"):
+        openai_backend.reachable(f"http://127.0.0.1:{port}/v1", "openai-compatible", wait=30)
+    assert pauses == [0.5, 1, 2, 4, 5, 5, 5, 5, 2.5]
