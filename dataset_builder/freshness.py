@@ -236,7 +236,7 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
             body.append(ds.raw[c.line - 1])
             log.append({"id": c.id, "action": "kept", "findings": []})
         elif c.id in rebuilt:
-            body.append((json.dumps(rebuilt[c.id].model_dump(mode="json", exclude_none=False), ensure_ascii=False) + "\n").encode())
+            body.append((dumps(rebuilt[c.id].model_dump(mode="json", exclude_none=False), ensure_ascii=False) + "\n").encode())
             log.append({"id": c.id, "action": "rebuilt", "findings": [asdict(f) for f in c.findings]})
         else:
             why = failed.get(c.id, "broken (" + "; ".join(_gone(f) for f in c.findings if f.kind in BROKEN) + ")")
@@ -248,10 +248,10 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     else:
         refreshed = {"kg_version": new, "from": built, "counts": counts, "changelog": changelog.name, **provenance(command="kalma dataset refresh")}
         header = {"kalma": {**ds.header, "provenance": {**ds.provenance, "refreshed": refreshed}}}
-        head = (json.dumps(header, ensure_ascii=False) + "\n").encode()
+        head = (dumps(header, ensure_ascii=False) + "\n").encode()
     _write_whole(out, head + b"".join(body))
     log_head = {"kalma": {"kind": "changelog", "dataset": out.name, "from": built, "to": new, "counts": counts}}
-    _write_whole(changelog, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in [log_head, *log]).encode())
+    _write_whole(changelog, "".join(dumps(x, ensure_ascii=False) + "\n" for x in [log_head, *log]).encode())
     return {"counts": counts, "output": str(out), "changelog": str(changelog)}
 
 
@@ -305,7 +305,7 @@ def rebuild(
     with tempfile.TemporaryDirectory(prefix="kalma-refresh-") as tmp:
         records = Path(tmp) / f"{stem}.jsonl"
         # each record at its own line: the builder names an entry by its records file and line
-        records.write_text("".join((json.dumps(rows[n], ensure_ascii=False) if n in rows else "") + "\n" for n in range(1, max(rows) + 1)), encoding="utf-8")
+        records.write_text("".join((dumps(rows[n], ensure_ascii=False) if n in rows else "") + "\n" for n in range(1, max(rows) + 1)), encoding="utf-8")
         built_file = Path(tmp) / "rebuilt.jsonl"
         build(records, built_file, cfg, progress=progress, window=int(ds.provenance.get("window", 8)))
         made = {e.id: e for e in read_jsonl(built_file, DatasetEntry, kind="dataset", allow_empty=True)}

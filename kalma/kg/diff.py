@@ -270,16 +270,16 @@ def _write_folder(output: Path, meta: dict[str, Any], table: Any, overwrite: boo
 
 
 def _write_jsonl(output: Path, meta: dict[str, Any], table: Any) -> None:
-    from ..jsonl import make_header
+    from ..jsonl import dumps, make_header
 
     tmp = output.with_name(f".{output.name}.tmp")
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         with tmp.open("w", encoding="utf-8") as fh:
             said = {k: v for k, v in meta.items() if k != "provenance"}
-            fh.write(json.dumps(make_header(KIND, meta["provenance"], diff=said), ensure_ascii=False) + "\n")
+            fh.write(dumps(make_header(KIND, meta["provenance"], diff=said), ensure_ascii=False) + "\n")
             for batch in table.to_batches(65536):
-                fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in batch.to_pylist())
+                fh.writelines(dumps(row, ensure_ascii=False) + "\n" for row in batch.to_pylist())
         os.replace(tmp, output)
     finally:
         tmp.unlink(missing_ok=True)

@@ -81,8 +81,8 @@ MUTATIONS = (
     Mutation(
         "a claim whose literal holds `#directClaim> <`, on a line ending in `. `, dropped uncounted",
         "kalma/kg/columnar.py",
-        "    return text.str.contains(nt.CLAIM, literal=True) | is_label",
-        '    return (text.str.contains(nt.CLAIM, literal=True) & ~text.str.contains("#directClaim> <", literal=True)) | is_label',
+        "        text.str.contains(nt.CLAIM, literal=True)\n        | is_label",
+        '        (text.str.contains(nt.CLAIM, literal=True) & ~text.str.contains("#directClaim> <", literal=True))\n        | is_label',
         (HOSTILE, f"{CLI}::test_the_lines_the_columns_dropped_are_imported"),
     ),
     Mutation(

@@ -57,8 +57,8 @@ MUTATIONS = (
     Mutation(
         "refreshed entries renumbered (their records rebuilt at other lines)",
         "dataset_builder/freshness.py",
-        '"".join((json.dumps(rows[n], ensure_ascii=False) if n in rows else "") + "\\n" for n in range(1, max(rows) + 1))',
-        '"".join(json.dumps(rows[n], ensure_ascii=False) + "\\n" for n in sorted(rows))',
+        '"".join((dumps(rows[n], ensure_ascii=False) if n in rows else "") + "\\n" for n in range(1, max(rows) + 1))',
+        '"".join(dumps(rows[n], ensure_ascii=False) + "\\n" for n in sorted(rows))',
         (f"{FRESHNESS}::test_refresh_keeps_valid_entries_byte_for_byte_and_a_second_refresh_changes_nothing",),
     ),
     Mutation(
