@@ -133,14 +133,10 @@ def _snapshot_rows(side: Side) -> dict[str, Any]:
 def _load(con: Any, side: Side, prefix: str) -> None:
     """`{prefix}_claims`, `{prefix}_labels`, `{prefix}_redirects`: the side's tables in DuckDB."""
     if side.kind == "store":
+        from .store import table_view
+
         for table in ("claims", "labels", "redirects"):
-            files = sorted((side.path / table).glob("*.parquet"))
-            if files:
-                con.execute(f"CREATE VIEW {prefix}_{table} AS SELECT * FROM read_parquet({[str(p) for p in files]})")
-            elif table == "redirects":  # a store imported before redirects were kept: none known
-                con.execute(f"CREATE VIEW {prefix}_{table} AS SELECT NULL::VARCHAR AS old_id, NULL::VARCHAR AS new_id WHERE false")
-            else:
-                raise ConfigError(f"{side.role} {side.path}: no {table} table (an import that did not finish?)")
+            table_view(con, side.path, table, f"{prefix}_{table}")
         return
     for table, data in _snapshot_rows(side).items():
         con.register(f"{prefix}_{table}_arrow", data)
@@ -191,6 +187,7 @@ def compute(old: Side, new: Side, threads: int | None = None) -> tuple[Any, dict
     from .store import DUCKDB_MEMORY, connect
 
     con = connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", DUCKDB_MEMORY))
+    con.execute("SET enable_progress_bar = false")  # (DuckDB's bar goes to stdout, where the command says what it wrote)
     try:
         _load(con, old, "o")
         _load(con, new, "n")

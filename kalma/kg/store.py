@@ -530,6 +530,19 @@ def _write_tables(store: Path, con: Any, queries: dict[str, str]) -> dict[str, i
     return counts
 
 
+def table_view(con: Any, store: Path, table: str, name: str | None = None) -> None:
+    """The view `name` (default: the table's own) of a store's `table`; an `OPTIONAL` table that
+    a store made before it lacks is an empty one (none known)."""
+    files = sorted((store / table).glob("*.parquet"))
+    if not files and table in OPTIONAL:
+        columns = ", ".join(f"NULL::VARCHAR AS {column}" for column, _ in COLUMNS[table])
+        con.execute(f"CREATE VIEW {name or table} AS SELECT {columns} WHERE false")
+    elif not files:
+        raise ConfigError(f"{store}: no {table} table (an import that did not finish?)")
+    else:
+        con.execute(f"CREATE VIEW {name or table} AS SELECT * FROM read_parquet({[str(p) for p in files]})")
+
+
 def dump_date(path: str) -> str:
     """The date in a dump's file name (`wikidata-20261118-truthy-BETA.nt.gz`), when it has one."""
     import re
@@ -572,14 +585,7 @@ class LocalWikidata:
         self.round_trips = 0
         self.con = connect(threads)
         for table in TABLES:
-            files = sorted((self.path / table).glob("*.parquet"))
-            if not files and table in OPTIONAL:  # a store made before the table: none known
-                columns = ", ".join(f"NULL::VARCHAR AS {name}" for name, _ in COLUMNS[table])
-                self.con.execute(f"CREATE VIEW {table} AS SELECT {columns} WHERE false")
-                continue
-            if not files:
-                raise ConfigError(f"{self.path}: no {table} table (an import that did not finish?)")
-            self.con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({[str(p) for p in files]})")
+            table_view(self.con, self.path, table)
 
     def _rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         self.round_trips += 1

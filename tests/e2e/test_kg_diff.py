@@ -243,6 +243,15 @@ def test_kg_diff_of_two_snapshots_equals_the_rdflib_comparison(pair: tuple[Path,
     found = read_diff(out)
     assert sorted(map(_key, found)) == sorted(map(_key, rdflib_changes(graphs, LANGUAGES)))
     assert found.meta["old"]["languages"] == sorted(LANGUAGES) and found.meta["old"]["source"] == "snapshot"
+    # the second as an Oxigraph store folder: the same changes
+    import pyoxigraph as ox
+
+    store = ox.Store(str(tmp_path / "second.oxigraph"))
+    store.bulk_load(path=str(pair[1]), format=ox.RdfFormat.N_TRIPLES)
+    del store  # closed: the diff opens it read-only
+    res = CliRunner().invoke(main, ["kg", "diff", str(turtle), str(tmp_path / "second.oxigraph"), "-o", str(tmp_path / "ox.diff")])
+    assert res.exit_code == 0, res.output
+    assert read_diff(tmp_path / "ox.diff").changes == found.changes
 
 
 # ---------------------------------------------------------------- bad input
@@ -276,10 +285,12 @@ def test_bad_input_ends_in_one_line_and_writes_nothing(pair: tuple[Path, Path], 
     (tmp_path / "notes.txt").write_text("not a KG")
     _refused([str(tmp_path / "notes.txt"), new, "-o", str(out)], "no snapshot")
     _refused([old, old, "-o", str(out)], "same KG")
+    (tmp_path / "torn.ttl").write_text("@prefix wd: <http://www.wikidata.org/entity/> .\nwd:Q1 wd:P31 ")
+    _refused([str(tmp_path / "torn.ttl"), new, "-o", str(out)], "OLD", "torn.ttl", "not a readable snapshot")
     assert not out.exists()
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "thesis.tex").write_text("mine")
     _refused([old, new, "-o", str(tmp_path / "taken")], "exists", "--overwrite")
     _refused([old, new, "-o", str(tmp_path / "taken"), "--overwrite"], "thesis.tex")
     assert (tmp_path / "taken" / "thesis.tex").read_text() == "mine"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["english.store", "first.json", "folder", "json.store", "notes.txt", "taken"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["english.store", "first.json", "folder", "json.store", "notes.txt", "taken", "torn.ttl"]
