@@ -52,3 +52,56 @@ def test_judge_pairs_discards_and_counts_a_reply_of_two_sentences(dataset: Path,
         res = CliRunner().invoke(main, ["judge", "pairs", "--dataset", str(dataset), "--llm", f"openai-compatible:{url}/v1:w", "-o", str(tmp_path / "p.jsonl")])
     assert res.exit_code != 0 and "no usable sentence" in res.output and "6 supported: not one sentence" in res.output, res.output
     assert not (tmp_path / "p.jsonl").exists()
+
+
+# ---------------------------------------------------------------- records drawn from the KG
+
+CITIES = ["Ashby", "Brill", "Corran", "Dunmore", "Elstow", "Farleigh", "Gorsey", "Hexton", "Springfield", "Springfield"]
+TWINS = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 0), (9, 2)]  # each both ways, as Wikidata states twin towns
+KG_HEAD = """@prefix wd: <http://www.wikidata.org/entity/> .
+@prefix wdt: <http://www.wikidata.org/prop/direct/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix wikibase: <http://wikiba.se/ontology#> .
+"""
+PROPS = {"P31": "instance of", "P17": "country", "P190": "twinned administrative body", "P1082": "population", "P421": "located in time zone"}
+PROPS |= {"P112": "founded by", "P106": "occupation"}
+
+
+@pytest.fixture(scope="module")
+def towns(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Ten cities of one country, four pairs of twin towns and two Springfields (a name two cities
+    share) twinned with Ashby and Corran; each city's population and time zone (trivial for a city);
+    an organization founded by a person."""
+    lines = [f'wd:{p} wikibase:directClaim wdt:{p} ; rdfs:label "{label}"@en .' for p, label in PROPS.items()]
+    lines += [f'wd:{q} rdfs:label "{label}"@en .' for q, label in (("Q5", "human"), ("Q515", "city"), ("Q43229", "organization"), ("Q6256", "country"))]
+    lines += ['wd:Q900100001 rdfs:label "Norland"@en ; wdt:P31 wd:Q6256 .', 'wd:Q900100002 rdfs:label "Norland Standard Time"@en .']
+    for i, name in enumerate(CITIES):
+        facts = f'wdt:P31 wd:Q515 ; wdt:P17 wd:Q900100001 ; wdt:P421 wd:Q900100002 ; wdt:P1082 "{48210 + i}"'
+        lines.append(f'wd:Q9002000{i:02d} rdfs:label "{name}"@en ; {facts} .')
+    lines += [f"wd:Q9002000{a:02d} wdt:P190 wd:Q9002000{b:02d} .\nwd:Q9002000{b:02d} wdt:P190 wd:Q9002000{a:02d} ." for a, b in TWINS]
+    lines += ['wd:Q900300001 rdfs:label "Lumen Press"@en ; wdt:P31 wd:Q43229 ; wdt:P112 wd:Q900300002 .']
+    lines += ['wd:Q900300002 rdfs:label "Ada Lovelock"@en ; wdt:P31 wd:Q5 ; wdt:P106 wd:Q900100003 .', 'wd:Q900100003 rdfs:label "printer"@en .']
+    path = tmp_path_factory.mktemp("towns") / "kg.ttl"
+    path.write_text(KG_HEAD + "\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _from_kg(kg: Path, out: Path, *args: str) -> list[dict]:
+    res = CliRunner().invoke(main, ["records", "from-kg", "--kg", f"rdflib:{kg}", "-o", str(out), *args])
+    assert res.exit_code == 0, res.output
+    return [json.loads(line) for line in out.read_text().splitlines()[1:]]
+
+
+def test_records_from_kg_draw_each_pair_once_never_a_shared_name_nor_a_trivial_fact(towns: Path, tmp_path: Path):
+    """Six twinnings stated both ways: the four between uniquely named cities, each once (never also
+    its reverse), none naming a Springfield; no paragraph states a city's population or time zone."""
+    drawn = _from_kg(towns, tmp_path / "r.jsonl", "--classes", "Q515", "--properties", "P190", "-n", "20")
+    pairs = sorted(tuple(sorted((r["person_a"], r["person_b"]))) for r in drawn)
+    assert pairs == [("Ashby", "Brill"), ("Corran", "Dunmore"), ("Elstow", "Farleigh"), ("Gorsey", "Hexton")]
+    for r in drawn:
+        assert "Norland" in r["paragraph"] and "Standard Time" not in r["paragraph"] and "4821" not in r["paragraph"], r["paragraph"]
+
+
+def test_records_from_kg_follow_the_seed(towns: Path, tmp_path: Path):
+    drawn = {s: _from_kg(towns, tmp_path / f"r{s}.jsonl", "--classes", "Q515", "--properties", "P190", "-n", "2", "--seed", s) for s in ("1", "2")}
+    assert {r["person_a"] for r in drawn["1"]} != {r["person_a"] for r in drawn["2"]}

@@ -79,3 +79,36 @@ MUTATIONS = (
         (f"{TESTS}::test_records_without_classes_take_their_propertys_type_constraints",),
     ),
 )
+# issue 65 §1 (tests/e2e/test_audit_65.py)
+FROM_KG = "dataset_builder/from_kg.py"
+DRAWN = "tests/e2e/test_audit_65.py::test_records_from_kg_draw_each_pair_once_never_a_shared_name_nor_a_trivial_fact"
+MUTATIONS += (
+    Mutation(
+        "records from-kg keeping a pair and its reverse apart",
+        FROM_KG,
+        "                key = (p, *sorted((a, b)))",
+        "                key = (p, a, b)",
+        (DRAWN,),
+    ),
+    Mutation(
+        "records from-kg drawn at seed 0 whatever --seed says",
+        FROM_KG,
+        "    rng = random.Random(seed)",
+        "    rng = random.Random(0)",
+        ("tests/e2e/test_audit_65.py::test_records_from_kg_follow_the_seed",),
+    ),
+    Mutation(
+        "records from-kg naming a record by a name two entities share",
+        FROM_KG,
+        "    unique = {q for q, name in names.items() if name != q and hits.get(name) == [q]}",
+        "    unique = {q for q, name in names.items() if name != q}",
+        (DRAWN,),
+    ),
+    Mutation(
+        "records from-kg stating a class's trivial relations in a paragraph",
+        FROM_KG,
+        "and has_label(t) and not entity_class(c).is_trivial(t)]",
+        "and has_label(t)]",
+        (DRAWN,),
+    ),
+)
