@@ -143,6 +143,7 @@ def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, 
     from baselines.cli import dataset_kg
     from kalma.jsonl import dumps, make_header, read_jsonl
     from kalma.kg import open_source
+    from kalma.kg.version import kg_version
     from kalma.languages.phrasing import phrasing
     from kalma.models import LLMS
     from kalma.provenance import provenance
@@ -154,10 +155,11 @@ def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, 
     LLMS.check(llm)
     language = phrasing(language).code
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
-    kg, _ = dataset_kg(dataset, kg, retrieving=False)
+    kg = absolute_spec(dataset_kg(dataset, kg, retrieving=False)[0])
     made = make_pairs(entries, open_source(kg), llm, dataset=name or Path(dataset).stem, seed=seed, document=document, language=language)  # type: ignore[arg-type]
-    config = {"dataset": dataset, "kg": kg, "llm": llm, "document": document, "seed": seed, "language": language}
-    header = make_header("judge-pairs", provenance(config=config), made=summary(made))
+    # absolute, with the KG's digest: the pairs are read from other folders, and against later KGs
+    config = {"dataset": str(Path(dataset).resolve()), "kg": kg, "llm": llm, "document": document, "seed": seed, "language": language}
+    header = make_header("judge-pairs", provenance(config=config, kg_version=kg_version(kg)), made=summary(made))
     write_pairs(output, made, header)
     click.echo(dumps(summary(made), indent=1))
     click.echo(f"wrote {output}")
@@ -201,3 +203,14 @@ def sensitivity_cmd(
     new_output(out, overwrite)
     click.echo(run(board, out, nli, judges, dataset=dataset, resamples=resamples, seed=seed), nl=False)
     click.echo(f"wrote {out}/sensitivity.md, sensitivity.json and runs/")
+
+
+def absolute_spec(spec: str) -> str:
+    """`spec` with the file or folder it names made absolute (`wikidata-local:runs/store` ->
+    `wikidata-local:/home/u/runs/store`), so that it opens from any folder; other specs as given."""
+    from kalma.registry import parse_spec
+
+    argument = spec if Path(spec).expanduser().exists() else parse_spec(spec)[1]
+    if not argument or argument.startswith(("http://", "https://")) or not Path(argument).expanduser().exists() or argument not in spec:
+        return spec
+    return spec.replace(argument, str(Path(argument).expanduser().resolve()), 1)

@@ -204,3 +204,25 @@ def test_evaluate_says_an_inspect_log_was_made_on_another_dataset_naming_both(da
         ["evaluate", "--dataset", str(other), "--answers", str(log), "-o", str(tmp_path / "e")],
         f"{log} was made on another dataset, {dataset.resolve()}, not on {other}: none of its answers is to one of these entries",
     )
+
+
+# ---------------------------------------------------------------- 8: judge pairs' KG, absolute and with its digest
+
+
+def test_judge_pairs_records_its_kg_absolute_with_its_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from kalma.kg import demo_snapshot_path, open_source
+    from kalma.resume import path_digest
+
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / "kg.ttl").write_bytes(demo_snapshot_path().read_bytes())
+    monkeypatch.chdir(made)
+    _ok(["dataset", "demo", "--kg", "kg.ttl", "-o", "ds.jsonl"])  # the dataset names its KG as the user gave it: relative
+    _ok(["judge", "pairs", "--dataset", "ds.jsonl", "-o", "pairs.jsonl"])
+    said = json.loads((made / "pairs.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]
+    assert said["config"]["kg"] == str(made / "kg.ttl") and said["config"]["dataset"] == str(made / "ds.jsonl")
+    assert said["kg_version"]["digest"] == path_digest(made / "kg.ttl") and said["kg_version"]["kind"] == "rdflib"
+    monkeypatch.chdir(tmp_path)  # another folder: what the header names still opens
+    assert open_source(said["config"]["kg"]).labels(["Q68753"])
+    out, _ = _ok(["judge", "evaluate", "--nli", "lexical", "--pairs", "made/pairs.jsonl", "--resamples", "20"])
+    assert "balanced accuracy" in out.lower()

@@ -556,6 +556,27 @@ MUTATIONS += (
         'f"digest {ours[:19]}…"',
         _t9("test_evaluate_says_the_answers_were_made_on_another_dataset_naming_both"),
     ),
+    Mutation(
+        "§6.8 judge pairs records its KG as the user gave it (relative)",
+        "evaluation/judge_cli.py",
+        "    kg = absolute_spec(dataset_kg(dataset, kg, retrieving=False)[0])",
+        "    kg = dataset_kg(dataset, kg, retrieving=False)[0]",
+        _t9("test_judge_pairs_records_its_kg_absolute_with_its_digest"),
+    ),
+    Mutation(
+        "§6.8 judge pairs records no KG digest",
+        "evaluation/judge_cli.py",
+        "provenance(config=config, kg_version=kg_version(kg))",
+        "provenance(config=config)",
+        _t9("test_judge_pairs_records_its_kg_absolute_with_its_digest"),
+    ),
+    Mutation(
+        "§6.8 judge pairs records its dataset relative",
+        "evaluation/judge_cli.py",
+        'config = {"dataset": str(Path(dataset).resolve()), "kg": kg,',
+        'config = {"dataset": dataset, "kg": kg,',
+        _t9("test_judge_pairs_records_its_kg_absolute_with_its_digest"),
+    ),
 )
 # issue 65 §1 (tests/unit/test_audit_65.py)
 MUTATIONS += (
