@@ -159,7 +159,7 @@ def import_cmd(
         return
     rate = f" ({read['decompressed_bytes'] / max(read['seconds'], 1e-9) / 1e6:,.0f} MB/s decompressed)" if read["decompressed_bytes"] else ""
     click.echo(
-        f"wrote {store}: {rows['labels']:,} labels, {rows['claims']:,} claims, {rows['properties']:,} properties "
+        f"wrote {store}: {rows['labels']:,} labels, {rows['claims']:,} claims, {rows['properties']:,} properties, {rows.get('redirects', 0):,} redirects "
         f"from {read['lines']:,} lines in {read['seconds']:.1f} s{rate}; {bad:,} malformed line{'' if bad == 1 else 's'}"
     )
     for line in meta["malformed"]["first"]:

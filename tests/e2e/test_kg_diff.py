@@ -40,10 +40,11 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def stores(pair: tuple[Path, Path]) -> tuple[Path, Path]:
     """Both dumps imported (English and French), as `kalma kg import` does."""
     out = []
-    for dump in pair:
+    merged = sum(r["kind"] == "merged" for r in read_changes(pair[1])[1])
+    for dump, redirects in zip(pair, (0, merged)):
         store = dump.with_suffix(".store")
         res = CliRunner().invoke(main, ["kg", "import", str(dump), "-o", str(store), "--languages", ",".join(STORE_LANGUAGES), "--threads", "2"])
-        assert res.exit_code == 0, res.output
+        assert res.exit_code == 0 and f" properties, {redirects:,} redirects from " in res.output, res.output
         out.append(store)
     return out[0], out[1]
 
