@@ -105,3 +105,22 @@ def test_records_from_kg_draw_each_pair_once_never_a_shared_name_nor_a_trivial_f
 def test_records_from_kg_follow_the_seed(towns: Path, tmp_path: Path):
     drawn = {s: _from_kg(towns, tmp_path / f"r{s}.jsonl", "--classes", "Q515", "--properties", "P190", "-n", "2", "--seed", s) for s in ("1", "2")}
     assert {r["person_a"] for r in drawn["1"]} != {r["person_a"] for r in drawn["2"]}
+
+
+def test_a_record_of_an_organization_and_a_person_gets_the_class_neutral_prompts(towns: Path, tmp_path: Path):
+    """Lumen Press, founded by Ada Lovelock: one end is a person, the other is not, so the questions
+    name each by its class (the paper's person prompts are for two people) and the entry records them."""
+    from kalma.jsonl import read_jsonl
+    from kalma.schema import DatasetEntry
+    from tests.servers import answering, scripted_server
+
+    records = tmp_path / "r.jsonl"
+    (record,) = _from_kg(towns, records, "--classes", "Q43229,Q5", "--properties", "P112")
+    assert (record["class_a"], record["class_b"]) == ("Q43229", "Q5")
+    with scripted_server([answering(lambda prompt: "")]) as (url, _):  # the scorer: completions echoed with log-probabilities
+        args = ["build", "--records", str(records), "--kg", f"rdflib:{towns}", "--llm", "template", "--lm", f"openai-compatible:{url}/v1:m"]
+        res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "ds.jsonl")])
+    assert res.exit_code == 0, res.output
+    (entry,) = read_jsonl(tmp_path / "ds.jsonl", DatasetEntry, kind="dataset")
+    assert entry.meta["classes"] == ["Q43229", "Q5"]
+    assert entry.general_question == "What connects the organization Lumen Press and the person Ada Lovelock?", entry.general_question
