@@ -106,6 +106,7 @@ class Row:
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # per column: its 95% interval over entries
     rank: str = ""  # the ranks the paired tests allow it, "2" or "2-4"
     tied: bool = False  # no paired test separates it from the row above
+    splits: dict[str, dict[str, Any]] = field(default_factory=dict)  # a dataset with splits (changed, unchanged): the figures of each
 
 
 @dataclass
@@ -158,6 +159,7 @@ def _row(rec: FiledSubmission, folder: Path | None = None) -> Row:
         folder=folder,
         partial=s.coverage is not None,
         intervals={k: (b.low, b.high) for k, _ in COLUMNS if (b := _bounds(s, k)) is not None and b.low is not None and b.high is not None},
+        splits=s.splits,
     )
 
 
@@ -555,7 +557,7 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
             for r in t.rows
         ]
         md += [f"## {t.dataset}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        md += ["| " + " | ".join(c) + " |" for c in cells] + ([f"\n{t.note}"] if t.note else []) + [""] + _tests_md(t)
+        md += ["| " + " | ".join(c) + " |" for c in cells] + ([f"\n{t.note}"] if t.note else []) + [""] + _tests_md(t) + _splits_md(t)
         once = _backends_once(t)
         shown = [h for h in head[:-1] if not (once and h == "Backends per metric")]
         body = "\n".join(
@@ -582,7 +584,7 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
         sections.append(
             f"<h2>{html.escape(t.dataset)}</h2>{said_once}\n"
             f'<div class="wide"><table class="board"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in shown)}</tr></thead>'
-            f"\n<tbody>\n{body}\n</tbody></table></div>" + (f'\n<p class="note">{html.escape(t.note)}</p>' if t.note else "") + _tests_html(t)
+            f"\n<tbody>\n{body}\n</tbody></table></div>" + (f'\n<p class="note">{html.escape(t.note)}</p>' if t.note else "") + _tests_html(t) + _splits_html(t)
         )
     scale_note = "Values x100 (rates); fluency is G-Eval's 1-5. n: answers scored. One table per dataset: numbers are only ranked against the same questions."
     judged = board / "sensitivity" / "sensitivity.md"  # `kalma judge sensitivity BOARD`, when it ran
@@ -636,3 +638,43 @@ document.querySelectorAll("table.board").forEach(table=>table.querySelectorAll("
 
 
 __all__ = ["render", "collect", "plots"]
+
+
+SPLITS_NOTE = (
+    "Per split of the dataset (`changed`: knowledge new or changed since the previous KG; `unchanged`: held by both), "
+    "each figure with its interval over that split's entries."
+)
+
+
+def _split_cells(t: Table) -> list[list[str]]:
+    """Each submission's figures per split of its dataset, with their intervals; none without splits."""
+    out = []
+    for r in t.rows:
+        for split, found in r.splits.items():
+            cells = []
+            for k, _ in COLUMNS:
+                metric, _, name = k.partition(".")
+                scale = "1-5" if k.startswith("geval.") else "rate"
+                b = found["intervals"].get(metric, {}).get(name) or {}
+                ci = f" [{show(b['low'], scale)}, {show(b['high'], scale)}]" if b.get("low") is not None and b.get("high") is not None else ""
+                cells.append(show(found["metrics"].get(metric, {}).get(name), scale) + ci)
+            out.append([r.name, split, str(found["entries"]), *cells])
+    return out
+
+
+def _splits_md(t: Table) -> list[str]:
+    rows = _split_cells(t)
+    if not rows:
+        return []
+    head = ["Submission", "Split", "Entries"] + [h for _, h in COLUMNS]
+    return [SPLITS_NOTE, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows] + [""]
+
+
+def _splits_html(t: Table) -> str:
+    rows = _split_cells(t)
+    if not rows:
+        return ""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["Submission", "Split", "Entries"] + [h for _, h in COLUMNS])
+    body = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    table = f'<div class="wide"><table class="board splits"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>'
+    return f'\n<p class="note">{html.escape(SPLITS_NOTE)}</p>\n{table}'

@@ -43,6 +43,7 @@ from kalma.seeds import derive_seed
 from . import WINDOW
 from .disambiguate import Resolution, disambiguate, load_relation_table
 from .evolve import EvolveConfig, evolution, interleave
+from .freshness import record_splits
 from .pool import inverse_table, make_pool
 from .records import DEFAULT_COLUMNS, PEOPLE, Selection, read_records, removed_note
 from .selection import relation_counts
@@ -184,6 +185,7 @@ def build(
 ) -> dict[str, object]:
     table = load_relation_table(cfg.relation_table)
     selection = read_records(records, cfg.columns, set(table), cfg.classes)
+    splits = record_splits(records)  # records drawn with --changed-since: each entry keeps its split
     llm = get_llm(cfg.llm)
     reachable_first(llm)  # a server that is not there is said before the KG and the scorer load
     scorer = get_scorer(cfg.lm)
@@ -294,6 +296,8 @@ def build(
                         if outcome.trace.status == "failed":
                             failures[eid] = outcome.trace.failures
                     if outcome.entry is not None:
+                        if outcome.entry.seed and (split := splits.get(outcome.entry.seed.source_line or 0)):
+                            outcome.entry.meta["split"] = split
                         output.write(outcome.entry)
                         written += 1
         except KeyboardInterrupt:

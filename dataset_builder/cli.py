@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from kalma.cli import NO_CACHE, OVERWRITE, new_output
@@ -127,6 +129,10 @@ def records() -> None:
 @click.option("--seed", default=0, show_default=True)
 @click.option("--llm", default="template", show_default=True, help="LLM that writes each seed paragraph from the pair's triples.")
 @language_options
+@click.option("--changed-since", "changed_since", default=None, help="An older KG: draw only pairs whose link is new or changed since it (split `changed`).")
+@click.option(
+    "--unchanged", default=0, show_default=True, type=click.IntRange(min=0), help="With --changed-since: also draw this many links it held (split `unchanged`)."
+)
 @OVERWRITE
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="records.jsonl")
 def from_kg(
@@ -139,6 +145,8 @@ def from_kg(
     llm: str,
     language: str,
     label_fallback: str | None,
+    changed_since: str | None,
+    unchanged: int,
     overwrite: bool,
     output: str,
 ) -> None:
@@ -170,10 +178,27 @@ def from_kg(
     missing = [c for p in asked for c in p if c not in wanted]
     if missing:
         raise click.BadParameter(f"{missing[0]} is not among --classes {','.join(wanted)}", param_hint="--pair")
-    drawn = records_from_kg(source, wanted, pids, count, seed, model, asked)
+    if unchanged and not changed_since:
+        raise click.BadParameter("draws the control split of --changed-since: give --changed-since OLD", param_hint="--unchanged")
+    fresh = changed_since_header(changed_since, unchanged) if changed_since else {}
+    if changed_since:
+        from .from_kg import fresh_records
+
+        drawn: list[Any] = fresh_records(source, open_source(changed_since), wanted, pids, count, unchanged, seed, model, asked)
+    else:
+        drawn = records_from_kg(source, wanted, pids, count, seed, model, asked)
     pairs = {"pairs": [f"{a}:{b}" for a, b in asked]} if asked else {}
     header = provenance(
-        kg=kg, classes=list(wanted), **pairs, properties=list(pids), n=count, seed=seed, llm=model.spec, llm_note=model.label_note, **label_header(source)
+        kg=kg,
+        classes=list(wanted),
+        **pairs,
+        properties=list(pids),
+        n=count,
+        seed=seed,
+        llm=model.spec,
+        llm_note=model.label_note,
+        **label_header(source),
+        **fresh,
     )
     write_jsonl(output, drawn, "records", header)
     spread = ", ".join(f"{p} {sum(r.relation == p for r in drawn)}" for p in pids)
@@ -384,3 +409,10 @@ def localize_cmd(dataset_file: str, kg: str, llm: str, language: str, label_fall
     write_jsonl(tmp, done.entries, "dataset", made)
     os.replace(tmp, output)  # whole or not at all
     click.echo(f"wrote {len(done.entries)} entries in {language} to {output}; {len(done.left_out)} left out (listed on stderr)")
+
+
+def changed_since_header(old: str, unchanged: int) -> dict[str, Any]:
+    """What a records file drawn with --changed-since records of it: the older KG's version, and the splits."""
+    from kalma.kg.version import kg_version
+
+    return {"changed_since": kg_version(old), "splits": {"changed": "links new or changed since changed_since", "unchanged": unchanged}}

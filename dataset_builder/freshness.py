@@ -85,12 +85,6 @@ def _named(entry: DatasetEntry) -> dict[str, str]:
     return out
 
 
-def redirects(source: KnowledgeSource, qids: Sequence[str]) -> dict[str, str]:
-    """{old: new} for the entities NEW redirects (merged items), where the source can say."""
-    ask = getattr(source, "redirects", None)  # the protocol's newest method: a source of an older kalma lacks it
-    return dict(ask(qids)) if ask is not None and qids else {}
-
-
 def check_entries(entries: Sequence[DatasetEntry], lines: Sequence[int], source: KnowledgeSource) -> list[EntryCheck]:
     """Each entry checked against `source` (see the module docstring), in a few batched questions."""
     named = [_named(e) for e in entries]
@@ -98,23 +92,23 @@ def check_entries(entries: Sequence[DatasetEntry], lines: Sequence[int], source:
     graphs = source.subgraphs(subjects)
     values = sorted({q for n in named for q in n} - set(graphs))
     labels = {**source.labels(values), **{q: g.label for q, g in graphs.items()}}
-    moved = redirects(source, sorted({q for n in named for q in n} - set(labels)))
+    gone = sorted({q for n in named for q in n} - set(labels))
+    moved = source.redirects(gone) if gone else {}
     out = []
     for entry, line, names in zip(entries, lines, named):
-        findings = [
-            Finding("merged", q, new=moved[q])
-            if q in moved
-            else Finding("deleted", q, old=label)
-            if q not in labels
-            else Finding("label changed", q, old=label, new=labels[q])
-            for q, label in names.items()
-            if q not in labels or labels[q] != label
-        ]
+        findings = [f for q, label in names.items() if (f := _entity(q, label, labels, moved)) is not None]
         for t in entry.minimum_set or []:
             if t.subject in labels:
                 findings += _fact(t, entry, graphs[t.subject].triples if t.subject in graphs else [])
         out.append(EntryCheck(entry.id, line, status_of(findings), len(entry.minimum_set or []), findings))
     return out
+
+
+def _entity(q: str, label: str, labels: Mapping[str, str], moved: Mapping[str, str]) -> Finding | None:
+    """What NEW says of one entity an entry names: nothing when it knows it by the recorded label."""
+    if q in labels:
+        return None if labels[q] == label else Finding("label changed", q, old=label, new=labels[q])
+    return Finding("merged", q, old=label, new=moved[q]) if q in moved else Finding("deleted", q, old=label)
 
 
 def _fact(t: Triple, entry: DatasetEntry, now: Iterable[Triple]) -> list[Finding]:
@@ -243,7 +237,7 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
             log.append({"id": c.id, "action": "dropped", "why": why, "findings": [asdict(f) for f in c.findings]})
     counts = {a: sum(x["action"] == a for x in log) for a in ("kept", "rebuilt", "dropped")}
     changelog = beside(out, "changelog")
-    if same_kg(built, new) and counts["kept"] == len(ds.entries):
+    if same_kg(ds.built_on(), new) and counts["kept"] == len(ds.entries):
         head = ds.raw[0]  # nothing to do: the dataset is already what a refresh would write
     else:
         refreshed = {"kg_version": new, "from": built, "counts": counts, "changelog": changelog.name, **provenance(command="kalma dataset refresh")}
@@ -288,6 +282,8 @@ def rebuild(
         row = {"paragraph": e.seed.paragraph, "person_a": names[0], "relation": e.seed.relation, "person_b": names[1]}
         if classes := e.meta.get("classes"):
             row |= {"class_a": classes[0], "class_b": classes[1]}
+        if split := e.meta.get("split"):
+            row["split"] = split
         rows[e.seed.source_line] = row
     failed = {e.id: "no record to rebuild it from (the entry names no seed line)" for e in stale if e.id not in {f"{stem}-{n}" for n in rows}}
     if not rows:

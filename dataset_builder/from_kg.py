@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Literal
 
 from kalma.classes import CLASSES, entity_class
 from kalma.kg.base import KnowledgeSource
@@ -26,6 +27,8 @@ from kalma.verbalize import SEP, knowledge_from_prompt, verbalize
 from .pool import has_label
 
 TASK, FACTS = "Task: records-paragraph", "Facts:"
+Link = tuple[str, str, str]  # (a, PID, b)
+Keep = Callable[[Sequence[Link]], set[Link]]  # the links a draw may take, of those the KG holds
 FACTS_PER_PARAGRAPH = 4  # the link and up to three more facts of the pair, so round 1 has something to annotate
 
 
@@ -57,9 +60,16 @@ def class_pairs(classes: Sequence[str], asked: Sequence[tuple[str, str]] = ()) -
 
 
 def draw(
-    source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str], n: int, seed: int, asked: Sequence[tuple[str, str]] = ()
+    source: KnowledgeSource,
+    classes: Sequence[str],
+    properties: Sequence[str],
+    n: int,
+    seed: int,
+    asked: Sequence[tuple[str, str]] = (),
+    keep: Keep | None = None,
 ) -> list[tuple[str, str, str, str, str]]:
-    """Up to `n` (a, PID, b, class of a, class of b), seeded, spread over the properties."""
+    """Up to `n` (a, PID, b, class of a, class of b), seeded, spread over the properties; with
+    `keep`, only among the links it keeps (`changed_since`)."""
     found: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
     drawn_from = class_pairs(classes, asked)
     for ca in classes:
@@ -70,6 +80,9 @@ def draw(
                 key = (p, *sorted((a, b)))
                 if a != b:
                     found.setdefault(key, (a, p, b, ca, cb))
+    if keep is not None:
+        kept = keep([x[:3] for x in found.values()])
+        found = {k: x for k, x in found.items() if x[:3] in kept}
     names = source.labels(sorted({q for x in found.values() for q in x[:3:2]}))
     hits = source.lookup(sorted(set(names.values())), classes)
     unique = {q for q, name in names.items() if name != q and hits.get(name) == [q]}
@@ -106,9 +119,16 @@ register_task(TemplateTask("records:paragraph", lambda prompt: prompt.lstrip().s
 
 
 def records_from_kg(
-    source: KnowledgeSource, classes: Sequence[str], properties: Sequence[str], n: int, seed: int, llm: LLM, asked: Sequence[tuple[str, str]] = ()
+    source: KnowledgeSource,
+    classes: Sequence[str],
+    properties: Sequence[str],
+    n: int,
+    seed: int,
+    llm: LLM,
+    asked: Sequence[tuple[str, str]] = (),
+    keep: Keep | None = None,
 ) -> list[RelationRecord]:
-    pairs = draw(source, classes, properties, n, seed, asked)
+    pairs = draw(source, classes, properties, n, seed, asked, keep)
     graphs = source.subgraphs(sorted({q for x in pairs for q in x[:3:2]}))
     out = []
     for a, p, b, ca, cb in pairs:
@@ -148,3 +168,42 @@ def absent_classes(drawn: Sequence[RelationRecord], classes: Sequence[str]) -> l
     """The named classes no record has at either end."""
     present = {c for r in drawn for c in (r.class_a, r.class_b)}
     return [c for c in classes if c not in present]
+
+
+# ---------------------------------------------------------------- fresh entries (--changed-since)
+
+
+class SplitRecord(RelationRecord):
+    """A record drawn with `--changed-since OLD`: whether its link is new or changed since OLD
+    (`changed`) or OLD held it too (`unchanged`). The builder carries it into the entry's meta."""
+
+    split: Literal["changed", "unchanged"]
+
+
+def changed_since(old: KnowledgeSource, changed: bool = True) -> Keep:
+    """The links OLD does not hold (in either direction, as `linked` asks): new or changed since
+    OLD; with `changed=False`, those it holds."""
+
+    def keep(links: Sequence[Link]) -> set[Link]:
+        held = old.linked(links) if links else set()
+        return {x for x in links if (x in held) != changed}
+
+    return keep
+
+
+def fresh_records(
+    source: KnowledgeSource,
+    old: KnowledgeSource,
+    classes: Sequence[str],
+    properties: Sequence[str],
+    n: int,
+    unchanged: int,
+    seed: int,
+    llm: LLM,
+    asked: Sequence[tuple[str, str]] = (),
+) -> list[SplitRecord]:
+    """`n` records whose link is new or changed since OLD, then `unchanged` whose link OLD held
+    too (a control split, drawn with a seed of its own), each with its split."""
+    changed = records_from_kg(source, classes, properties, n, seed, llm, asked, changed_since(old))
+    same = records_from_kg(source, classes, properties, unchanged, derive_seed(seed, "unchanged"), llm, asked, changed_since(old, False)) if unchanged else []
+    return [SplitRecord(**r.model_dump(), split="changed") for r in changed] + [SplitRecord(**r.model_dump(), split="unchanged") for r in same]

@@ -203,6 +203,7 @@ def evaluate(
                 f"The answers come from {len(asked)} conditions ({'; '.join(asked)}): every figure and its interval pools them; "
                 "the spread over seeds is given per condition."
             )
+        summary.splits = split_figures(rows, active, entries, resamples, options.seed)
         summary.coverage, summary.to_score = coverage, len(wanted)
         summary.judges = identities({n for m in active for n in m.needs}, options.nli, options.threshold, options.judge)
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
@@ -678,6 +679,7 @@ def markdown_table(s: Summary) -> str:
                 for k, sp in spreads.items():
                     scale = s.scales.get(name, {}).get(k, "rate")
                     lines.append(f"| {condition} | {name}.{k} | {show(sp.mean, scale)} | {show(sp.std, scale)} | {sp.runs} |")
+    lines += split_lines(s)
     lines += ["", "Models:", ""] + [f"- {k}: {v}" for k, v in s.models.items()]
     if s.judges:
         lines += ["", "Judges (what `kalma compare` holds equal):", ""] + judge_lines(s.judges)
@@ -701,3 +703,41 @@ def other_dataset(header: dict[str, Any], dataset: str | Path | Sequence[Dataset
     if isinstance(digest, str) and digest != ours:
         return f"the one of digest {digest[:19]}… (its header's)", f"{given} (digest {ours[:19]}…)"
     return None
+
+
+def split_figures(
+    rows: Sequence[AnswerScores], metrics: Sequence[Metric], entries: dict[str, DatasetEntry], resamples: int, seed: int
+) -> dict[str, dict[str, Any]]:
+    """Per split of the dataset (an entry's `meta["split"]`: `changed`, `unchanged`), every figure
+    over that split's answers and its interval: the bootstrap over entries, restricted to the split's."""
+    split_of = {i: e.meta["split"] for i, e in entries.items() if isinstance(e.meta.get("split"), str)}
+    out: dict[str, dict[str, Any]] = {}
+    for split in sorted(set(split_of.values())):
+        mine = [r for r in rows if split_of.get(r.entry_id) == split]
+        values = {m.name: m.aggregate(scored(m, mine))[0] for m in metrics}
+        bounds = uncertainty(mine, metrics, values, resamples, seed)[0]
+        entries_n = len({r.entry_id for r in mine})
+        out[split] = {
+            "entries": entries_n,
+            "answers": len(mine),
+            "metrics": values,
+            "intervals": {m: {k: b.model_dump() for k, b in v.items()} for m, v in bounds.items()},
+        }
+    return out
+
+
+def split_lines(s: Summary) -> list[str]:
+    """Every figure per split, with its interval over the split's entries (none without splits)."""
+    if not s.splits:
+        return []
+    lines = ["", "Per split (`changed`: knowledge new or changed since the previous KG; `unchanged`: held by both):", ""]
+    lines += ["| split | entries | metric | value | interval |", "|---|---|---|---|---|"]
+    for split, found in s.splits.items():
+        for name, values in found["metrics"].items():
+            for k, v in values.items():
+                scale = s.scales.get(name, {}).get(k, "rate")
+                b = found["intervals"].get(name, {}).get(k)
+                lines.append(
+                    f"| {split} | {found['entries']} | {name}.{k} | {show(v, scale)} | {show_bounds(Bounds(**b) if b else None, scale, s.resampling)} |"
+                )
+    return lines

@@ -475,8 +475,22 @@ class Summary(Record):
         "where entries have several runs: the spread over the runs (seeds)",
     )
 
+    splits: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="per split of a dataset with splits (`records from-kg --changed-since`: changed, unchanged): its entries, answers, "
+        "every figure and its interval over that split's entries; absent for a dataset without splits",
+    )
+
     def value(self, key: str) -> float | None:
         return metric_value(self.metrics, key)
+
+    @model_serializer(mode="wrap")
+    def _no_splits(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A summary of a dataset without splits is written as before them."""
+        out: dict[str, Any] = handler(self)
+        if not out.get("splits"):
+            out.pop("splits", None)
+        return out
 
 
 RECORD_KINDS: dict[str, type[Record]] = {

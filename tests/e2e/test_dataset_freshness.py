@@ -15,8 +15,13 @@ from click.testing import CliRunner
 from kalma.cli import main
 from kalma.jsonl import read_jsonl
 from kalma.kg import demo_snapshot_path
+from kalma.kg.base import render_date
 from kalma.schema import DatasetEntry
+from perf.dumpgen import write_dump
+from perf.evolve import evolve, read_changes
 from perf.random_models import build_causal
+
+QID = re.compile(r"Q[0-9]+")
 
 RECORDS = Path(__file__).resolve().parents[2] / "dataset_builder" / "data" / "demo_records.jsonl"
 # what NEW changes of OLD: a label, a value, a fact removed; NEW_DELETED also deletes an entity
@@ -161,6 +166,7 @@ def test_answers_from_the_old_kg_count_their_outdated_claims_exactly(world: dict
     rows = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()[1:]]
     assert {r["entry_id"]: r["counts"]["outdated"]["outdated"] for r in rows} == want
     summary = json.loads((out / "summary.json").read_text())
+    assert "splits" not in summary  # a dataset without splits: its summary as before them
     assert summary["metrics"]["outdated"]["outdated_claims"] == sum(want.values())
     assert summary["metrics"]["outdated"]["outdated_cited_rate"] == 0.5  # each cited once and stated once uncited
     bounds = summary["intervals"]["outdated"]["outdated_per_answer"]
@@ -178,5 +184,164 @@ def test_bad_input_ends_in_one_line(world: dict[str, Any], tmp_path: Path) -> No
     out = tmp_path / "out.jsonl"
     res = CliRunner().invoke(main, ["dataset", "refresh", str(before), "--kg", str(world["new"]), "-o", str(out)], standalone_mode=True)
     assert res.exit_code != 0 and "names no KG version" in res.output and "--old-kg SPEC" in res.output and not out.exists()
+    res = CliRunner().invoke(main, ["dataset", "check", str(before), "--kg", str(world["old"]), "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["built_on"] is None  # a check needs no version: the entries carry their facts
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(before), "--kg", str(world["old"]), "--old-kg", str(world["old"]), "-o", str(out)])
+    assert res.exit_code == 0, res.output  # told the KG it was built on, it goes on
+    assert json.loads(out.read_text().splitlines()[0])["kalma"]["provenance"]["refreshed"]["from"]["spec"] == str(world["old"])
     res = CliRunner().invoke(main, ["dataset", "check", str(world["ds"]), "--kg", f"rdflib:{world['new']},lang=fr"])
     assert res.exit_code != 0 and "labels are in en" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- the must-show on two generated dumps
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A dump of 60 people and a second evolved from it (15 % of its facts: enough to touch a
+    dataset of 16 entries in every way), both imported; a dataset built on the first."""
+    work = tmp_path_factory.mktemp("dumps")
+    first, second = work / "wikidata-20260101-truthy.nt", work / "wikidata-20260201-truthy.nt"
+    write_dump(first, 60, "nt", seed=4, with_release=False)
+    evolve(first, second, 0.15, seed=3)
+    for dump, store in ((first, "old"), (second, "new")):
+        res = CliRunner().invoke(main, ["kg", "import", str(dump), "-o", str(work / store), "--threads", "2"])
+        assert res.exit_code == 0, res.output
+    old, new = f"wikidata-local:{work / 'old'}", f"wikidata-local:{work / 'new'}"
+    lm = "hf:" + str(build_causal(work / "lm"))
+    records, ds = work / "records.jsonl", work / "ds.jsonl"
+    res = CliRunner().invoke(main, ["records", "from-kg", "--kg", old, "--classes", "Q5", "-n", "16", "--seed", "1", "-o", str(records)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["build", "--records", str(records), "--kg", old, "--lm", lm, "--rounds", "1", "-o", str(ds)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(ds), "--kg", new, "-o", str(work / "refreshed.jsonl")])
+    assert res.exit_code == 0, res.output
+    return {"work": work, "old": old, "new": new, "ds": ds, "lm": lm, "changes": read_changes(second)[1], "refreshed": work / "refreshed.jsonl"}
+
+
+def listed_status(entry: DatasetEntry, changes: list[dict[str, Any]]) -> str:
+    """What the generator's own list of changes makes of an entry (docs/time.md's rule)."""
+    facts = {(t.subject, t.relation, t.value) for t in entry.minimum_set or []}
+    named = set(entry.people) | {s for s, _, _ in facts} | {v for _, _, v in facts if QID.fullmatch(v)}
+    kinds = set()
+    for row in changes:
+        olds = {render_date(v) for v in row["old"]}
+        if row["kind"] in ("merged", "deleted") and row["subject"] in named:
+            kinds.add("broken")
+        elif row["kind"] in ("changed", "removed") and any((s, p) == (row["subject"], row["pid"]) and v in olds for s, p, v in facts):
+            kinds.add("broken" if row["kind"] == "removed" else "stale")
+        elif row["kind"] == "label" and row["lang"] == "en" and row["subject"] in named:
+            kinds.add("stale")
+    return "broken" if "broken" in kinds else "stale" if kinds else "valid"
+
+
+def test_on_two_generated_dumps_check_names_the_touched_entries_and_refresh_keeps_the_others(dumps: dict[str, Any]) -> None:
+    entries = list(read_jsonl(dumps["ds"], DatasetEntry, kind="dataset"))
+    want = {e.id: listed_status(e, dumps["changes"]) for e in entries}
+    assert set(want.values()) == {"valid", "stale", "broken"}, want
+    code, found = _check(dumps["ds"], dumps["new"])
+    assert code == 1 and {e["id"]: e["status"] for e in found["entries"]} == want
+    assert found["built_on"]["dump_date"] == "2026-01-01" and found["kg"]["dump_date"] == "2026-02-01"
+    merged = {r["subject"]: r["new"][0] for r in dumps["changes"] if r["kind"] == "merged"}
+    said = [(f["entity"], f["new"]) for e in found["entries"] for f in e["findings"] if f["kind"] == "merged"]
+    assert said and all(merged[q] == into for q, into in said)  # a merged item names the item it went into
+    out, again = dumps["refreshed"], dumps["work"] / "again.jsonl"
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(out), "--kg", dumps["new"], "-o", str(again)])
+    assert res.exit_code == 0, res.output
+    lines = dict(zip([e.id for e in entries], dumps["ds"].read_bytes().splitlines(keepends=True)[1:]))
+    got = {json.loads(x)["id"]: x for x in out.read_bytes().splitlines(keepends=True)[1:]}
+    assert {i: got[i] for i, s in want.items() if s == "valid"} == {i: lines[i] for i, s in want.items() if s == "valid"}
+    assert set(got) == {i for i, s in want.items() if s != "broken"} and all(got[i] != lines[i] for i, s in want.items() if s == "stale")
+    assert again.read_bytes() == out.read_bytes()
+    header = json.loads(out.read_text().splitlines()[0])["kalma"]["provenance"]["refreshed"]
+    assert (header["from"]["dump_date"], header["kg_version"]["dump_date"]) == ("2026-01-01", "2026-02-01")
+    assert header["from"]["digest"] != header["kg_version"]["digest"]
+
+
+def test_changed_since_records_only_new_or_changed_links_and_figures_come_per_split(dumps: dict[str, Any], tmp_path: Path) -> None:
+    from kalma.kg import open_source
+
+    new_links = {(r["subject"], r["pid"], v) for r in dumps["changes"] if r["kind"] in ("changed", "added") for v in r["new"]}
+    records = tmp_path / "fresh.jsonl"
+    args = ["records", "from-kg", "--kg", dumps["new"], "--classes", "Q5", "-n", "6", "--unchanged", "4", "--changed-since", dumps["old"], "-o", str(records)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in records.read_text().splitlines()]
+    assert lines[0]["kalma"]["provenance"]["changed_since"]["dump_date"] == "2026-01-01"
+    drawn = lines[1:]
+    qid = {n: q[0] for n, q in open_source(dumps["new"]).lookup({r[k] for r in drawn for k in ("person_a", "person_b")}, ["Q5"]).items()}
+    for r in drawn:
+        link = (qid[r["person_a"]], r["relation"], qid[r["person_b"]])
+        assert (link in new_links) == (r["split"] == "changed"), (r, link)
+    assert [r["split"] for r in drawn].count("changed") >= 1 and [r["split"] for r in drawn].count("unchanged") == 4
+    ds = tmp_path / "fresh-ds.jsonl"
+    res = CliRunner().invoke(main, ["build", "--records", str(records), "--kg", dumps["new"], "--lm", dumps["lm"], "--rounds", "1", "-o", str(ds)])
+    assert res.exit_code == 0, res.output
+    entries = list(read_jsonl(ds, DatasetEntry, kind="dataset"))
+    split_of_line = {i: r["split"] for i, r in enumerate(drawn, start=2)}
+    assert entries and all(e.meta["split"] == split_of_line[e.seed.source_line] for e in entries if e.seed and e.seed.source_line)
+    answers = tmp_path / "answers.jsonl"
+    text = {
+        e.id: " ".join(
+            f"{t.subject_label}'s {t.relation_label} is {t.value_label} [{t.subject}, {t.relation_label}: {t.value_label}]." for t in e.minimum_set or []
+        )
+        for e in entries
+    }
+    answers.write_text("".join(json.dumps({"entry_id": e.id, "text": text[e.id] if i % 2 else "Nothing."}) + "\n" for i, e in enumerate(entries)))
+    res = CliRunner().invoke(main, ["evaluate", "--dataset", str(ds), "--answers", str(answers), "--resamples", "200", "-o", str(tmp_path / "eval")])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "eval" / "summary.json").read_text())
+    splits = {e.meta["split"] for e in entries}
+    assert set(summary["splits"]) == splits
+    head, *rows = ds.read_text().splitlines(keepends=True)
+    for split, found in summary["splits"].items():
+        # the split's figures are those of an evaluation of its entries alone, intervals included
+        mine = {e.id for e in entries if e.meta["split"] == split}
+        (tmp_path / split).mkdir()
+        (tmp_path / split / "ds.jsonl").write_text(head + "".join(r for r, e in zip(rows, entries) if e.id in mine))
+        (tmp_path / split / "answers.jsonl").write_text("".join(x for x in answers.read_text().splitlines(keepends=True) if json.loads(x)["entry_id"] in mine))
+        args = ["evaluate", "--dataset", str(tmp_path / split / "ds.jsonl"), "--answers", str(tmp_path / split / "answers.jsonl"), "--resamples", "200"]
+        res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / split / "eval")])
+        assert res.exit_code == 0, res.output
+        alone = json.loads((tmp_path / split / "eval" / "summary.json").read_text())
+        assert found["entries"] == len(mine) and found["metrics"] == alone["metrics"] and found["intervals"] == alone["intervals"]
+        assert set(alone["splits"]) == {split}
+    assert "Per split" in (tmp_path / "eval" / "summary.md").read_text()
+
+
+def test_on_two_generated_dumps_answers_from_the_first_count_their_outdated_claims_exactly(dumps: dict[str, Any], tmp_path: Path) -> None:
+    """Answers state each entry's minimum set as the first dump held it (cited, then uncited);
+    evaluated against the refreshed dataset with --previous-kg, the outdated claims are the
+    sentences naming a value the generator's list says changed, was removed, or lost its item."""
+    from kalma.kg import open_source
+
+    old_entries = {e.id: e for e in read_jsonl(dumps["ds"], DatasetEntry, kind="dataset")}
+    refreshed = list(read_jsonl(dumps["refreshed"], DatasetEntry, kind="dataset"))
+    rows = dumps["changes"]
+    gone_items = {r["subject"] for r in rows if r["kind"] in ("merged", "deleted")}
+    old = open_source(dumps["old"])
+    people = sorted({q for e in refreshed for q in e.people})
+    graphs = old.subgraphs(people)
+    answers, want = [], {}
+    for e in refreshed:
+        rebuilt = e.model_dump_json() != old_entries[e.id].model_dump_json()
+        stale_values = {
+            (r["subject"], r["pid"], render_date(v)) for r in rows if r["kind"] in ("changed", "removed") and r["subject"] in e.people for v in r["old"]
+        }
+        labels = {t.value_label for q in e.people for t in graphs[q].triples if (q, t.relation, t.value) in stale_values or t.value in gone_items}
+        sentences = []
+        for t in old_entries[e.id].minimum_set or []:
+            sentences += [
+                f"{t.subject_label}'s {t.relation_label} is {t.value_label} [{t.subject}, {t.relation_label}: {t.value_label}].",
+                f"Indeed, {t.value_label}.",
+            ]
+        answers.append({"entry_id": e.id, "text": " ".join(sentences)})
+        want[e.id] = sum(any(_mentions(x, v) for v in labels) for x in sentences) if rebuilt else 0
+    assert sum(want.values()) >= 2, want
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(a) + "\n" for a in answers))
+    args = ["evaluate", "--dataset", str(dumps["refreshed"]), "--answers", str(path), "--previous-kg", dumps["old"], "--resamples", "200"]
+    res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "eval")])
+    assert res.exit_code == 0, res.output
+    scored = [json.loads(x) for x in (tmp_path / "eval" / "scores.jsonl").read_text().splitlines()[1:]]
+    assert {r["entry_id"]: r["counts"]["outdated"]["outdated"] for r in scored} == want

@@ -68,4 +68,18 @@ MUTATIONS = (
         "                found = by_citation",
         (f"{FRESHNESS}::test_answers_from_the_old_kg_count_their_outdated_claims_exactly",),
     ),
+    Mutation(
+        "--changed-since keeping unchanged links (OLD's links not left out)",
+        "dataset_builder/from_kg.py",
+        "        return {x for x in links if (x in held) != changed}",
+        "        return set(links)",
+        (f"{FRESHNESS}::test_changed_since_records_only_new_or_changed_links_and_figures_come_per_split",),
+    ),
+    Mutation(
+        "a split's figures computed over every answer (the bootstrap not restricted to the split)",
+        "evaluation/runner.py",
+        "        mine = [r for r in rows if split_of.get(r.entry_id) == split]",
+        "        mine = list(rows)",
+        (f"{FRESHNESS}::test_changed_since_records_only_new_or_changed_links_and_figures_come_per_split",),
+    ),
 )

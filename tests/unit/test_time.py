@@ -38,3 +38,17 @@ def test_a_store_is_known_by_its_dump_not_by_where_or_when_it_was_imported(tmp_p
     assert v1["kind"] == "wikidata-local" and v1["dump_date"] == "2026-11-18" and v1["languages"] == ["en"]
     assert same_kg(v1, v2) and not same_kg(v1, v3)
     assert describe(v1).startswith(f"wikidata-local:{tmp_path / 's1'} (dump 2026-11-18, sha256:")
+
+
+def test_the_leaderboard_gives_each_split_with_its_interval():
+    from dataclasses import replace
+
+    from bench.leaderboard import COLUMNS, Row, Table, _splits_html, _splits_md
+
+    metric, _, name = COLUMNS[0][0].partition(".")
+    found = {"entries": 3, "answers": 3, "metrics": {metric: {name: 0.25}}, "intervals": {metric: {name: {"low": 0.1, "high": 0.4, "undefined": 0}}}}
+    row = Row(name="sys", model="m", url="", answers=3, seeds="0", values={}, malformed=0, filed="", backends="", splits={"changed": found})
+    assert "| sys | changed | 3 | 25.0 [10.0, 40.0] | n/a |" in "\n".join(_splits_md(Table("ds", [row])))
+    assert "<td>25.0 [10.0, 40.0]</td>" in _splits_html(Table("ds", [row]))
+    plain = Table("ds", [replace(row, splits={})])
+    assert _splits_md(plain) == [] and _splits_html(plain) == ""  # a dataset without splits: the board as before
