@@ -35,6 +35,7 @@ import numpy as np
 
 from kalma.errors import KalmaError
 
+from .base import UNUSABLE_LIMIT
 from .uncertainty import LEVEL, METHOD, RESAMPLES, Interval, bootstrap, paired
 
 BUNDLED = Path(__file__).parent / "data" / "judge_pairs.jsonl"
@@ -252,6 +253,12 @@ def judge(spec: str, pairs: Sequence[Pair], threshold: float | None) -> Judged:
     if ent.approximate:
         described += " (rule-based approximation, not an NLI model)"
     out = Judged(spec, described, ent.approximate, probs, {}, by_word=(getattr(ent, "asked", 0) - before[0], getattr(ent, "unreadable", 0) - before[1]))
+    if pairs and out.by_word[1] / len(pairs) > UNUSABLE_LIMIT:  # its figures would be its default "no", not its judgement
+        seen = "; ".join(repr(e) for e in list(dict.fromkeys(getattr(ent, "examples", [])))[:2])
+        raise KalmaError(
+            f"--nli {spec}: {out.by_word[1]} of its {len(pairs)} replies were neither yes nor no (e.g. {seen}), more than {UNUSABLE_LIMIT:.0%}: "
+            "it cannot judge these pairs, so it is not measured (a model that follows the yes/no question is)"
+        )
     inputs = getattr(ent, "inputs", None)
     if callable(inputs):
         per: dict[int, list[Any]] = {}

@@ -226,3 +226,47 @@ def test_judge_pairs_records_its_kg_absolute_with_its_digest(tmp_path: Path, mon
     assert open_source(said["config"]["kg"]).labels(["Q68753"])
     out, _ = _ok(["judge", "evaluate", "--nli", "lexical", "--pairs", "made/pairs.jsonl", "--resamples", "20"])
     assert "balanced accuracy" in out.lower()
+
+
+# ---------------------------------------------------------------- 6: a judge that cannot judge
+
+
+def test_judge_evaluate_refuses_a_judge_whose_replies_are_mostly_unreadable(tmp_path: Path):
+    from tests.servers import answering, scripted_server
+
+    err = _fails(["judge", "evaluate", "--nli", "llm:template", "--resamples", "10", "-o", str(tmp_path / "t")], "--nli llm:template: 77 of its 77 replies")
+    assert "were neither yes nor no (e.g. 'The template backend has'), more than 50%: it cannot judge these pairs" in err
+    assert not (tmp_path / "t" / "judge.md").exists()
+
+    def pairs(odd: int) -> Path:  # four pairs, `odd` of them answered with neither yes nor no
+        path = tmp_path / f"pairs-{odd}.jsonl"
+        path.write_text("".join(json.dumps({"doc": f"{'odd' if i < odd else 'ok'} passage {i}.", "claim": "a: b", "label": i % 2}) + "\n" for i in range(4)))
+        return path
+
+    def reply(prompt: str) -> str:
+        return "Perhaps" if "Passage: odd" in prompt else "Yes"
+
+    with scripted_server([answering(reply)], models=[{"id": "m"}]) as (url, _):
+        spec = f"llm:openai-compatible:{url}/v1:m"
+        out, _ = _ok(["judge", "evaluate", "--nli", spec, "--pairs", str(pairs(2)), "--no-cache", "--resamples", "10"])  # half: measured, and said
+        assert "4 replies came without log-probabilities (P is 1 for yes, 0 for no), 2 unreadable (counted as no)" in out
+        _fails(["judge", "evaluate", "--nli", spec, "--pairs", str(pairs(3)), "--no-cache", "--resamples", "10"], "3 of its 4 replies", "'Perhaps'")
+
+
+def test_every_label_spelling_the_docs_list_is_read_and_no_other(tmp_path: Path):
+    text = (ROOT / "docs" / "judges.md").read_text()
+    said = re.search(r"supported (`[^\n]*`);\n\s*not supported (`[^\n]*`)\.", text)
+    assert said, "docs/judges.md lists the label spellings"
+    yes, no = ([w.strip("`") for w in re.findall(r"`[^`]+`", part)] for part in said.groups())
+    rows = [(w, 1) for w in yes] + [(w, 0) for w in no] + [(" YES ", 1), ("Not_Entailment", 0), (1.0, 1)]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"doc": f"d{i}.", "claim": "c", "label": w, "kind": str(want)}) + "\n" for i, (w, want) in enumerate(rows)))
+    out, _ = _ok(["check", "--kind", "pairs", str(path)])
+    assert f"{len(rows)} good rows, 0 bad rows" in out
+    from evaluation.judge_quality import read_pairs
+
+    assert [p.label for p in read_pairs(path)] == [want for _, want in rows]
+    for other in ("y", "n", "maybe", "2", "entails"):
+        path.write_text(json.dumps({"doc": "d.", "claim": "c", "label": other}) + "\n")
+        code, _, err = _run(["check", "--kind", "pairs", str(path)])
+        assert code == 1 and f"{path}:1: field 'label'" in err, err

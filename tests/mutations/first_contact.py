@@ -594,4 +594,32 @@ MUTATIONS += (
         "attempt, pause = attempt + 1, min(pause * 2, 10.0)",
         ("tests/unit/test_audit_65.py::test_a_refusing_server_is_tried_again_at_half_a_second_then_doubling_to_every_five",),
     ),
+    Mutation(
+        "§6.6 a judge whose replies are unreadable measured all the same",
+        "evaluation/judge_quality.py",
+        "    if pairs and out.by_word[1] / len(pairs) > UNUSABLE_LIMIT:",
+        "    if False:",
+        _t9("test_judge_evaluate_refuses_a_judge_whose_replies_are_mostly_unreadable"),
+    ),
+    Mutation(
+        "§6.6 a judge refused at exactly half its replies unreadable",
+        "evaluation/judge_quality.py",
+        "    if pairs and out.by_word[1] / len(pairs) > UNUSABLE_LIMIT:",
+        "    if pairs and out.by_word[1] / len(pairs) >= UNUSABLE_LIMIT:",
+        _t9("test_judge_evaluate_refuses_a_judge_whose_replies_are_mostly_unreadable"),
+    ),
+    Mutation(
+        "§6.6 a label spelling the docs list refused",
+        "evaluation/judge_quality.py",
+        '_NO = {"0", "false", "not_entailment", "not entailment", "unsupported", "no"}',
+        '_NO = {"0", "false", "not_entailment", "unsupported", "no"}',
+        _t9("test_every_label_spelling_the_docs_list_is_read_and_no_other"),
+    ),
+    Mutation(
+        "§6.6 an undocumented label spelling accepted",
+        "evaluation/judge_quality.py",
+        '_YES = {"1", "true", "entailment", "entailed", "supported", "yes"}',
+        '_YES = {"1", "true", "entailment", "entailed", "supported", "yes", "y"}',
+        _t9("test_every_label_spelling_the_docs_list_is_read_and_no_other"),
+    ),
 )
