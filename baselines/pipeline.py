@@ -42,10 +42,11 @@ class BaselineConfig:
     spacy_model: str = DEFAULT_SPACY
     limit: int | None = None  # the first N entries only (`--limit`)
     extra: dict[str, str] = field(default_factory=dict)
+    language: str = "en"  # the dataset's: the prompt's and the KG's labels' (`--language`)
 
 
 def run_retrieval(entries: Sequence[DatasetEntry], cfg: BaselineConfig) -> list[Retrieval]:
-    source = open_source(cfg.kg)
+    source = open_source(cfg.kg, cfg.language)
     questions = [e.question(cfg.setting) for e in entries]
     return retrieve(questions, NER(source, cfg.spacy_model)(questions), source)
 
@@ -95,6 +96,7 @@ def answer_dataset(
         "max_tokens": cfg.max_tokens,
         "spacy_model": cfg.spacy_model,
         **({"limit": cfg.limit} if limited else {}),
+        **({"language": cfg.language} if cfg.language != "en" else {}),  # an English run's fingerprint stays what it was
     }
     if llm.label_note:
         config["llm_note"] = llm.label_note
@@ -109,7 +111,9 @@ def answer_dataset(
     run = fingerprint({"dataset": entries}, {**config, "llm_identity": llm.spec, "given": given_digest}, components={"kg": cfg.kg, "llm": cfg.llm})
     # a remote server: what its answers are cached by (provenance, not the fingerprint: it may change per start)
     served = {"llm_cache": llm.identity_note()} if hasattr(llm, "identity_note") else {}
-    with ResumableOutput(out, "answers", Answer, Answer.answer_id, run, provenance(config=config, **served), overwrite=overwrite) as output:
+    with ResumableOutput(
+        out, "answers", Answer, Answer.answer_id, run, provenance(config=config, language=cfg.language, **served), overwrite=overwrite
+    ) as output:
         done = set(output.done)
         jobs = [
             (e, kg, trace, seed, temp, f"{cfg.setting}-t{temp}-s{seed}")
@@ -131,7 +135,7 @@ def answer_dataset(
                 for key in dict.fromkeys((j[3], j[4]) for j in jobs):
                     group = [j for j in jobs if (j[3], j[4]) == key]
                     params = GenParams(temperature=key[1], top_p=cfg.top_p, max_tokens=cfg.max_tokens, seed=key[0])
-                    for i, gen in llm.chat_stream([build_messages(e.question(cfg.setting), kg) for e, kg, *_ in group], params):
+                    for i, gen in llm.chat_stream([build_messages(e.question(cfg.setting), kg, cfg.language) for e, kg, *_ in group], params):
                         e, kg, trace, seed, temp, run_label = group[i]
                         cut += gen.finish_reason == "length"
                         cached += gen.cached

@@ -88,11 +88,14 @@ def kalma_task(
     judge: str | None = None,
     lm: str | None = None,
     compat: str = "default",
+    language: str | None = None,
 ) -> Task:
-    """The task behind `kalma/kalma_specific`, `kalma/kalma_general` and `kalma/kalma` (see the module docstring)."""
+    """The task behind `kalma/kalma_specific`, `kalma/kalma_general` and `kalma/kalma` (see the module docstring);
+    `-T language=fr` must agree with the dataset's header (by default its language is taken)."""
     from pathlib import Path
 
     from baselines.cli import dataset_kg
+    from kalma.languages import dataset_language
 
     if setting not in ("specific", "general"):
         raise ConfigError(f"-T setting={setting}: one of specific, general")
@@ -102,12 +105,13 @@ def kalma_task(
     source = kg or ("demo" if dataset == "demo" or dataset.endswith(".json") else dataset_kg(where, None, retrieving=False)[0])
     options = EvalOptions(compat=compat, nli=nli or "lexical", judge=judge, lm=lm, seed=seed)
     names, left = chosen_metrics(metrics, options, {"nli": nli, "judge": judge, "lm": lm})
+    lang = dataset_language(where, language, "-T language") if where != "demo" else "en"
     asked = [e for e in entries_of(where).values() if e.question(setting)]
     given = conditions(asked, setting, retrieval, int(removed), int(seed), source, spacy)
     samples = []
     for e in asked:
         kg_given, absent, how = given[e.id]
-        system, user = build_messages(e.question(setting), kg_given)
+        system, user = build_messages(e.question(setting), kg_given, lang)
         metadata = {
             CLUSTER: e.id,
             "setting": setting,
@@ -123,6 +127,7 @@ def kalma_task(
         "prompt": PROMPT_VERSION,
         "dataset": where,
         "setting": setting,
+        "language": lang,
         "retrieval": "gold knowledge pools" if retrieval == "gold" else f"the baseline's retrieval (spaCy {spacy}) over {source}",
         "removed": int(removed),
         "seed": int(seed),

@@ -37,16 +37,19 @@ class DatasetId(BenchRecord):
     entries: int
     with_minimum_set: int
     source: str = ""
+    language: str = "en"  # its questions' and labels' (a localization's entries say theirs in `meta`)
 
     @classmethod
     def of(cls, entries: Sequence[DatasetEntry], name: str) -> DatasetId:
         sources = {str(e.meta.get("source", "")) for e in entries}
+        languages = {str(e.meta.get("language", "en")) for e in entries}
         return cls(
             name=name,
             digest=dataset_digest(entries),
             entries=len(entries),
             with_minimum_set=sum(e.minimum_set is not None for e in entries),
             source=sources.pop() if len(sources) == 1 else "",
+            language=languages.pop() if len(languages) == 1 else "mixed",
         )
 
     @staticmethod
@@ -64,7 +67,9 @@ class DatasetId(BenchRecord):
         return self.source == "biokalma-release" and self.entries == BIOKALMA_RELEASE_SIZE
 
     def label(self) -> str:
-        return f"{self.name} ({self.entries:,} questions, {self.digest[7:19]})"
+        """The board's title of its table: the language said where it is not English."""
+        said = "" if self.language == "en" else f"in {self.language}, "
+        return f"{self.name} ({said}{self.entries:,} questions, {self.digest[7:19]})"
 
 
 class Stat(BenchRecord):

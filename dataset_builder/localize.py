@@ -76,10 +76,20 @@ def why_missing(t: Triple, graphs: dict[str, EntityGraph], source: KnowledgeSour
     return f"{t.subject}, {t.relation}: {t.value}: the KG holds no such fact in {source.lang} (its value is text in another language, or the fact is gone)"
 
 
-def relabel(entry: DatasetEntry, graphs: dict[str, EntityGraph], source: KnowledgeSource) -> tuple[list[Triple], KnowledgeGraph, list[str], int] | str:
+Said = dict[str, dict[tuple[str, str, str], Triple]]  # entity -> its facts said in the language, by (subject, PID, value)
+
+
+def said_in(graphs: dict[str, EntityGraph]) -> Said:
+    """Each entity's facts that can be said in the graphs' language (a value with a label): made
+    once for the whole dataset, not once an entry."""
+    return {q: {_fact(t): t for t in g.triples if has_label(t)} for q, g in graphs.items()}
+
+
+def relabel(
+    entry: DatasetEntry, graphs: dict[str, EntityGraph], said: Said, source: KnowledgeSource
+) -> tuple[list[Triple], KnowledgeGraph, list[str], int] | str:
     """The entry's minimum set, pool and people's names in the source's language (and the pool
     facts left out), or why it cannot be rendered."""
-    said = {q: {_fact(t): t for t in g.triples if has_label(t)} for q, g in graphs.items()}
     minimum = []
     for t in entry.minimum_set or ():
         found = said.get(t.subject, {}).get(_fact(t))
@@ -125,9 +135,10 @@ def write_text(entry: DatasetEntry, minimum: list[Triple], names: list[str], llm
 def localize(entries: Sequence[DatasetEntry], source: KnowledgeSource, llm: LLM) -> Localization:
     """`entries` in the source's language (see the module docstring), in their order, ids unchanged."""
     graphs = source.subgraphs(qids_of(entries))
+    said = said_in(graphs)
     out = Localization()
     for entry in entries:
-        done = relabel(entry, graphs, source)
+        done = relabel(entry, graphs, said, source)
         if isinstance(done, str):
             out.left_out.append({"id": entry.id, "reason": done})
             continue

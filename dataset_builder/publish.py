@@ -149,9 +149,12 @@ def card(
     prov = header.get("provenance", {})
     cfg = prov.get("config", {})
     records = prov.get("records", {})
+    from kalma.languages import file_language, get_language
+
+    lang = file_language(header)
     data = DatasetCardData(
         license=license,
-        language=["en"],
+        language=[lang],
         task_categories=TASKS,
         size_categories=[size_category(entries)],
         pretty_name=name,
@@ -177,7 +180,14 @@ def card(
         ("records read", f"{records.get('read', '?'):,}" if isinstance(records.get("read"), int) else "?"),
         ("records built from", f"{records.get('built from', '?'):,}" if isinstance(records.get("built from"), int) else "?"),
     ]
-    if not cfg:  # not made by `kalma build`: say so, not a table of question marks and a query date
+    if lang != "en":  # the language its labels and text are in, and where a localization came from (`kalma dataset localize`)
+        source = prov.get("source_dataset") or {}
+        built.insert(0, ("language", f"{get_language(lang).name} (`{lang}`): labels from the KG in it, questions and reference written in it"))
+        if source:
+            built.insert(
+                1, ("localized from", f"`{Path(source.get('path', '?')).name}` ({source.get('language', '?')}, {str(source.get('digest', '?'))[:19]}…)")
+            )
+    if not cfg and not prov.get("source_dataset"):  # not made by `kalma build`: say so, not a table of question marks and a query date
         built = [("provenance", "not recorded: this file was not made by `kalma build` (its header holds no build configuration)")]
     lines = [
         f"# {name}",

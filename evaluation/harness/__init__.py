@@ -67,9 +67,9 @@ def dataset_entries(dataset: str = "demo") -> list[DatasetEntry]:
     return list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
 
 
-def documents(entries: list[DatasetEntry], setting: Setting) -> list[dict[str, Any]]:
+def documents(entries: list[DatasetEntry], setting: Setting, language: str = "en") -> list[dict[str, Any]]:
     """One document per entry that has a question in `setting`: its id, the prompt's two
-    messages, and the entry itself (as JSON, for scoring)."""
+    messages (in `language`, the dataset's), and the entry itself (as JSON, for scoring)."""
     from baselines.prompt import build_messages
 
     docs = []
@@ -77,16 +77,29 @@ def documents(entries: list[DatasetEntry], setting: Setting) -> list[dict[str, A
         question = e.question(setting)
         if not question:
             continue
-        system, user = build_messages(question, e.knowledge_pool)
-        docs.append({"id": e.id, "setting": setting, "system": system["content"], "user": user["content"], "entry": e.model_dump_json()})
+        system, user = build_messages(question, e.knowledge_pool, language)
+        docs.append(
+            {
+                "id": e.id,
+                "setting": setting,
+                **({"language": language} if language != "en" else {}),
+                "system": system["content"],
+                "user": user["content"],
+                "entry": e.model_dump_json(),
+            }
+        )
     return docs
 
 
-def load(setting: Setting, dataset: str = "demo", **_: Any) -> Any:
-    """The task's dataset, as lm-eval's `custom_dataset` hook returns it (other metadata ignored)."""
+def load(setting: Setting, dataset: str = "demo", language: str | None = None, **_: Any) -> Any:
+    """The task's dataset, as lm-eval's `custom_dataset` hook returns it (other metadata ignored);
+    `language` (`--metadata '{"language": "fr"}'`) must agree with the dataset's header, whose language is the default."""
     import datasets
 
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(documents(dataset_entries(dataset), setting))})
+    from kalma.languages import dataset_language
+
+    lang = dataset_language(dataset, language, "metadata language") if dataset != "demo" else "en"
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(documents(dataset_entries(dataset), setting, lang))})
 
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[str, int]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
@@ -76,6 +77,20 @@ def file_language(header: Mapping[str, Any]) -> str:
     """
     made = header.get("provenance")
     return str(header.get("language") or (made.get("language") if isinstance(made, Mapping) else None) or DEFAULT_LANGUAGE)
+
+
+def dataset_language(path: str | Path, given: str | None = None, where: str = "--language") -> str:
+    """The language a stage reading the dataset at `path` works in: the one its header records,
+    or `given` (a stage's `--language`) when it agrees; one line naming both when it does not."""
+    from ..jsonl import read_header
+
+    recorded = file_language(read_header(path, "dataset")) if Path(path).suffix == ".jsonl" else DEFAULT_LANGUAGE
+    if given is None:
+        return recorded
+    code = check_tag(given, where)
+    if code != recorded:
+        raise ConfigError(f"{path}: the dataset is in {recorded} (its header's language), not {code} ({where}): localize it first (kalma dataset localize)")
+    return code
 
 
 def language_options(command: Any) -> Any:

@@ -69,6 +69,7 @@ def test_localizations_keep_each_entrys_id_and_minimum_set(world: Path):
             labels = {t.relation_label for t in e.minimum_set or ()}
             assert not labels & {t.relation_label for t in en[eid].minimum_set or ()} - {"Commons category"}  # the language's own property labels
             for q in (e.general_question, e.specific_question):
+                assert not re.search(r"\bQ[0-9]+\b", q), (lang, q)  # no entity named by its id
                 assert not {w.lower() for w in re.findall(r"[A-Za-z]+", q)} & ENGLISH - _names(e), (lang, q)
 
 
@@ -94,6 +95,10 @@ def test_each_language_answered_evaluated_and_compared_entry_by_entry(world: Pat
                 str(world / f"ev-{lang}"),
             ]
         )
+        answers = [json.loads(x) for x in (world / f"ans-{lang}.jsonl").read_text().splitlines()]
+        assert answers[0]["kalma"]["provenance"]["language"] == lang
+        if lang != "en":  # the prompt and template's sentences in the language: no English possessive
+            assert answers[1:] and not any("'s " in a["text"] for a in answers[1:]), answers[1]["text"]
         summary = json.loads((world / f"ev-{lang}" / "summary.json").read_text())
         assert summary
     out = _ok(["compare", str(world / "ev-en"), str(world / "ev-fr"), "--resamples", "200"])

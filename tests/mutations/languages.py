@@ -54,4 +54,52 @@ KG_LABELS = (
     ),
 )
 
-MUTATIONS = KG_LABELS
+E2E = "tests/e2e/test_languages.py"
+
+# ---------------------------------------------------------------- localize and compare (lang-kg)
+LOCALIZE = (
+    Mutation(
+        "localize renumbers the entries",
+        "dataset_builder/localize.py",
+        '                    "general_question": general,',
+        '                    "id": f"{source.lang}-{len(out.entries)}",\n                    "general_question": general,',
+        (f"{E2E}::test_localizations_keep_each_entrys_id_and_minimum_set",),
+    ),
+    Mutation(
+        "localize names an entity with no label in the language by its id",
+        "dataset_builder/localize.py",
+        "        if g is None or g.label == q:",
+        "        if g is None:",
+        (f"{E2E}::test_localizations_keep_each_entrys_id_and_minimum_set",),
+    ),
+    Mutation(
+        "localize keeps the English minimum set's labels",
+        "dataset_builder/localize.py",
+        "        minimum.append(found)",
+        "        minimum.append(t)",
+        (f"{E2E}::test_localizations_keep_each_entrys_id_and_minimum_set",),
+    ),
+    Mutation(
+        "compare refuses localizations of one dataset",
+        "evaluation/compare.py",
+        "        if (parallel := _localizations(a, b, entries)) is None:",
+        "        if (parallel := _localizations(a, b, entries)) is None or True:",
+        (f"{E2E}::test_each_language_answered_evaluated_and_compared_entry_by_entry",),
+    ),
+    Mutation(
+        "compare pairs datasets whose minimum sets differ",
+        "evaluation/compare.py",
+        "    if differ := [e for e in entries if facts[0].get(e) != facts[1].get(e)]:",
+        "    if differ := [e for e in entries if False]:",
+        (f"{E2E}::test_compare_still_refuses_two_datasets_that_are_not_localizations_of_one_another",),
+    ),
+    Mutation(
+        "kalma answer asks in English whatever the dataset's language",
+        "baselines/pipeline.py",
+        "build_messages(e.question(cfg.setting), kg, cfg.language)",
+        "build_messages(e.question(cfg.setting), kg)",
+        (f"{E2E}::test_each_language_answered_evaluated_and_compared_entry_by_entry",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE
