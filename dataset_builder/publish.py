@@ -173,6 +173,7 @@ def card(
         ("built by", f"kalma {prov.get('kalma_version', '?')}" + (f" (commit `{prov['git_commit']}`)" if prov.get("git_commit") else "")),
         ("built on", str(prov.get("created", "?"))),
         *_kg_facts(prov),
+        *_refreshed_facts(prov),
         ("LLM (annotates, extends, asks)", f"`{cfg.get('llm', '?')}`" + (f": {cfg['llm_note']}" if cfg.get("llm_note") else "")),
         ("LM scorer (coherence)", f"`{cfg.get('lm', '?')}`"),
         ("seed", f"{cfg.get('seed', '?')} (each entry's own seed is derived from it and the entry's id, and is in its `meta`)"),
@@ -266,3 +267,22 @@ def publish(built: str | Path, out: str | Path, license: str, name: str | None =
     text = card(name or built.stem, license, header, len(entries), Counter(r.reason for r in removed), failed, stats, sizes)
     (out / "README.md").write_text(text, encoding="utf-8")
     return {"entries": len(entries), "removed": len(removed), "failed": sum(failed.values()), "folder": str(out)}
+
+
+def _refreshed_facts(provenance: dict[str, Any]) -> list[tuple[str, str]]:
+    """A refreshed dataset (`kalma dataset refresh`): both KG versions, by dump date and digest, and
+    what the refresh did; nothing for a dataset never refreshed."""
+    done = provenance.get("refreshed")
+    if not done:
+        return []
+
+    def version(v: dict[str, Any]) -> str:
+        return f"`{v['spec']}`, dump {v.get('dump_date') or 'date unknown'}, digest `{v.get('digest') or 'none (a live endpoint)'}`"
+
+    c = done.get("counts", {})
+    did = f"{c.get('kept', 0)} entries kept as built, {c.get('rebuilt', 0)} rebuilt, {c.get('dropped', 0)} dropped (`{done.get('changelog', '?')}`)"
+    return [
+        ("refreshed for", f"{version(done['kg_version'])}; on {str(done.get('created', '?'))[:10]}"),
+        ("refreshed from", version(done["from"])),
+        ("refresh", did),
+    ]

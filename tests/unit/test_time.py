@@ -52,3 +52,30 @@ def test_the_leaderboard_gives_each_split_with_its_interval():
     assert "<td>25.0 [10.0, 40.0]</td>" in _splits_html(Table("ds", [row]))
     plain = Table("ds", [replace(row, splits={})])
     assert _splits_md(plain) == [] and _splits_html(plain) == ""  # a dataset without splits: the board as before
+
+
+def test_the_card_of_a_refreshed_dataset_records_both_kg_versions(tmp_path: Path):
+    pytest.importorskip("huggingface_hub")
+    from dataset_builder.demo import demo_entries
+    from dataset_builder.publish import publish
+    from kalma.jsonl import write_jsonl
+    from kalma.kg import open_source
+
+    old, new = kg_version("demo"), {**kg_version("demo"), "spec": "wikidata-local:new", "dump_date": "2026-02-01", "digest": "sha256:" + "b" * 64}
+    refreshed = {
+        "kg_version": new,
+        "from": old,
+        "counts": {"kept": 3, "rebuilt": 1, "dropped": 2},
+        "changelog": "ds.changelog.jsonl",
+        "created": "2026-11-29T09:00:00",
+    }
+    config = {"kg": "demo", "llm": "template", "lm": "smollm2", "seed": 0}
+    write_jsonl(tmp_path / "ds.jsonl", demo_entries(open_source("demo")), "dataset", {"config": config, "refreshed": refreshed})
+    publish(tmp_path / "ds.jsonl", tmp_path / "pub", "cc0-1.0")
+    card = (tmp_path / "pub" / "README.md").read_text()
+    assert f"| refreshed for | `wikidata-local:new`, dump 2026-02-01, digest `sha256:{'b' * 64}`; on 2026-11-29 |" in card
+    assert f"| refreshed from | `demo`, dump date unknown, digest `{old['digest']}` |" in card
+    assert "| refresh | 3 entries kept as built, 1 rebuilt, 2 dropped (`ds.changelog.jsonl`) |" in card
+    write_jsonl(tmp_path / "plain.jsonl", demo_entries(open_source("demo")), "dataset", {"config": config})
+    publish(tmp_path / "plain.jsonl", tmp_path / "plain", "cc0-1.0")
+    assert "refreshed" not in (tmp_path / "plain" / "README.md").read_text()  # a dataset never refreshed: its card as before
