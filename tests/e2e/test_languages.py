@@ -79,7 +79,9 @@ def _names(e: DatasetEntry) -> set[str]:
     return {w.lower() for name in words for w in re.findall(r"[A-Za-z]+", name)}
 
 
-def test_each_language_answered_evaluated_and_compared_entry_by_entry(world: Path):
+@pytest.fixture(scope="module")
+def evaluated(world: Path) -> Path:
+    """Each language's dataset answered by `template` (in its language) and evaluated."""
     for lang in LANGS:
         _ok(["answer", "--dataset", str(world / f"{lang}.jsonl"), "--llm", "template", "--retrieval", "gold", "-o", str(world / f"ans-{lang}.jsonl")])
         _ok(
@@ -95,6 +97,12 @@ def test_each_language_answered_evaluated_and_compared_entry_by_entry(world: Pat
                 str(world / f"ev-{lang}"),
             ]
         )
+    return world
+
+
+def test_each_language_answered_evaluated_and_compared_entry_by_entry(evaluated: Path):
+    world = evaluated
+    for lang in LANGS:
         answers = [json.loads(x) for x in (world / f"ans-{lang}.jsonl").read_text().splitlines()]
         assert answers[0]["kalma"]["provenance"]["language"] == lang
         if lang != "en":  # the prompt and template's sentences in the language: no English possessive
@@ -107,7 +115,8 @@ def test_each_language_answered_evaluated_and_compared_entry_by_entry(world: Pat
     assert f"Over {fr:,} entries" in out  # paired over the entries French kept
 
 
-def test_compare_still_refuses_two_datasets_that_are_not_localizations_of_one_another(world: Path, tmp_path: Path):
+def test_compare_still_refuses_two_datasets_that_are_not_localizations_of_one_another(evaluated: Path, tmp_path: Path):
+    world = evaluated
     other = tmp_path / "other.jsonl"
     lines = (world / "fr.jsonl").read_text().splitlines()
     rows = [json.loads(x) for x in lines[1:]]
