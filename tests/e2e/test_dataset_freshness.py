@@ -60,15 +60,20 @@ def expected(entry: DatasetEntry, deleted: bool = False) -> str:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A random causal LM, the builder's scorer: one for the module."""
+    return "hf:" + str(build_causal(tmp_path_factory.mktemp("lm")))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, tiny_lm: str) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("freshness")
     old, new = work / "old.ttl", work / "new.ttl"
     shutil.copy(demo_snapshot_path(), old)
     _new_snapshot(old, new)
     _new_snapshot(old, work / "new-deleted.ttl", delete=True)
-    lm = "hf:" + str(build_causal(work / "lm"))
     ds = work / "ds.jsonl"
-    res = CliRunner().invoke(main, ["build", "--records", str(RECORDS), "--kg", str(old), "--lm", lm, "--rounds", "1", "-o", str(ds)])
+    res = CliRunner().invoke(main, ["build", "--records", str(RECORDS), "--kg", str(old), "--lm", tiny_lm, "--rounds", "1", "-o", str(ds)])
     assert res.exit_code == 0, res.output
     return {"old": old, "new": new, "deleted": work / "new-deleted.ttl", "ds": ds, "work": work}
 
@@ -197,7 +202,7 @@ def test_bad_input_ends_in_one_line(world: dict[str, Any], tmp_path: Path) -> No
 
 
 @pytest.fixture(scope="module")
-def dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def dumps(tmp_path_factory: pytest.TempPathFactory, tiny_lm: str) -> dict[str, Any]:
     """A dump of 60 people and a second evolved from it (15 % of its facts: enough to touch a
     dataset of 16 entries in every way), both imported; a dataset built on the first."""
     work = tmp_path_factory.mktemp("dumps")
@@ -208,15 +213,14 @@ def dumps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         res = CliRunner().invoke(main, ["kg", "import", str(dump), "-o", str(work / store), "--threads", "2"])
         assert res.exit_code == 0, res.output
     old, new = f"wikidata-local:{work / 'old'}", f"wikidata-local:{work / 'new'}"
-    lm = "hf:" + str(build_causal(work / "lm"))
     records, ds = work / "records.jsonl", work / "ds.jsonl"
     res = CliRunner().invoke(main, ["records", "from-kg", "--kg", old, "--classes", "Q5", "-n", "16", "--seed", "1", "-o", str(records)])
     assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(main, ["build", "--records", str(records), "--kg", old, "--lm", lm, "--rounds", "1", "-o", str(ds)])
+    res = CliRunner().invoke(main, ["build", "--records", str(records), "--kg", old, "--lm", tiny_lm, "--rounds", "1", "-o", str(ds)])
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["dataset", "refresh", str(ds), "--kg", new, "-o", str(work / "refreshed.jsonl")])
     assert res.exit_code == 0, res.output
-    return {"work": work, "old": old, "new": new, "ds": ds, "lm": lm, "changes": read_changes(second)[1], "refreshed": work / "refreshed.jsonl"}
+    return {"work": work, "old": old, "new": new, "ds": ds, "lm": tiny_lm, "changes": read_changes(second)[1], "refreshed": work / "refreshed.jsonl"}
 
 
 def listed_status(entry: DatasetEntry, changes: list[dict[str, Any]]) -> str:
