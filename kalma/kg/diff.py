@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,7 @@ def _snapshot_rows(side: Side) -> dict[str, Any]:
     import pyoxigraph as ox
 
     from .dumps import Filter, Malformed, NTriples, Rows
-    from .store import arrow_table
+    from .store import COLUMNAR, arrow_table
 
     try:
         if side.kind == "oxigraph":
@@ -120,14 +121,15 @@ def _snapshot_rows(side: Side) -> dict[str, Any]:
         raise ConfigError(f"{side.role} {side.path}: not a readable snapshot ({one_line(exc)[:200]})") from None
     assert data is not None
     side.languages = sorted({m.decode() for m in _LABEL_LANG.findall(data)})
-    parser, rows = NTriples(tuple(side.languages) or ("en",), Filter()), Rows()
+    languages = tuple(side.languages) or ("en",)
+    if COLUMNAR:  # as the import reads N-Triples where polars is installed
+        from .columnar import parse_block
+
+        return parse_block(data, 1, languages, Filter())[0]
+    parser, rows = NTriples(languages, Filter()), Rows()
     parser.parse(data, rows, Malformed())
     parser.finish(rows)
-    return {
-        "labels": arrow_table("labels", rows.labels),
-        "claims": arrow_table("claims", rows.claims),
-        "redirects": arrow_table("redirects", rows.redirects),
-    }
+    return {"labels": arrow_table("labels", rows.labels), "claims": arrow_table("claims", rows.claims), "redirects": arrow_table("redirects", rows.redirects)}
 
 
 def _load(con: Any, side: Side, prefix: str) -> None:
@@ -182,11 +184,12 @@ CREATE TEMP TABLE changes AS
 ORDER = "kind, subject, pid NULLS FIRST, label_kind NULLS FIRST, lang NULLS FIRST"  # one order, whatever the engine's threads
 
 
-def compute(old: Side, new: Side, threads: int | None = None) -> tuple[Any, dict[str, Any]]:
+def compute(old: Side, new: Side, threads: int | None = None, spill: Path | None = None) -> tuple[Any, dict[str, Any]]:
     """The changes (an Arrow table, `COLUMNS`) and their counts: per kind, per property, per class."""
     from .store import DUCKDB_MEMORY, connect
 
-    con = connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", DUCKDB_MEMORY))
+    # past its memory limit DuckDB spills to `spill`, as the import's final step does
+    con = connect(threads, os.environ.get("KALMA_DUCKDB_MEMORY", DUCKDB_MEMORY), spill)
     con.execute("SET enable_progress_bar = false")  # (DuckDB's bar goes to stdout, where the command says what it wrote)
     try:
         _load(con, old, "o")
@@ -239,7 +242,9 @@ def diff(
             raise ConfigError(f"{output} exists{' and is a folder' if output.is_dir() else ''}; nothing was written (pass --overwrite to replace a diff file)")
     else:
         check_replaceable(output, overwrite, WRITES, "kalma kg diff")
-    table, counts = compute(old, new, threads)
+    where = output.parent if output.parent.is_dir() else None  # beside DIFF: its disk, not /tmp's
+    with tempfile.TemporaryDirectory(prefix=f".{output.name}.spill-", dir=where) as spill:
+        table, counts = compute(old, new, threads, Path(spill))
     meta = {
         "kalma_diff": DIFF_VERSION,
         "old": identity(old),
