@@ -19,6 +19,20 @@ MUTATIONS = (
         ("tests/unit/test_ntriples_fuzz.py", f"{DIFF}::test_the_import_keeps_the_redirects_and_a_store_made_before_them_still_opens"),
     ),
     Mutation(
+        "an owl:sameAs from an IRI that is no Wikidata entity (`<P31>`) read as a redirect by the pattern parser",
+        "kalma/kg/dumps.py",
+        "            elif target and sid != subject.decode():",
+        "            elif target:",
+        ("tests/unit/test_ntriples_fuzz.py",),
+    ),
+    Mutation(
+        "a store imported before the redirects table refused",
+        "kalma/kg/store.py",
+        "    if not files and table in OPTIONAL:",
+        "    if False:",
+        (f"{DIFF}::test_the_import_keeps_the_redirects_and_a_store_made_before_them_still_opens",),
+    ),
+    Mutation(
         "a changed value treated as a removal plus an addition (the two sides never joined)",
         "kalma/kg/diff.py",
         "FULL OUTER JOIN added ON removed.subject = added.subject AND removed.pid = added.pid;",
