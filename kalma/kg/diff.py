@@ -82,7 +82,9 @@ def open_side(role: str, path: str | Path) -> Side:
     if p.is_file() and p.suffix.lower() in (".nt", ".ntriples", ".ttl", ".turtle"):
         return Side(role, p, "snapshot", [])
     what = "a folder that is no store (no meta.json)" if p.is_dir() else "no such file or folder" if not p.exists() else "a file that is no snapshot"
-    raise ConfigError(f"{role} {p}: {what}; give a local Wikidata store (kalma kg import), a .ttl or .nt snapshot, or an Oxigraph store folder")
+    raise ConfigError(
+        f"{role} {p}: {what}; give a local Wikidata store (a compressed dump: `kalma kg import` it first), a .ttl or .nt snapshot, or an Oxigraph store folder"
+    )
 
 
 def check_pair(old: Side, new: Side) -> None:
