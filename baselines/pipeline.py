@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from kalma.errors import BackendError
 from kalma.kg import open_source
+from kalma.languages import DEFAULT_LANGUAGE
 from kalma.models import GenParams, get_llm
 from kalma.models.openai_backend import reachable_first
 from kalma.nlp import DEFAULT_SPACY
@@ -24,7 +25,7 @@ from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint, value_digest
 from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Setting, Triple, first_entries
 
-from .ner import NER
+from .ner import NER, said
 from .prompt import PROMPT_VERSION, build_messages
 from .retrieve import Retrieval, retrieval_report, retrieve
 
@@ -42,13 +43,13 @@ class BaselineConfig:
     spacy_model: str = DEFAULT_SPACY
     limit: int | None = None  # the first N entries only (`--limit`)
     extra: dict[str, str] = field(default_factory=dict)
-    language: str = "en"  # the dataset's: the prompt's and the KG's labels' (`--language`)
+    language: str = "en"  # the dataset's: the prompt's and the KG's labels' (`--language`); NER reads it (`spacy_model`: its pipeline)
 
 
 def run_retrieval(entries: Sequence[DatasetEntry], cfg: BaselineConfig) -> list[Retrieval]:
     source = open_source(cfg.kg, cfg.language)
     questions = [e.question(cfg.setting) for e in entries]
-    return retrieve(questions, NER(source, cfg.spacy_model)(questions), source)
+    return retrieve(questions, NER(source, cfg.spacy_model, language=cfg.language)(questions), source)
 
 
 def answer_dataset(
@@ -83,6 +84,8 @@ def answer_dataset(
         rets = run_retrieval(entries, cfg)
         kgs = [r.kg for r in rets]
         report = dict(retrieval_report([r.kg.qids() for r in rets], [e.people for e in entries]))
+        if cfg.language != DEFAULT_LANGUAGE:
+            report["ner"] = said(cfg.spacy_model)
         traces = [{"mentions": [[m.text, m.label] for m in r.mentions], "candidates": r.candidates, "chosen": r.chosen} for r in rets]
     config = {
         "baseline": PROMPT_VERSION,
@@ -96,7 +99,8 @@ def answer_dataset(
         "max_tokens": cfg.max_tokens,
         "spacy_model": cfg.spacy_model,
         **({"limit": cfg.limit} if limited else {}),
-        **({"language": cfg.language} if cfg.language != "en" else {}),  # an English run's fingerprint stays what it was
+        # an English run's fingerprint and header stay what they were; another language's say it and what read its questions
+        **({"language": cfg.language, "ner": said(cfg.spacy_model)} if cfg.language != "en" else {}),
     }
     if llm.label_note:
         config["llm_note"] = llm.label_note

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 
 from kalma.citations import KINDS, ParsedAnswer, parse_answer
 from kalma.errors import ConfigError
+from kalma.languages import DEFAULT_LANGUAGE
 from kalma.properties import Vocabulary
 from kalma.registry import Registry
 from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Triple
@@ -39,9 +40,10 @@ class EvalItem:
     question: str
     vocabulary: Vocabulary  # what the entry knows: citations are read and judged against it
     reference: str = ""
+    language: str = DEFAULT_LANGUAGE  # the dataset's: its sentences are split by that language's rules
 
     @classmethod
-    def build(cls, answer: Answer, entry: DatasetEntry | None, absent: list[Triple] | None = None) -> EvalItem:
+    def build(cls, answer: Answer, entry: DatasetEntry | None, absent: list[Triple] | None = None, language: str = DEFAULT_LANGUAGE) -> EvalItem:
         kg = answer.kg if answer.kg is not None else (entry.knowledge_pool if entry else KnowledgeGraph())
         absent = answer.absent if answer.absent is not None else absent
         minimum = entry.minimum_set if entry else None
@@ -52,12 +54,13 @@ class EvalItem:
             answer=answer,
             entry=entry,
             kg=kg,
-            parsed=parse_answer(answer.text, vocab),
+            parsed=parse_answer(answer.text, vocab, language),
             minimum_set=minimum,
             absent=absent,
             question=entry.question(answer.setting) if entry else "",
             vocabulary=vocab,
             reference=entry.reference if entry else "",
+            language=language,
         )
 
     def markup_counts(self) -> dict[str, int]:
@@ -85,6 +88,7 @@ class EvalOptions:
     lm: str | None = None
     threshold: float = 0.5
     seed: int = 0
+    language: str = DEFAULT_LANGUAGE  # the dataset's (its header's `language`): how its text is split and tokenised
 
 
 @dataclass

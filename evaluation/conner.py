@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from kalma.citations import strip_citations
+from kalma.languages import DEFAULT_LANGUAGE
 from kalma.models import SCORERS, describe, get_entailment, get_matcher, get_scorer
 from kalma.schema import DatasetEntry, KnowledgeGraph
 from kalma.seeds import rng
@@ -46,10 +47,11 @@ from .instruct_qa import tokens
 AGGREGATE: dict[str, Callable[[list[float]], float]] = {"min": min, "mean": statistics.fmean, "max": max}
 
 
-def evidence_for(sentence: str, evidence: Sequence[str], l: int) -> list[str]:
-    """The l evidence sentences sharing most words with `sentence` (stable order on ties)."""
-    words = set(tokens(sentence))
-    ranked = sorted(range(len(evidence)), key=lambda i: (-len(words & set(tokens(evidence[i]))), i))
+def evidence_for(sentence: str, evidence: Sequence[str], l: int, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The l evidence sentences sharing most words with `sentence` (stable order on ties), words
+    read in `language` (instruct-qa's `tokens`)."""
+    words = set(tokens(sentence, language))
+    ranked = sorted(range(len(evidence)), key=lambda i: (-len(words & set(tokens(evidence[i], language))), i))
     return [evidence[i] for i in ranked[:l]]
 
 
@@ -103,7 +105,7 @@ class ConnerIntrinsic(Metric):
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         ent, scorer, matcher = get_entailment(self.options.nli), get_scorer(self.model_spec("lm")), get_matcher(self._matcher_spec())
         agg, l = AGGREGATE[self.agg], self.l
-        answers = [strip_citations(it.answer.text) for it in items]
+        answers = [strip_citations(it.answer.text, it.language) for it in items]
         # [NA]-marked sentences declare themselves unsupported by the KG: not checked for factuality.
         sentences = [[s.clean for s in it.parsed.sentences if s.clean and not s.na] for it in items]
         # factuality: all (evidence, sentence) pairs of the batch in one entailment call
@@ -111,7 +113,7 @@ class ConnerIntrinsic(Metric):
         for i, it in enumerate(items):
             evidence = [verbalize(t, e.label) for e in it.kg.entities for t in e.triples]
             for j, s in enumerate(sentences[i]):
-                for ev in evidence_for(s, evidence, l):
+                for ev in evidence_for(s, evidence, l, it.language):
                     pairs.append((ev, s))
                     owner.append((i, j))
         three = getattr(ent, "three_way", False)
@@ -198,7 +200,7 @@ class ConnerExtrinsic(Metric):
         by_item: dict[int, dict[str, float]] = {}
         for (i, kid), loss in zip(jobs, losses):
             by_item.setdefault(i, {})[kid] = loss
-        valid_pairs = [(it.reference, strip_citations(it.answer.text) or " ") for it in items if it.reference]
+        valid_pairs = [(it.reference, strip_citations(it.answer.text, it.language) or " ") for it in items if it.reference]
         validity = iter(ent.probs(valid_pairs)) if valid_pairs else iter([])
         out = []
         for i, it in enumerate(items):

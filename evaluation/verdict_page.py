@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from kalma.languages import get_language
 from kalma.schema import AnswerScores, CitationVerdict, NAVerdict, SentenceVerdict, Summary
 
 from .base import show
@@ -188,6 +189,12 @@ def tally(rows: Sequence[AnswerScores]) -> Counter[str]:
     return Counter(k for r in rows for s in r.verdicts for k in _sentence_keys(s))
 
 
+def language_line(code: str) -> str:
+    """How every report names a language: `French (fr)`."""
+    lang = get_language(code)
+    return f"{lang.name} ({lang.code})" if lang.name != lang.code else lang.code
+
+
 def render_page(summary: Summary, rows: Sequence[AnswerScores], questions: Mapping[str, str] | None = None, title: str = "") -> str:
     """The page of one run (see the module docstring); `questions` by answer id, when known."""
     counts = tally(rows)
@@ -228,6 +235,7 @@ mark.v-unaligned{{background:#fde3b0}} mark.v-malformed{{background:#ddd;text-de
 </style></head>
 <body data-filter="all" data-answers="{len(rows)}">
 <h1>Verdicts: {html.escape(name)}</h1>
+<p>Language: {html.escape(language_line(summary.language))}</p>
 <ul class="readfirst">{read_first}</ul>
 <p>Citations: {counts["correct"]} correct (in the KG given and entailed by their sentence), {counts["wrong"]} wrong (not in the KG given),
 {counts["unaligned"]} unaligned, {counts["unjudged"]} unjudged, {counts["malformed"]} malformed.
@@ -237,7 +245,9 @@ precision counts only citations that are correct and in the minimum set. [NA] ma
 marked sentence once ({na_sentences} sentences). Sentences with neither a citation nor [NA]: {counts["uncited"]}.{_outdated_line(counts)}</p>
 <details><summary>Models behind these verdicts</summary><ul>{models}</ul></details>
 <div id="bar"><label>Show <select id="filter">{options}</select></label> <span id="shown"></span></div>
+<main lang="{html.escape(summary.language)}">
 {articles}
+</main>
 <script>{_SCRIPT}</script>
 </body></html>
 """

@@ -474,6 +474,7 @@ class Summary(Record):
         description="per condition (setting, temperature: what runs differ in but the seed; 'all runs' when one), metric and value, "
         "where entries have several runs: the spread over the runs (seeds)",
     )
+    language: str = Field(default="en", description="the dataset's language (BCP-47, its header's): its sentences are split and its tokens read by its rules")
 
     splits: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

@@ -51,13 +51,22 @@ class TextRules:
     months: tuple[str, ...] = ()
     date_forms: DateForms | None = None  # (year, month, day, BCE) -> the forms a date is written in, month names in the language
     bce: str = ""  # the era after a year before the common era, as the lexical judge normalises it ("bc")
+    quotes: str = ""  # punctuation of the language beyond English's, read as a space by the token metrics ("«»", "¿¡")
     _phrase_re: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    _elided_re: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.phrases:  # each phrase also written without its inner spaces ("p.ex.", "z.B.")
             forms = {p for phrase in self.phrases for p in (phrase, phrase.replace(" ", ""))}
             alternatives = "|".join(re.escape(p) for p in sorted(forms, key=len, reverse=True))
             object.__setattr__(self, "_phrase_re", re.compile(rf"(?<!\w)(?:{alternatives})", re.IGNORECASE))
+        if self.elisions:  # a clitic and its apostrophe before the word it stands for: `l'`, `qu’`
+            clitics = "|".join(sorted(self.elisions, key=len, reverse=True))
+            object.__setattr__(self, "_elided_re", re.compile(rf"\b(?:{clitics})['’](?=\w)", re.IGNORECASE))
+
+    def unelided(self, text: str) -> str:
+        """`text` with its elided clitics dropped: "l'organisation" reads "organisation"."""
+        return self._elided_re.sub("", text) if self._elided_re is not None else text
 
     @property
     def longest_phrase(self) -> int:
@@ -149,6 +158,7 @@ FRENCH = TextRules(
     months=FR_MONTHS,
     date_forms=_french_dates,
     bce="av j c",
+    quotes="«»‹›",
 )
 
 # ---------------------------------------------------------------- German
@@ -176,6 +186,7 @@ GERMAN = TextRules(
     months=DE_MONTHS,
     date_forms=_german_dates,
     bce="v chr",
+    quotes="„‚«»‹›",
 )
 
 # ---------------------------------------------------------------- Spanish
@@ -202,6 +213,7 @@ SPANISH = TextRules(
     months=ES_MONTHS,
     date_forms=_spanish_dates,
     bce="a c",
+    quotes="¿¡«»",
 )
 
 TEXT_RULES: dict[str, TextRules] = {r.code: r for r in (ENGLISH, FRENCH, GERMAN, SPANISH)}

@@ -37,14 +37,6 @@ _VERBALISED = re.compile(r"^.*?'s .+? is (.+?)\.?$")
 
 
 @functools.cache
-def _elided(lang: TextRules) -> re.Pattern[str] | None:
-    """An elided clitic and its apostrophe, before the word it stands for: `l'`, `qu’`."""
-    if not lang.elisions:
-        return None
-    return re.compile(r"\b(?:" + "|".join(sorted(lang.elisions, key=len, reverse=True)) + r")['’](?=\w)")
-
-
-@functools.cache
 def _function_words(lang: TextRules) -> frozenset[str]:
     """The language's function words as `norm` writes them ("à", "où": "a", "ou")."""
     return frozenset(w for word in lang.stopwords for w in norm(word, lang).split())
@@ -53,8 +45,7 @@ def _function_words(lang: TextRules) -> frozenset[str]:
 def norm(text: str, lang: TextRules = ENGLISH) -> str:
     text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
-    if (elided := _elided(lang)) is not None:
-        text = elided.sub("", text)
+    text = lang.unelided(text)
     text = re.sub(r"(?<=\d)[,\u202f ](?=\d{3}\b)", "", text)  # 1,000 -> 1000
     text = re.sub(r"[^\w\s]", " ", text)
     return f" {' '.join(text.split())} "

