@@ -69,6 +69,7 @@ PAPER_ROWS = [
         ("LLaMA-7B", (47.8, 70.2, 7.7, 41.1, 13.0)),
     )
 ]
+KNOWLEDGE_DIFFERS = "given different knowledge"  # what `kalma compare` says of two evaluations whose answers had other knowledge
 PAPER_DATASET = "BioKaLMA as the paper measured it (1,085 specific questions with minimum sets)"
 PAPER_REMOVAL: dict[str, list[float]] = {
     "k": [0, 1, 2, 3],
@@ -106,6 +107,7 @@ class Row:
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # per column: its 95% interval over entries
     rank: str = ""  # the ranks the paired tests allow it, "2" or "2-4"
     tied: bool = False  # no paired test separates it from the row above
+    unranked: str = ""  # why it is set apart from the ranking: comparable with no other row ("other knowledge")
     splits: dict[str, dict[str, Any]] = field(default_factory=dict)  # a dataset with splits (changed, unchanged): the figures of each
 
 
@@ -195,6 +197,11 @@ def _rank(table: Table, resamples: int) -> None:
                 table.tests[a.name, b.name] = str(exc)
                 continue
             table.tests[a.name, b.name] = found if found is not None else f"{RANK_BY} not computed alike"
+    for r in ranked:  # a row no test compares with any other is no tie: it is set apart
+        whys = [t for o in ranked if o is not r for t in (table.tests.get((r.name, o.name)), table.tests.get((o.name, r.name))) if t is not None]
+        if whys and all(isinstance(t, str) for t in whys):
+            r.unranked = "other knowledge" if any(KNOWLEDGE_DIFFERS in str(t) for t in whys) else "comparable with no other row"
+    ranked = [r for r in ranked if not r.unranked]
     for r, (rank, tied) in zip(ranked, ranks([r.name for r in ranked], table.tests)):
         r.rank, r.tied = rank, tied
     if unranked := [r.name for r in table.rows if not r.reference and r not in ranked]:
@@ -302,7 +309,7 @@ def collect(board: Path, resamples: int = RESAMPLES) -> Board:
         if partial:
             note = "Each of these scored only part of the dataset (n says which part): not ranked, and not comparable with the table above or with each other."
             tables.append(Table(f"{dataset.label()}: partial submissions, not ranked", sorted(partial, key=lambda r: r.name), note))
-    if release is None:
+    if release is None and (not groups or any(d.of_people() for d, _, _ in groups.values())):  # the paper's people beside people only
         tables.append(
             Table(PAPER_DATASET, _paper_rows(), "The KaLMA paper's Table 3, for reference: measured on another dataset than any above, never ranked with them.")
         )
@@ -449,6 +456,8 @@ def _bracket(r: Row, key: str, scale: str) -> str:
 
 
 def _rank_cell(r: Row) -> str:
+    if r.unranked:
+        return f"not ranked: {r.unranked}"
     return f"{r.rank}{' =' if r.tied else ''}" if r.rank else "–"
 
 
@@ -543,7 +552,7 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
                     r.url,
                     r.answers,
                     "" if r.seeds == "–" else r.seeds,  # no seeds is an empty cell, as every CSV reader reads it
-                    r.rank,
+                    r.rank or (_rank_cell(r) if r.unranked else ""),
                     "yes" if r.tied else "",
                 ]
                 w.writerow([csv_safe(x) for x in fixed + values + [r.malformed, r.filed, r.backends, r.read_first]])

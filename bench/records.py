@@ -38,6 +38,7 @@ class DatasetId(BenchRecord):
     with_minimum_set: int
     source: str = ""
     language: str = "en"  # its questions' and labels' (a localization's entries say theirs in `meta`)
+    classes: list[str] = Field(default_factory=list)  # the classes its entries are about, other than people (entries of people name none)
 
     @classmethod
     def of(cls, entries: Sequence[DatasetEntry], name: str) -> DatasetId:
@@ -50,7 +51,12 @@ class DatasetId(BenchRecord):
             with_minimum_set=sum(e.minimum_set is not None for e in entries),
             source=sources.pop() if len(sources) == 1 else "",
             language=languages.pop() if len(languages) == 1 else "mixed",
+            classes=sorted({str(c) for e in entries for c in e.meta.get("classes") or () if c != "Q5"}),
         )
+
+    def of_people(self) -> bool:
+        """Whether its entries are all about people, as BioKaLMA's are (the paper's figures' kind)."""
+        return not self.classes
 
     @staticmethod
     def title(path: str | Path, entries: Sequence[DatasetEntry]) -> str:

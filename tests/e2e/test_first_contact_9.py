@@ -270,3 +270,79 @@ def test_every_label_spelling_the_docs_list_is_read_and_no_other(tmp_path: Path)
         path.write_text(json.dumps({"doc": "d.", "claim": "c", "label": other}) + "\n")
         code, _, err = _run(["check", "--kind", "pairs", str(path)])
         assert code == 1 and f"{path}:1: field 'label'" in err, err
+
+
+# ---------------------------------------------------------------- 7: the leaderboard's ranks and the paper's table
+
+
+def _ranks(site: Path) -> dict[str, str]:
+    """{submission: its Rank cell} of the board's markdown."""
+    md = (site / "leaderboard.md").read_text()
+    head = next(line for line in md.splitlines() if line.startswith("| Submission |")).split(" | ")
+    return {cells[0].removeprefix("| "): cells[head.index("Rank")] for line in md.splitlines() if len(cells := line.split(" | ")) == len(head)}
+
+
+def test_a_system_given_other_knowledge_is_not_ranked_as_a_tie_and_the_papers_people_only_beside_people(dataset: Path, tmp_path: Path):
+    from kalma.jsonl import read_jsonl, write_jsonl
+    from kalma.schema import Answer, DatasetEntry
+
+    entries = list(read_jsonl(dataset, DatasetEntry))
+    cites = [f"{t.subject}, {t.relation_label}: {t.value_label}" for t in (e.knowledge_pool.triples()[0] for e in entries)]
+    right = [Answer(entry_id=e.id, text=f"It was so [{c}].", model="m") for e, c in zip(entries, cites)]
+    half = [a if k % 2 else a.model_copy(update={"text": "Nothing cited."}) for k, a in enumerate(right)]
+    # the same answers, each given one entity's knowledge only: not comparable with answers given the pool
+    other = [a.model_copy(update={"kg": e.knowledge_pool.model_copy(update={"entities": e.knowledge_pool.entities[:1]})}) for a, e in zip(half, entries)]
+    board, site = tmp_path / "board", tmp_path / "site"
+    for name, answers in (("right", right), ("right-too", right), ("half", half), ("other", other)):
+        write_jsonl(tmp_path / f"{name}.jsonl", answers, "answers")
+        _ok(
+            [
+                "bench",
+                "submit",
+                str(tmp_path / f"{name}.jsonl"),
+                "--dataset",
+                str(dataset),
+                "--leaderboard",
+                str(board),
+                "--name",
+                name,
+                "--model",
+                name,
+                "--metrics",
+                "citation",
+            ]
+        )
+    _ok(["leaderboard", str(board), "-o", str(site)])
+    rank = _ranks(site)
+    assert rank["other"] == "not ranked: other knowledge"
+    assert {rank[n] for n in ("half", "right", "right-too")} == {"1-3", "1-3 ="}  # ranked among the three comparable rows only
+    md = (site / "leaderboard.md").read_text()
+    assert "| half | right |" in md and "| other |" not in md.split("| A | B |")[1].split("\n\n")[0]  # no paired test row for it
+    assert "KaLMA paper" in (site / "leaderboard.md").read_text()  # a board of people: the paper's people beside it
+    page = (site / "index.html").read_text()
+    assert "not ranked: other knowledge" in page
+
+    # a dataset of organizations and cities: the paper's table of people is not shown beside it
+    orgs = tmp_path / "orgs.jsonl"
+    write_jsonl(orgs, [e.model_copy(update={"meta": {**e.meta, "classes": ["Q43229", "Q515"]}}) for e in entries], "dataset")
+    board2 = tmp_path / "board2"
+    _ok(
+        [
+            "bench",
+            "submit",
+            str(tmp_path / "right.jsonl"),
+            "--dataset",
+            str(orgs),
+            "--leaderboard",
+            str(board2),
+            "--name",
+            "right",
+            "--model",
+            "m",
+            "--metrics",
+            "citation",
+        ]
+    )
+    _ok(["leaderboard", str(board2), "-o", str(tmp_path / "site2")])
+    assert "KaLMA paper" not in (tmp_path / "site2" / "leaderboard.md").read_text()
+    assert "KaLMA paper" not in (tmp_path / "site2" / "index.html").read_text()

@@ -622,4 +622,32 @@ MUTATIONS += (
         '_YES = {"1", "true", "entailment", "entailed", "supported", "yes", "y"}',
         _t9("test_every_label_spelling_the_docs_list_is_read_and_no_other"),
     ),
+    Mutation(
+        "§6.7 a row comparable with no other ranked as a tie",
+        "bench/leaderboard.py",
+        "    ranked = [r for r in ranked if not r.unranked]\n",
+        "",
+        _t9("test_a_system_given_other_knowledge_is_not_ranked_as_a_tie_and_the_papers_people_only_beside_people"),
+    ),
+    Mutation(
+        "§6.7 a row set apart without saying its knowledge differs",
+        "bench/leaderboard.py",
+        '"other knowledge" if any(KNOWLEDGE_DIFFERS in str(t) for t in whys) else',
+        "",
+        _t9("test_a_system_given_other_knowledge_is_not_ranked_as_a_tie_and_the_papers_people_only_beside_people"),
+    ),
+    Mutation(
+        "§6.7 the paper's table of people beside any dataset",
+        "bench/leaderboard.py",
+        "    if release is None and (not groups or any(d.of_people() for d, _, _ in groups.values())):",
+        "    if release is None:",
+        _t9("test_a_system_given_other_knowledge_is_not_ranked_as_a_tie_and_the_papers_people_only_beside_people"),
+    ),
+    Mutation(
+        "§6.7 a dataset's classes not recorded (every dataset taken for people)",
+        "bench/records.py",
+        '            classes=sorted({str(c) for e in entries for c in e.meta.get("classes") or () if c != "Q5"}),\n',
+        "",
+        _t9("test_a_system_given_other_knowledge_is_not_ranked_as_a_tie_and_the_papers_people_only_beside_people"),
+    ),
 )
