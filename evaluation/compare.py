@@ -35,7 +35,7 @@ from kalma.schema import AnswerScores
 
 from .base import EvalOptions, Metric, get_metric, show, show_signed
 from .identity import differs
-from .runner import MISSING, SCORES_FILE, SUMMARY_FILE, na_reasons, scored
+from .runner import MISSING, SCORES_FILE, SUMMARY_FILE, any_language, na_reasons, scored
 from .uncertainty import LEVEL, METHOD, RESAMPLES, TEST, Difference, Table, paired, table
 
 
@@ -104,7 +104,7 @@ class Evaluation:
         one, the formulas (--compat). The evaluation's own seed (CONNER's negatives, G-Eval's
         samples) is not among them: two draws of it are still one metric."""
         used = {"compat", *m.needs} | ({"threshold"} if "nli" in m.needs else set())
-        return {k: v for k, v in self.config.get("options", {}).items() if k in used}
+        return {k: any_language(v) if k == "nli" else v for k, v in self.config.get("options", {}).items() if k in used}
 
 
 def _judges(path: Path, text: str) -> dict[str, Any] | None:
@@ -122,7 +122,7 @@ def _same_judges(a: Evaluation, b: Evaluation, m: Metric) -> str | None:
     """Why `m`'s figures are not compared: its judges differ beyond the spec (weights, threshold,
     direction, dtype), naming what differs; None when they are one judge, or not recorded."""
     for role in (r for r in ("nli", "judge") if r in m.needs):
-        ja, jb = (e.judges.get(role) if e.judges else None for e in (a, b))
+        ja, jb = ({**j, "spec": any_language(str(j.get("spec")))} if (j := e.judges.get(role) if e.judges else None) else None for e in (a, b))
         if ja is not None and jb is not None and (diff := differs(ja, jb)):
             return f"{m.name}: not compared, its judges differ ({'; '.join(diff)})"
     return None

@@ -708,6 +708,15 @@ def in_language(options: EvalOptions, language: str) -> EvalOptions:
     return replace(options, language=language, nli=nli)
 
 
+def any_language(spec: str) -> str:
+    """A judge's spec as `kalma compare` holds it across languages: the lexical judge reading each
+    dataset's own language (`in_language`) is one judge, as the languages' text rules are part of
+    what a comparison of two languages measures."""
+    if spec.partition(":")[0].partition(",")[0] != "lexical":
+        return spec
+    return re.sub(r"[:,]language=[\w-]+", "", spec)
+
+
 def language_caveat(code: str) -> list[str]:
     """What a reader of a run in another language than English must know first."""
     if code == DEFAULT_LANGUAGE:

@@ -152,3 +152,19 @@ def test_an_elided_article_is_no_part_of_a_name():
 
     assert "Université de Paris" in candidate_spans("Qui a dirigé l'Université de Paris ?", language="fr")
     assert "Université de Paris" not in candidate_spans("Qui a dirigé l'Université de Paris ?")  # English reads "l'Université"
+
+
+def test_compare_holds_the_lexical_judge_of_each_language_one_judge(tmp_path):
+    from click.testing import CliRunner
+
+    from kalma.cli import main
+
+    for lang, header in (("en", None), ("fr", {"language": "fr"})):
+        folder = tmp_path / lang
+        folder.mkdir()
+        write_jsonl(folder / "d.jsonl", [ENTRY], "dataset", header=header)
+        write_jsonl(folder / "a.jsonl", [Answer(entry_id="curie", text=ANSWER, model="m")], "answers")
+        evaluate(folder / "d.jsonl", folder / "a.jsonl", folder / "out", metrics=["alignment"], progress=False, resamples=0)
+    res = CliRunner().invoke(main, ["compare", str(tmp_path / "en" / "out"), str(tmp_path / "fr" / "out"), "--resamples", "100"])
+    assert res.exit_code == 0, res.output
+    assert "| alignment.alignment_micro |" in res.output and "not compared" not in res.output

@@ -115,4 +115,11 @@ MUTATIONS = (
         "    if False:",
         (f"{E2E}::test_consens_content_words_by_the_languages_pipeline",),
     ),
+    Mutation(
+        "kalma compare takes the lexical judge of each language for two judges (English against French compares nothing)",
+        "evaluation/runner.py",
+        '    return re.sub(r"[:,]language=[\\w-]+", "", spec)',
+        "    return spec",
+        (f"{E2E}::test_compare_holds_the_lexical_judge_of_each_language_one_judge",),
+    ),
 )
