@@ -173,6 +173,7 @@ def evolution(
     inverses: Mapping[str, frozenset[str]],
     lm: str,
     classes: tuple[EntityClass, EntityClass] = (HUMAN, HUMAN),
+    language: str = "en",
 ) -> Evolution:
     """The entry's rounds; yields each perplexity request and is sent its scores (`interleave`).
     `lm` is the scorer's spec, which the entry records; `classes` are the two entities' classes:
@@ -183,7 +184,7 @@ def evolution(
         return of.get(t.subject, classes[0]).is_trivial(t)
 
     def stated(t: Triple) -> str:
-        return template_sentence(t, pattern=of.get(t.subject, classes[0]).sentences.get(t.relation))
+        return template_sentence(t, language=language, cls=of.get(t.subject, classes[0]).qid)
 
     vocab = Vocabulary.of(pool)
     index = {vocab.triple_key(t): t for t in pool.triples()}
@@ -192,7 +193,7 @@ def evolution(
     trace: list[RoundTrace] = []
 
     # Round 1: annotate the seed paragraph; keep what the pool holds, under the minimum set's rules.
-    out = log.chat(prompts.annotate(record.paragraph, pool), "annotate", 1).text
+    out = log.chat(prompts.annotate(record.paragraph, pool, language), "annotate", 1).text
     same_text = difflib.SequenceMatcher(None, strip_citations(out).lower(), record.paragraph.lower()).ratio() >= 0.8
     left_out: Counter[str] = Counter()
     for k in dict.fromkeys(cited_keys(out, vocab)) if same_text else ():
@@ -226,7 +227,7 @@ def evolution(
         added, attempts = "", 0
         for attempt in range(cfg.attempts):
             attempts += 1
-            reply = log.chat(prompts.extend(paragraph, chosen), "extend", rnd, attempt).text
+            reply = log.chat(prompts.extend(paragraph, chosen, language), "extend", rnd, attempt).text
             sentence = _carrying_sentence(reply, paragraph, chosen, vocab)
             if sentence:
                 added = sentence
@@ -250,10 +251,10 @@ def evolution(
     # Questions for the final paragraph, citations stripped.
     reference = strip_citations(paragraph)
     names = [record.person_a, record.person_b]
-    nouns = None if all(c.person for c in classes) else [c.noun for c in classes]  # people keep the paper's prompts
+    nouns = None if all(c.person for c in classes) else [c.noun_in(language) for c in classes]  # people keep the paper's prompts
     minimum = list(facts.triples)
-    general = clean_question(log.chat(prompts.general_question(reference, names, nouns), "general-question", cfg.rounds + 1).text)
-    specific = clean_question(log.chat(prompts.specific_question(reference, names, minimum, nouns), "specific-question", cfg.rounds + 1).text)
+    general = clean_question(log.chat(prompts.general_question(reference, names, nouns, language), "general-question", cfg.rounds + 1).text)
+    specific = clean_question(log.chat(prompts.specific_question(reference, names, minimum, nouns, language), "specific-question", cfg.rounds + 1).text)
     failed = failures(minimum, general, specific)
     trace.append(
         RoundTrace(

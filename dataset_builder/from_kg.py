@@ -18,11 +18,12 @@ from typing import Literal
 
 from kalma.classes import CLASSES, entity_class
 from kalma.kg.base import KnowledgeSource
+from kalma.languages.phrasing import ENGLISH
 from kalma.models import LLM, GenParams
 from kalma.models.template import TemplateTask, register_task
 from kalma.schema import Record, Triple
 from kalma.seeds import derive_seed
-from kalma.verbalize import SEP, knowledge_from_prompt, verbalize
+from kalma.verbalize import SEP, knowledge_from_prompt
 
 from .pool import has_label
 
@@ -112,7 +113,7 @@ def paragraph_prompt(facts: Sequence[Triple]) -> list[dict[str, str]]:
 
 
 def _template_paragraph(prompt: str) -> str:
-    return " ".join(verbalize(c) for c in knowledge_from_prompt(prompt, FACTS))
+    return " ".join(ENGLISH.sentence(c.entity_name or c.qid, c.relation, c.value) for c in knowledge_from_prompt(prompt, FACTS))
 
 
 register_task(TemplateTask("records:paragraph", lambda prompt: prompt.lstrip().startswith(TASK + "\n"), _template_paragraph))

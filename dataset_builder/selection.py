@@ -64,27 +64,23 @@ def selection_scores(
     return [(s, c, alpha * s + (1 - alpha) * c) for s, c in zip(spec, coh)]
 
 
-def template_sentence(t: Triple, subject: str | None = None, pattern: str | None = None, language: str = "en", cls: str = "") -> str:
-    """The triple as a simple sentence in `language`: the class's `pattern` for its property when
-    it has one, else the language's phrasing of the property (`kalma.languages.phrasing`: "X was
-    founded by Y", "X is twinned with Y"; in French "Le lieu de naissance d'X est Y."), else, in
-    English, by the part of speech of the relation's head word:
+def template_sentence(t: Triple, subject: str | None = None, language: str = "en", cls: str = "", negated: bool = False) -> str:
+    """The triple as a simple sentence in `language` (or denied, `negated`): the language's phrasing
+    of the property for the class `cls` where it has one (`kalma.languages.phrasing`: "X was founded
+    by Y", "X is twinned with Y", "X is a city in Y"; in French "Le lieu de naissance d'X est Y."),
+    else, in English, by the part of speech of the relation's head word:
     a past participle ("educated at") → "X was educated at Y."; another verb ("participated
     in") → "X participated in Y."; a noun phrase ("place of birth") → "X's place of birth is Y."
     """
     name = subject or t.subject_label or t.subject
-    if pattern:
-        return pattern.format(subject=name, value=t.value_label)
     ph = phrasing(language)
     pid = ph.pid(t.relation, t.relation_label)
     if ph.pattern(pid, cls) or ph.relation_nouns:  # a table entry, or a written language other than English
-        return ph.sentence(name, t.relation_label, t.value_label, pid, cls)
+        return ph.sentence(name, t.relation_label, t.value_label, pid, cls, negated)
     form = relation_form(t.relation_label)
     if form == "participle":
-        return f"{name} was {t.relation_label} {t.value_label}."
-    if form == "verb":
-        return f"{name} {t.relation_label} {t.value_label}."
-    return f"{name}'s {t.relation_label} is {t.value_label}."
+        return f"{name} was {'not ' if negated else ''}{t.relation_label} {t.value_label}."
+    return ph.fill("{subject} {relation} {value}." if form == "verb" else ph.possessive, name, t.value_label, t.relation_label, negated=negated)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -134,10 +134,18 @@ def evaluate_cmd(
     show_default=True,
     help="The sentences' language (a BCP-47 tag): `template` writes en, fr, de, es; a model is asked in English to write any other.",
 )
+@click.option(
+    "--vary",
+    is_flag=True,
+    help="Vary what the sentences say and how (property and value aliases, dates as people write them, "
+    "other wordings, clauses reordered) and add a sixth kind, `negated` (a sentence denying what it cites, label 0).",
+)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="pairs.jsonl: a header line, then one labelled pair a line.")
 @OVERWRITE
 @NO_CACHE
-def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, name: str | None, language: str, output: str, overwrite: bool) -> None:
+def pairs_cmd(
+    dataset: str, kg: str | None, llm: str, document: str, seed: int, name: str | None, language: str, vary: bool, output: str, overwrite: bool
+) -> None:
     """Labelled (sentence, cited triple) pairs of five kinds, generated from DATASET's entries and their KG,
     in the form `kalma evaluate` hands the judge; `kalma judge evaluate --pairs` reads them as they are."""
     from baselines.cli import dataset_kg
@@ -156,9 +164,9 @@ def pairs_cmd(dataset: str, kg: str | None, llm: str, document: str, seed: int, 
     language = phrasing(language).code
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
     kg = absolute_spec(dataset_kg(dataset, kg, retrieving=False)[0])
-    made = make_pairs(entries, open_source(kg), llm, dataset=name or Path(dataset).stem, seed=seed, document=document, language=language)  # type: ignore[arg-type]
+    made = make_pairs(entries, open_source(kg), llm, dataset=name or Path(dataset).stem, seed=seed, document=document, language=language, varied=vary)  # type: ignore[arg-type]
     # absolute, with the KG's digest: the pairs are read from other folders, and against later KGs
-    config = {"dataset": str(Path(dataset).resolve()), "kg": kg, "llm": llm, "document": document, "seed": seed, "language": language}
+    config = {"dataset": str(Path(dataset).resolve()), "kg": kg, "llm": llm, "document": document, "seed": seed, "language": language, "vary": vary}
     header = make_header("judge-pairs", provenance(config=config, kg_version=kg_version(kg)), made=summary(made))
     write_pairs(output, made, header)
     click.echo(dumps(summary(made), indent=1))

@@ -31,11 +31,12 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from kalma.citations import parse_answer
 from kalma.errors import KalmaError
@@ -48,10 +49,14 @@ from kalma.seeds import rng
 from kalma.verbalize import SEP, hypothesis, knowledge_from_prompt
 
 KINDS = ("supported", "partial", "contradictory", "irrelevant", "na")
+NEGATED = "negated"  # the sixth kind, made with --vary: a sentence denying the triple it cites (label 0)
 BOOKKEEPING = frozenset({"instance of", "topic's main category", "described by source", "wikimedia category"})
 REMOVED = 2  # triples knowledge removal takes from each entry for the `na` rows
 FACTS = "Facts:"
 TASK = "Task: state-facts"
+# Each way of asking has its task line, the same in every language (the template recognises it).
+TASKS = {"verbatim": TASK, "varied": "Task: state-facts-varied", "denied": "Task: deny-fact"}
+How = Literal["verbatim", "varied", "denied"]
 Document = Literal["sentence", "triple"]
 
 
@@ -59,26 +64,43 @@ class PairsInputError(KalmaError, ValueError):
     """Nothing to make pairs from: no entities in the KG, or no usable sentence."""
 
 
-def state_prompt(facts: Sequence[Triple], language: str = "en") -> list[dict[str, str]]:
-    """One user turn asking for one sentence in `language` that states exactly `facts`."""
+def state_prompt(facts: Sequence[Triple], language: str = "en", how: How = "verbatim") -> list[dict[str, str]]:
+    """One user turn asking for one sentence in `language` that states exactly `facts` (`varied`: in
+    the model's own words; `denied`: that denies the one fact)."""
     ph = phrasing(language)
     lines = "\n".join(SEP.join((t.subject, t.subject_label or t.subject, t.relation_label, t.value_label)) for t in facts)
-    body = f"{ph.state}{ph.write_in}\n\n{ph.facts}\n{lines}\n\n{ph.sentence_slot}"
-    return [{"role": "user", "content": f"{TASK}\n{body}"}]
+    ask = {"verbatim": ph.state, "varied": ph.vary, "denied": ph.deny}[how]
+    body = f"{ask}{ph.write_in}\n\n{ph.facts}\n{lines}\n\n{ph.sentence_slot}"
+    return [{"role": "user", "content": f"{TASKS[how]}\n{body}"}]
 
 
-def _template_state(prompt: str) -> str:
-    """The builder's verbalisation of each fact in the prompt's language, the clauses joined into one sentence."""
+def _template_state(prompt: str, how: How = "verbatim") -> str:
+    """The builder's verbalisation of each fact in the prompt's language, the clauses joined into one
+    sentence; `varied`: another way people state each fact where the language has one (chosen by the
+    prompt's checksum, so the same prompt gets the same sentence) and the clauses in either order;
+    `denied`: the fact denied."""
     from dataset_builder.selection import template_sentence
 
     ph = by_header(prompt, "sentence_slot")
     facts = knowledge_from_prompt(prompt, ph.facts)
     triples = [Triple(subject=c.qid, subject_label=c.entity_name, relation="", relation_label=c.relation, value=c.value, value_label=c.value) for c in facts]
-    clauses = [template_sentence(t, language=ph.code) for t in triples]
+    pick = zlib.crc32(prompt.encode())
+    clauses = [
+        (ph.variant(t.subject_label, t.relation_label, t.value_label, pick + i) if how == "varied" else None)
+        or template_sentence(t, language=ph.code, negated=how == "denied")
+        for i, t in enumerate(triples)
+    ]
+    if how == "varied" and pick % 2:
+        clauses.reverse()
     return ph.clause_join.join(c.rstrip(".") for c in clauses) + "." if clauses else ""
 
 
-register_task(TemplateTask("judge-pairs:state", lambda p: p.lstrip().startswith(TASK + "\n"), _template_state))
+def _template_task(how: How) -> TemplateTask:
+    return TemplateTask(f"judge-pairs:{how}", lambda p: p.lstrip().startswith(TASKS[how] + "\n"), lambda p: _template_state(p, how))
+
+
+for _how in get_args(How):
+    register_task(_template_task(_how))
 
 
 def ident(t: Triple) -> list[str]:
@@ -123,6 +145,33 @@ class Plan:
     kind: str
     stated: list[Triple]
     rows: list[tuple[Triple, list[Triple]]]
+    how: How = "verbatim"
+    said_as: list[Triple] = field(default_factory=list)  # the facts as the prompt gives them (--vary: a value's alias, a date written out)
+    denied: list[Triple] = field(default_factory=list)  # `negated`: the fact the sentence denies
+
+
+def vary(plans: Sequence[Plan], entry: DatasetEntry, world: World, seed: int, language: str) -> list[Plan]:
+    """--vary: every plan asked in the model's own words, each value as people write it (a date
+    written out, "6 November 1975"; else, half the time, one of the value's aliases in the KG) and
+    its property, half the time, by one of its aliases in the KG (`skos:altLabel`); and one more
+    plan, `negated`, that denies one true fact of the entry and cites it (label 0). Every label
+    stays what the plan's triples make it: a varied sentence states the same triples."""
+    ph = phrasing(language)
+    r = rng(seed, "judge-pairs-vary", entry.id)
+
+    def said_as(t: Triple) -> Triple:
+        value = ph.date(t.value_label) or (r.choice(aliases) if (aliases := world.names.get(t.value, [])[1:]) and r.random() < 0.5 else t.value_label)
+        graph = world.graphs.get(t.subject)
+        others = graph.property_aliases.get(t.relation, []) if graph else []
+        relation = r.choice(others) if others and r.random() < 0.5 else t.relation_label
+        return t.model_copy(update={"value_label": value, "relation_label": relation})
+
+    out = [replace(p, how="varied", said_as=[said_as(t) for t in p.stated]) for p in plans]
+    facts = [t for t in knowledge(entry, world) if not in_name(t)]
+    if facts:
+        t = r.choice(facts)
+        out.append(Plan(entry.id, NEGATED, [], [(t, [t])], how="denied", said_as=[said_as(t)], denied=[t]))
+    return out
 
 
 @dataclass
@@ -252,8 +301,9 @@ def make_pairs(
     document: Document = "sentence",
     max_tokens: int = 128,
     language: str = "en",
+    varied: bool = False,
 ) -> Made:
-    """Every labelled pair the entries make (see the card)."""
+    """Every labelled pair the entries make (see the card); `varied`: `vary`'s."""
     from kalma.models import get_llm
 
     people = sorted({q for e in entries for q in e.people} | {t.subject for e in entries for t in e.minimum_set or []})
@@ -265,17 +315,19 @@ def make_pairs(
     everyone = [t for g in world.graphs.values() for t in g.triples if t.relation_label not in BOOKKEEPING]
     for e in entries:
         found, missing = plan_entry(e, world, seed, document, everyone)
-        plans += found
+        plans += vary(found, e, world, seed, language) if varied else found
         made.skipped.update(missing)
     model = get_llm(llm)
-    replies = model.chat_many([state_prompt(p.stated, language) for p in plans], GenParams(temperature=0.0, max_tokens=max_tokens, seed=seed))
+    prompts = [state_prompt(p.said_as or p.stated, language, p.how) for p in plans]
+    replies = model.chat_many(prompts, GenParams(temperature=0.0, max_tokens=max_tokens, seed=seed))
     for p, reply in zip(plans, replies):
         sentences = parse_answer(reply.text).sentences
         if len(sentences) != 1:
             made.discarded[f"{p.kind}: not one sentence"] += 1
             continue
         doc = sentences[0].clean
-        if not all(mentions(doc, world.value_names(t)) for t in p.stated):
+        named = p.stated or p.denied
+        if not all(mentions(doc, [*world.value_names(t), *(s.value_label for s in p.said_as[i : i + 1])]) for i, t in enumerate(named)):
             made.discarded[f"{p.kind}: a stated value not named"] += 1
             continue
         for judged, cited in p.rows:
@@ -290,6 +342,7 @@ def make_pairs(
                     "judged": ident(judged),
                     "cited": [ident(t) for t in cited],
                     "stated": [ident(t) for t in p.stated],
+                    **({"denied": [ident(t) for t in p.denied]} if p.denied else {}),
                     "seed": seed,
                     "model": reply.model or llm,
                 }
@@ -316,7 +369,7 @@ def summary(made: Made) -> dict[str, Any]:
     return {
         "pairs": len(made.rows),
         "entries": made.entries,
-        "kinds": {k: kinds.get(k, 0) for k in KINDS},
+        "kinds": {k: kinds.get(k, 0) for k in (*KINDS, *([NEGATED] if kinds[NEGATED] else []))},
         "labels": dict(Counter(r["label"] for r in made.rows)),
         "discarded_sentences": dict(made.discarded),
         "kinds_an_entry_could_not_make": dict(made.skipped),

@@ -18,9 +18,10 @@ Card
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kalma.citations import strip_citations
+from kalma.languages.phrasing import ENGLISH, phrasing
 from kalma.models import LLMS, GenParams, describe, get_llm
 from kalma.seeds import derive_seed
 from kalma.verbalize import kg_to_text
@@ -28,43 +29,12 @@ from kalma.verbalize import kg_to_text
 from .base import Card, EvalItem, EvalOptions, Failures, Metric, Scored, mean_std
 from .figures import Figure, Mean
 
-ASPECTS: dict[str, tuple[str, str]] = {
-    "coherence": (
-        "Coherence: the answer reads as one organised whole; each sentence follows from the previous "
-        "ones and together they build a clear account rather than a list of loose facts.",
-        "Read the question. Read the answer and follow how its sentences connect. Note jumps, repetitions and contradictions between sentences.",
-    ),
-    "consistency": (
-        "Consistency: every claim in the answer agrees with the knowledge listed above; claims the "
-        "knowledge does not mention are acceptable only if they are not contradicted by it.",
-        "Read the knowledge. Check each claim of the answer against it. Count the claims that contradict the knowledge.",
-    ),
-    "fluency": (
-        "Fluency: the answer is grammatical, well punctuated and natural to read, judged sentence by sentence.",
-        "Read the answer. Note grammar errors, broken sentences and awkward wording.",
-    ),
-    "relevance": (
-        "Relevance: the answer addresses what the question asks, covers its parts, and avoids material the question did not ask for.",
-        "Read the question and list what it asks. Check which parts the answer covers and what it adds without need.",
-    ),
-}
-# As in G-Eval, every criterion sees the source (here the knowledge given); it comes first and
-# the criterion last, so one entry's prompts share the knowledge and the question, and one
-# answer's four criteria share everything but their last lines.
-PROMPT = """You are grading one answer to one question on a single criterion.
-
-Knowledge:
-{knowledge}
-
-Question: {question}
-
-Answer: {answer}
-
-Criterion: {criterion}
-
-How to grade: {steps} Then choose a score from 1 (poor) to 5 (excellent).
-
-Reply with the score only, a single digit from 1 to 5."""
+# The criteria, their grading steps and the prompt are the language's (`kalma.languages.phrasing`;
+# English: this project's wording as before). As in G-Eval, every criterion sees the source (here
+# the knowledge given); it comes first and the criterion last, so one entry's prompts share the
+# knowledge and the question, and one answer's four criteria share everything but their last lines.
+ASPECTS: Mapping[str, tuple[str, str]] = ENGLISH.geval_aspects
+PROMPT = ENGLISH.geval_prompt
 TOP = 20  # alternatives read at the score's token: enough that every digit with any weight is among them
 _FIRST_INT = re.compile(r"-?\d+")
 
@@ -86,13 +56,16 @@ def self_judged(judge: str | None, answer_models: Sequence[str]) -> str | None:
     return f"{SELF_JUDGED} ({judge} scores answers by {', '.join(mine)}): a judge favours its own style, so read its ratings with care." if mine else None
 
 
-def judge_chats(items: Sequence[EvalItem]) -> list[list[dict[str, str]]]:
-    """The judge's prompts: for each item, one per criterion, in ASPECTS order."""
+def judge_chats(items: Sequence[EvalItem], language: str = "en") -> list[list[dict[str, str]]]:
+    """The judge's prompts in `language`: for each item, one per criterion, in ASPECTS order (a
+    language without written text gets the English ones: the judge replies with a digit)."""
+    ph = phrasing(language)
     chats = []
     for it in items:
-        answer, knowledge = strip_citations(it.answer.text), kg_to_text(it.kg) or "(none)"
-        for criterion, steps in ASPECTS.values():
-            text = PROMPT.format(criterion=criterion, steps=steps, knowledge=knowledge, question=it.question, answer=answer)
+        answer, knowledge = strip_citations(it.answer.text), kg_to_text(it.kg) or ("(none)" if ph.code == "en" else ph.no_knowledge)
+        for aspect in ASPECTS:
+            criterion, steps = ph.geval_aspects[aspect]
+            text = ph.geval_prompt.format(criterion=criterion, steps=steps, knowledge=knowledge, question=it.question, answer=answer)
             chats.append([{"role": "user", "content": text}])
     return chats
 
@@ -146,9 +119,10 @@ class TextQuality(Metric):
     outputs = tuple(f"{a}_{k}" for a in ASPECTS for k in ("mean", "std_across_answers", "std", "weighted_mean", "invalid"))
     scales = {k: "count" if k.endswith("_invalid") else "1-5" for k in outputs}
 
-    def __init__(self, options: EvalOptions, *, samples: int = 1):
+    def __init__(self, options: EvalOptions, *, samples: int = 1, language: str = "en"):
         super().__init__(options)
         self.samples = samples
+        self.language = phrasing(language, "geval:language").code
 
     def models(self) -> dict[str, str]:
         return {"geval": describe(self.options.judge, LLMS)}
@@ -157,7 +131,7 @@ class TextQuality(Metric):
         llm = get_llm(self.model_spec("judge"))
         n = max(1, self.samples)
         owner = [(i, aspect) for i in range(len(items)) for aspect in ASPECTS]
-        chats = judge_chats(items)
+        chats = judge_chats(items, self.language)
         per: dict[tuple[int, str], list] = {k: [] for k in owner}
         for s in range(n):
             # One greedy reply for n=1; with more samples, seeded sampling so reruns hit the cache.

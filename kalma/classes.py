@@ -3,9 +3,10 @@ property of its class, never a branch in their code.
 
 A class says how an entity of it is named in a question (`noun`), whether the complete-name rule
 and "Who" questions apply (`person`: people only), which relations say nothing specific about one
-(`trivial_pids`, `trivial_labels`), the sentences that state its facts in the evolutionary round
-(`sentences`, by property), the properties that link two of them (`properties`, what `kalma records
-from-kg` draws by default) and the spaCy NER types its names are tagged with (`ner_types`).
+(`trivial_pids`, `trivial_labels`), the properties that link two of them (`properties`, what `kalma records
+from-kg` draws by default) and the spaCy NER types its names are tagged with (`ner_types`). Its
+noun in other languages and the sentences that state its facts in each language (by property:
+"X is a city in Y") are the language's text (`kalma.languages.phrasing`, keyed by the class).
 
 The registry (`CLASSES`) holds the classes this suite knows; any other class gets a generic one
 (`entity_class`) whose trivial relations come from the KG itself (`frequent_relations`): what
@@ -19,9 +20,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
+from .languages.phrasing import phrasing
 from .schema import Triple
 
 CLASS_ID = re.compile(r"Q[0-9]+")
@@ -42,9 +44,13 @@ class EntityClass:
     person: bool = False  # the complete-name rule and "Who" questions apply
     trivial_pids: frozenset[str] = GENERIC_TRIVIAL_PIDS
     trivial_labels: frozenset[str] = GENERIC_TRIVIAL_LABELS
-    sentences: Mapping[str, str] = field(default_factory=dict)  # PID -> "{subject} ... {value}."
     properties: tuple[str, ...] = ()
     ner_types: tuple[str, ...] = ()
+
+    def noun_in(self, language: str = "en") -> str:
+        """How a question names an entity of it in `language` (`kalma.languages.phrasing`): the
+        registry's noun there, else, for a class the registry does not name, its label."""
+        return self.noun if language == "en" else phrasing(language).noun(self.qid, self.label).word
 
     def is_trivial(self, t: Triple) -> bool:
         return t.relation in self.trivial_pids or t.relation_label.strip().lower() in self.trivial_labels
@@ -76,21 +82,15 @@ CLASSES: dict[str, EntityClass] = {
             "organization",
             "organization",
             trivial_pids=GENERIC_TRIVIAL_PIDS | {"P856", "P2002", "P4264", "P1454"},  # website, accounts, legal form
-            sentences={
-                "P159": "{subject} has its headquarters in {value}.",
-                "P112": "{subject} was founded by {value}.",
-                "P452": "{subject} works in {value}.",
-            },
             properties=("P159", "P112", "P452", "P127", "P749", "P355"),
             ner_types=("ORG",),
         ),
-        EntityClass("Q4830453", "business", "company", sentences={"P159": "{subject} has its headquarters in {value}."}, ner_types=("ORG",)),
+        EntityClass("Q4830453", "business", "company", ner_types=("ORG",)),
         EntityClass(
             "Q515",
             "city",
             "city",
             trivial_pids=GENERIC_TRIVIAL_PIDS | {"P856", "P625", "P1082", "P2046", "P421"},  # website, coordinates, population, area, time zone
-            sentences={"P17": "{subject} is a city in {value}.", "P6": "The mayor of {subject} is {value}.", "P190": "{subject} is twinned with {value}."},
             properties=("P17", "P6", "P190", "P131", "P36"),
             ner_types=("GPE",),
         ),
@@ -107,13 +107,10 @@ CLASSES: dict[str, EntityClass] = {
             "Q7725634",
             "literary work",
             "work",
-            sentences={"P50": "{subject} was written by {value}.", "P136": "{subject} is a work of {value}."},
             properties=("P50", "P136", "P123", "P407"),
             ner_types=("WORK_OF_ART",),
         ),
-        EntityClass(
-            "Q11424", "film", "film", sentences={"P57": "{subject} was directed by {value}."}, properties=("P57", "P161", "P136"), ner_types=("WORK_OF_ART",)
-        ),
+        EntityClass("Q11424", "film", "film", properties=("P57", "P161", "P136"), ner_types=("WORK_OF_ART",)),
         EntityClass("Q2424752", "product", "product", properties=("P176", "P178"), ner_types=("PRODUCT",)),
         EntityClass("Q12140", "medication", "drug", properties=("P2175", "P769"), ner_types=("PRODUCT",)),
         EntityClass("Q8054", "protein", "protein", properties=("P702", "P680", "P682")),

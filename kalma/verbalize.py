@@ -10,6 +10,7 @@ with commas, "Washington, D.C."), and it parses back exactly:
 from __future__ import annotations
 
 from .citations import Citation
+from .languages.phrasing import phrasing
 from .schema import QID_RE, KnowledgeGraph, Triple
 
 KNOWLEDGE_HEADER = "Knowledge:"
@@ -48,13 +49,19 @@ def section(prompt: str, header: str) -> str:
     return prompt[head + len(header) :].strip().split("\n\n")[0].strip()
 
 
-def verbalize(t: Triple | Citation, subject_name: str | None = None) -> str:
-    """`Artemisia Gentileschi's place of birth is Rome.`"""
+def verbalize(t: Triple | Citation, subject_name: str | None = None, language: str = "en") -> str:
+    """`Artemisia Gentileschi's place of birth is Rome.` In English always this form, whatever the
+    property: the metrics' evidence (CONNER's, the verbalised hypotheses) is this text, and their
+    English figures stay what they were. In another language, its phrasing of the property
+    (`kalma.languages.phrasing`): "Le lieu de naissance d'Artemisia Gentileschi est Rome."
+    """
     if isinstance(t, Triple):
-        name, rel, val = subject_name or t.subject_label or t.subject, t.relation_label, t.value_label
+        name, rel, val, pid = subject_name or t.subject_label or t.subject, t.relation_label, t.value_label, t.relation
     else:
-        name, rel, val = subject_name or t.entity_name or t.qid, t.relation, t.value
-    return f"{name}'s {rel} is {val}."
+        name, rel, val, pid = subject_name or t.entity_name or t.qid, t.relation, t.value, ""
+    if language == "en":
+        return f"{name}'s {rel} is {val}."
+    return phrasing(language).sentence(name, rel, val, phrasing(language).pid(pid, rel))
 
 
 def hypothesis(t: Triple | Citation, verbalized: bool = False) -> str:

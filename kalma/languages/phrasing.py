@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError
+from ..properties import Vocabulary
 from . import LANGUAGES, get_language
 
 
@@ -107,6 +108,14 @@ class Phrasing:
     # ---- judge pairs (`evaluation.judge_pairs`) and records (`dataset_builder.from_kg`)
     state: str  # "Write one English sentence that states every fact below ..."
     sentence_slot: str  # "Sentence:"
+    # ---- judge pairs that vary what sentences say and how (`kalma judge pairs --vary`), and deny
+    vary: str  # the instruction asking a model for its own words
+    deny: str  # the instruction asking a model to deny one fact
+    variants: Mapping[str, tuple[str, ...]]  # PID -> other ways people state it ("X was born in Y")
+    negated: Mapping[str, str]  # a pattern -> the same sentence denied ("X's R is not V.")
+    not_true: str  # any other sentence denied: "It is not true that {clause}."
+    months: tuple[str, ...]
+    date_format: str  # "{day} {month} {year}"
     # ---- G-Eval (`evaluation.text_quality`)
     geval_prompt: str
     geval_aspects: Mapping[str, tuple[str, str]]
@@ -159,25 +168,46 @@ class Phrasing:
         if re.fullmatch(r"P\d+", relation or ""):
             return relation
         key = _norm(label or relation)
-        return _label_index(self).get(key, "")
+        found = _label_index(self).get(key, "")
+        if not found and not self.relation_nouns:  # English text: the suite's own table of (people's) properties too
+            found = Vocabulary.default().identity(key)
+        return found if re.fullmatch(r"P\d+", found) else ""
 
     def pattern(self, pid: str, cls: str = "") -> str | None:
         """The property's own sentence pattern, the class's first (`class_sentences`); None for a noun."""
         return self.class_sentences.get(cls, {}).get(pid) or self.relations.get(pid)
 
-    def sentence(self, subject: str, relation: str, value: str, pid: str = "", cls: str = "") -> str:
+    def sentence(self, subject: str, relation: str, value: str, pid: str = "", cls: str = "", negated: bool = False) -> str:
         """One fact as a sentence: the property's pattern, else its noun's possessive, else the
-        construction for any label. English keeps "X's R is V." for any label it has no pattern for."""
+        construction for any label. English keeps "X's R is V." for any label it has no pattern for.
+        `negated`: the same sentence denying the fact ("X was not founded by Y")."""
         pid = pid or self.pid(relation)
-        if pattern := self.pattern(pid, cls):
-            return _fill(pattern, self, subject, value)
         noun = self.relation_nouns.get(pid)
-        if noun is not None:
-            return self.possessive_of(subject, noun, value)
-        return _fill(self.unknown, self, subject, value, relation)
+        pattern = self.pattern(pid, cls) or (self.possessive if noun is not None else self.unknown)
+        return self.fill(pattern, subject, value, noun.word if noun else relation, self.the(noun) if noun else "", negated)
 
-    def possessive_of(self, subject: str, noun: Noun, value: str) -> str:
-        return _fill(self.possessive, self, subject, value, noun.word, self.the(noun))
+    def fill(self, pattern: str, subject: str, value: str, relation: str = "", the: str = "", negated: bool = False) -> str:
+        """`pattern` filled, or denied: its written negation, else the language's "It is not true that ..."."""
+        if not negated:
+            return _fill(pattern, self, subject, value, relation, the)
+        if denied := self.negated.get(pattern):
+            return _fill(denied, self, subject, value, relation, the)
+        return _fill(self.not_true, self, "", "", _fill(pattern, self, subject, value, relation, the, capital=False).rstrip("."))
+
+    def variant(self, subject: str, relation: str, value: str, pick: int, pid: str = "") -> str | None:
+        """Another way people state the fact (`variants`, the `pick`-th modulo their number); None when
+        the language has none for the property."""
+        ways = self.variants.get(pid or self.pid(relation), ())
+        return _fill(ways[pick % len(ways)], self, subject, value) if ways else None
+
+    def date(self, value: str) -> str | None:
+        """An ISO date ("1975-11-06", as the KG gives it) as people write it ("6 November 1975"); None
+        for anything else (a year alone stays as it is)."""
+        m = re.fullmatch(r"(\d{3,4})-(\d\d)-(\d\d)(?:T.*)?", value.strip())
+        if not m or not (1 <= int(m.group(2)) <= 12 and 1 <= int(m.group(3)) <= 31):
+            return None
+        day = int(m.group(3))
+        return self.date_format.format(day="1er" if self.code == "fr" and day == 1 else day, month=self.months[int(m.group(2)) - 1], year=int(m.group(1)))
 
     def asked_fact(self, subject: str, relation: str) -> str:
         """One asked fact of a specific question: "Artemisia's place of birth", "le lieu de naissance d'Artemisia"."""
@@ -194,11 +224,11 @@ class Phrasing:
         )
 
 
-def _fill(pattern: str, ph: Phrasing, subject: str, value: str, relation: str = "", the: str = "") -> str:
+def _fill(pattern: str, ph: Phrasing, subject: str, value: str, relation: str = "", the: str = "", capital: bool = True) -> str:
     """The pattern filled; a sentence that opens with the pattern's own words (an article) gets a
     capital, one that opens with a name keeps the name as the KG writes it ("iPhone")."""
-    text = pattern.format(subject=subject, value=value, relation=relation, the=the, of_subject=ph.of_name(subject), of_value=ph.of_name(value))
-    return text if pattern.startswith(("{subject}", "{value}")) else text[:1].upper() + text[1:]
+    text = pattern.format(subject=subject, value=value, relation=relation, the=the, of_subject=ph.of_name(subject), of_value=ph.of_name(value), clause=relation)
+    return text if not capital or pattern.startswith(("{subject}", "{value}")) else text[:1].upper() + text[1:]
 
 
 def _norm(label: str) -> str:
@@ -335,6 +365,62 @@ Q37463 | Pierre Curie | spouse | Marie Curie""",
         "Reply with the sentence only, without citations or brackets."
     ),
     sentence_slot="Sentence:",
+    vary=(
+        "Write one English sentence that states every fact below, and nothing else, in your own words: you may name a relation "
+        "differently and order the facts as you like, but write each value as it is given. Reply with the sentence only, without citations or brackets."
+    ),
+    deny=(
+        "Write one English sentence that denies the fact below: it says that the entity does not have this value. "
+        "Write the value as it is given. Reply with the sentence only, without citations or brackets."
+    ),
+    variants={
+        "P19": ("{subject} was born in {value}.", "{value} is the birthplace of {subject}."),
+        "P20": ("{subject} died in {value}.", "{value} is where {subject} died."),
+        "P569": ("{subject} was born on {value}.",),
+        "P570": ("{subject} died on {value}.",),
+        "P26": ("{subject} was married to {value}.", "{value} and {subject} were married."),
+        "P22": ("{value} was the father of {subject}.",),
+        "P25": ("{value} was the mother of {subject}.",),
+        "P40": ("{value} was a child of {subject}.", "{subject} was a parent of {value}."),
+        "P3373": ("{subject} and {value} were siblings.",),
+        "P27": ("{subject} was a citizen of {value}.",),
+        "P69": ("{subject} studied at {value}.", "{subject} attended {value}."),
+        "P166": ("{subject} was awarded the {value}.", "{subject} received the {value}."),
+        "P108": ("{subject} worked for {value}.",),
+        "P106": ("{subject}'s profession was {value}.",),
+        "P119": ("{subject} was buried in {value}.",),
+        "P1412": ("{subject} spoke {value}.",),
+        "P102": ("{subject} was a member of {value}.",),
+        "P463": ("{subject} was a member of {value}.",),
+        "P39": ("{subject} held the position of {value}.",),
+        "P509": ("{subject} died of {value}.",),
+        "P551": ("{subject} lived in {value}.",),
+        "P1066": ("{subject} studied under {value}.",),
+        "P159": ("{subject} is based in {value}.",),
+        "P112": ("{value} founded {subject}.",),
+        "P190": ("{value} is a twin town of {subject}.",),
+        "P50": ("{value} wrote {subject}.",),
+        "P57": ("{value} directed {subject}.",),
+    },
+    negated={
+        "{subject}'s {relation} is {value}.": "{subject}'s {relation} is not {value}.",
+        "{subject} has its headquarters in {value}.": "{subject} does not have its headquarters in {value}.",
+        "{subject} was founded by {value}.": "{subject} was not founded by {value}.",
+        "{subject} is twinned with {value}.": "{subject} is not twinned with {value}.",
+        "{subject} is located in {value}.": "{subject} is not located in {value}.",
+        "{subject} is owned by {value}.": "{subject} is not owned by {value}.",
+        "{value} is a subsidiary of {subject}.": "{value} is not a subsidiary of {subject}.",
+        "{subject} is a subsidiary of {value}.": "{subject} is not a subsidiary of {value}.",
+        "{subject} was written by {value}.": "{subject} was not written by {value}.",
+        "{subject} was directed by {value}.": "{subject} was not directed by {value}.",
+        "{subject} works in {value}.": "{subject} does not work in {value}.",
+        "{subject} is a city in {value}.": "{subject} is not a city in {value}.",
+        "The mayor of {subject} is {value}.": "The mayor of {subject} is not {value}.",
+        "{subject} is a work of {value}.": "{subject} is not a work of {value}.",
+    },
+    not_true="It is not true that {clause}.",
+    months=("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"),
+    date_format="{day} {month} {year}",
     geval_prompt="""You are grading one answer to one question on a single criterion.
 
 Knowledge:
@@ -440,8 +526,12 @@ FRENCH = Phrasing(
         "P136": Noun("genre artistique"),
         "P749": Noun("organisation mère", "f"),
         "P452": Noun("secteur d'activité"),
+        "P802": Noun("élève"),
+        "P571": Noun("date de fondation ou de création", "f"),
+        "P577": Noun("date de publication", "f"),
     },
     relations={
+        "P1066": "{subject} a étudié auprès {of_value}.",
         "P159": "{subject} a son siège à {value}.",
         "P112": "{value} a fondé {subject}.",
         "P190": "{subject} a pour ville jumelle {value}.",
@@ -469,6 +559,7 @@ FRENCH = Phrasing(
         "P27": ("nationalité",),
         "P6": ("maire",),
         "P136": ("genre",),
+        "P1066": ("élève de",),
     },
     possessive="{the} {of_subject} est {value}.",
     unknown="{subject} a pour {relation} {value}.",
@@ -547,6 +638,56 @@ Q37463 | Pierre Curie | conjoint ou conjointe | Marie Curie""",
         "Répondez avec la phrase seulement, sans citations ni crochets."
     ),
     sentence_slot="Phrase :",
+    vary=(
+        "Écrivez une phrase en français qui énonce chacun des faits ci-dessous, et rien d'autre, avec vos propres mots : vous pouvez "
+        "nommer une relation autrement et ordonner les faits à votre guise, mais écrivez chaque valeur telle qu'elle est donnée. "
+        "Répondez avec la phrase seulement, sans citations ni crochets."
+    ),
+    deny=(
+        "Écrivez une phrase en français qui nie le fait ci-dessous : elle dit que l'entité n'a pas cette valeur. "
+        "Écrivez la valeur telle qu'elle est donnée. Répondez avec la phrase seulement, sans citations ni crochets."
+    ),
+    variants={
+        "P19": ("{subject} a vu le jour à {value}.", "{value} est la ville natale {of_subject}."),
+        "P20": ("{value} est le lieu où {subject} a fini ses jours.",),
+        "P569": ("{subject} a vu le jour le {value}.",),
+        "P570": ("La mort {of_subject} est survenue le {value}.",),
+        "P26": ("{subject} a épousé {value}.",),
+        "P22": ("{value} est le père {of_subject}.",),
+        "P25": ("{value} est la mère {of_subject}.",),
+        "P40": ("{subject} a pour enfant {value}.",),
+        "P69": ("{subject} a étudié à {value}.",),
+        "P166": ("{subject} a reçu la distinction {value}.",),
+        "P108": ("{subject} a travaillé pour {value}.",),
+        "P106": ("{subject} exerçait le métier {of_value}.",),
+        "P119": ("{subject} repose à {value}.",),
+        "P102": ("{subject} a été membre {of_value}.",),
+        "P463": ("{subject} a été membre {of_value}.",),
+        "P159": ("Le siège {of_subject} se trouve à {value}.",),
+        "P112": ("{value} est à l'origine {of_subject}.",),
+        "P190": ("{subject} entretient un jumelage avec {value}.",),
+        "P50": ("{subject} est une œuvre {of_value}.",),
+        "P57": ("{subject} est un film {of_value}.",),
+    },
+    negated={
+        "{the} {of_subject} est {value}.": "{the} {of_subject} n'est pas {value}.",
+        "{subject} a pour {relation} {value}.": "{subject} n'a pas pour {relation} {value}.",
+        "{subject} a son siège à {value}.": "{subject} n'a pas son siège à {value}.",
+        "{value} a fondé {subject}.": "{value} n'a pas fondé {subject}.",
+        "{subject} a pour ville jumelle {value}.": "{subject} n'a pas pour ville jumelle {value}.",
+        "{subject} fait partie {of_value}.": "{subject} ne fait pas partie {of_value}.",
+        "{subject} appartient à {value}.": "{subject} n'appartient pas à {value}.",
+        "{value} est une filiale {of_subject}.": "{value} n'est pas une filiale {of_subject}.",
+        "{value} a écrit {subject}.": "{value} n'a pas écrit {subject}.",
+        "{value} a réalisé {subject}.": "{value} n'a pas réalisé {subject}.",
+        "{subject} a étudié auprès {of_value}.": "{subject} n'a pas étudié auprès {of_value}.",
+        "{subject} est une ville {of_value}.": "{subject} n'est pas une ville {of_value}.",
+        "Le maire {of_subject} est {value}.": "Le maire {of_subject} n'est pas {value}.",
+        "{subject} est une œuvre du genre {value}.": "{subject} n'est pas une œuvre du genre {value}.",
+    },
+    not_true="Il est faux de dire que {clause}.",
+    months=("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"),
+    date_format="{day} {month} {year}",
     geval_prompt="""Vous évaluez une réponse à une question selon un seul critère.
 
 Connaissances :
@@ -652,8 +793,12 @@ GERMAN = Phrasing(
         "P749": Noun("Mutterorganisation", "f"),
         "P452": Noun("Branche", "f"),
         "P159": Noun("Sitz"),
+        "P802": Noun("Schüler"),
+        "P571": Noun("Gründungsdatum", "n"),
+        "P577": Noun("Veröffentlichungsdatum", "n"),
     },
     relations={
+        "P1066": "{subject} lernte bei {value}.",
         "P112": "{subject} wurde von {value} gegründet.",
         "P190": "{subject} ist eine Partnerstadt von {value}.",
         "P131": "{subject} liegt in {value}.",
@@ -676,6 +821,9 @@ GERMAN = Phrasing(
         "P50": ("Autor", "Autorin"),
         "P57": ("Regisseur", "Regie"),
         "P6": ("Leiter der Regierung", "Bürgermeister"),
+        "P27": ("Land der Staatsangehörigkeit",),
+        "P571": ("Gründung, Erstellung bzw. Entstehung",),
+        "P1066": ("Schüler von",),
     },
     possessive="{the} {of_subject} ist {value}.",
     unknown="Die Eigenschaft „{relation}“ von {subject} ist {value}.",
@@ -754,6 +902,57 @@ Q37463 | Pierre Curie | Ehepartner | Marie Curie""",
         "Antworten Sie nur mit dem Satz, ohne Zitate oder Klammern."
     ),
     sentence_slot="Satz:",
+    vary=(
+        "Schreiben Sie einen deutschen Satz, der jeden der folgenden Fakten aussagt, und nichts anderes, in eigenen Worten: Sie dürfen "
+        "eine Relation anders benennen und die Fakten beliebig ordnen, aber schreiben Sie jeden Wert so, wie er angegeben ist. "
+        "Antworten Sie nur mit dem Satz, ohne Zitate oder Klammern."
+    ),
+    deny=(
+        "Schreiben Sie einen deutschen Satz, der den folgenden Fakt verneint: Er sagt, dass die Entität diesen Wert nicht hat. "
+        "Schreiben Sie den Wert so, wie er angegeben ist. Antworten Sie nur mit dem Satz, ohne Zitate oder Klammern."
+    ),
+    variants={
+        "P19": ("{subject} wurde in {value} geboren.", "{value} ist der Geburtsort von {subject}."),
+        "P20": ("{subject} starb in {value}.",),
+        "P569": ("{subject} wurde am {value} geboren.",),
+        "P570": ("{subject} starb am {value}.",),
+        "P26": ("{subject} war mit {value} verheiratet.",),
+        "P22": ("{value} war der Vater von {subject}.",),
+        "P25": ("{value} war die Mutter von {subject}.",),
+        "P40": ("{subject} ist ein Elternteil von {value}.",),
+        "P3373": ("{subject} und {value} sind Geschwister.",),
+        "P69": ("{subject} wurde an {value} ausgebildet.",),
+        "P166": ("{subject} wurde mit {value} ausgezeichnet.",),
+        "P108": ("{subject} arbeitete für {value}.",),
+        "P106": ("{subject} war beruflich als {value} tätig.",),
+        "P119": ("{subject} wurde in {value} begraben.",),
+        "P1412": ("{subject} sprach {value}.",),
+        "P102": ("{subject} war Mitglied von {value}.",),
+        "P463": ("{subject} war Mitglied von {value}.",),
+        "P112": ("{value} gründete {subject}.",),
+        "P159": ("Der Sitz von {subject} befindet sich in {value}.",),
+        "P190": ("{value} ist eine Partnerstadt von {subject}.",),
+        "P50": ("{value} schrieb {subject}.",),
+        "P57": ("{value} führte Regie bei {subject}.",),
+    },
+    negated={
+        "{the} {of_subject} ist {value}.": "{the} {of_subject} ist nicht {value}.",
+        "Die Eigenschaft „{relation}“ von {subject} ist {value}.": "Die Eigenschaft „{relation}“ von {subject} ist nicht {value}.",
+        "{subject} wurde von {value} gegründet.": "{subject} wurde nicht von {value} gegründet.",
+        "{subject} ist eine Partnerstadt von {value}.": "{subject} ist keine Partnerstadt von {value}.",
+        "{subject} liegt in {value}.": "{subject} liegt nicht in {value}.",
+        "{subject} gehört {value}.": "{subject} gehört nicht {value}.",
+        "{value} ist eine Tochtergesellschaft von {subject}.": "{value} ist keine Tochtergesellschaft von {subject}.",
+        "{subject} wurde von {value} geschrieben.": "{subject} wurde nicht von {value} geschrieben.",
+        "Bei {subject} führte {value} Regie.": "Bei {subject} führte nicht {value} Regie.",
+        "{subject} lernte bei {value}.": "{subject} lernte nicht bei {value}.",
+        "{subject} ist eine Stadt in {value}.": "{subject} ist keine Stadt in {value}.",
+        "Der Bürgermeister von {subject} ist {value}.": "Der Bürgermeister von {subject} ist nicht {value}.",
+        "{subject} ist ein Werk des Genres {value}.": "{subject} ist kein Werk des Genres {value}.",
+    },
+    not_true="Folgendes stimmt nicht: {clause}.",
+    months=("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"),
+    date_format="{day}. {month} {year}",
     geval_prompt="""Sie bewerten eine Antwort auf eine Frage nach einem einzigen Kriterium.
 
 Wissen:
@@ -858,8 +1057,12 @@ SPANISH = Phrasing(
         "P136": Noun("género"),
         "P749": Noun("organización matriz", "f"),
         "P452": Noun("sector de actividad"),
+        "P802": Noun("estudiante"),
+        "P571": Noun("fecha de fundación o creación", "f"),
+        "P577": Noun("fecha de publicación", "f"),
     },
     relations={
+        "P1066": "{subject} estudió con {value}.",
         "P159": "{subject} tiene su sede en {value}.",
         "P112": "{value} fundó {subject}.",
         "P190": "{subject} y {value} son ciudades hermanadas.",
@@ -886,6 +1089,7 @@ SPANISH = Phrasing(
         "P3373": ("hermano", "hermanos"),
         "P6": ("alcalde",),
         "P452": ("industria",),
+        "P1066": ("alumno de",),
     },
     possessive="{the} {of_subject} es {value}.",
     unknown="{subject} tiene como {relation} {value}.",
@@ -963,6 +1167,58 @@ Q37463 | Pierre Curie | cónyuge | Marie Curie""",
         "Responda solo con la oración, sin citas ni corchetes."
     ),
     sentence_slot="Oración:",
+    vary=(
+        "Escriba una oración en español que enuncie cada uno de los hechos siguientes, y nada más, con sus propias palabras: puede "
+        "nombrar una relación de otro modo y ordenar los hechos como quiera, pero escriba cada valor tal como se da. "
+        "Responda solo con la oración, sin citas ni corchetes."
+    ),
+    deny=(
+        "Escriba una oración en español que niegue el hecho siguiente: dice que la entidad no tiene ese valor. "
+        "Escriba el valor tal como se da. Responda solo con la oración, sin citas ni corchetes."
+    ),
+    variants={
+        "P19": ("{subject} nació en {value}.", "{value} es la ciudad natal de {subject}."),
+        "P20": ("{subject} murió en {value}.",),
+        "P569": ("{subject} nació el {value}.",),
+        "P570": ("{subject} murió el {value}.",),
+        "P26": ("{subject} contrajo matrimonio con {value}.",),
+        "P22": ("{value} fue el padre de {subject}.",),
+        "P25": ("{value} fue la madre de {subject}.",),
+        "P40": ("{value} es descendiente de {subject}.",),
+        "P3373": ("{subject} y {value} son hermanos.",),
+        "P69": ("{subject} estudió en {value}.",),
+        "P166": ("{subject} recibió {value}.",),
+        "P108": ("{subject} trabajó para {value}.",),
+        "P106": ("{subject} trabajó como {value}.",),
+        "P119": ("{subject} recibió sepultura en {value}.",),
+        "P1412": ("{subject} hablaba {value}.",),
+        "P102": ("{subject} fue miembro de {value}.",),
+        "P463": ("{subject} fue miembro de {value}.",),
+        "P112": ("{value} dio origen a {subject}.",),
+        "P159": ("La sede de {subject} está en {value}.",),
+        "P190": ("{value} es ciudad hermana de {subject}.",),
+        "P50": ("{subject} es obra de {value}.",),
+        "P57": ("{value} estuvo a cargo de la dirección de {subject}.",),
+    },
+    negated={
+        "{the} {of_subject} es {value}.": "{the} {of_subject} no es {value}.",
+        "{subject} tiene como {relation} {value}.": "{subject} no tiene como {relation} {value}.",
+        "{subject} tiene su sede en {value}.": "{subject} no tiene su sede en {value}.",
+        "{value} fundó {subject}.": "{value} no fundó {subject}.",
+        "{subject} y {value} son ciudades hermanadas.": "{subject} y {value} no son ciudades hermanadas.",
+        "{subject} se encuentra en {value}.": "{subject} no se encuentra en {value}.",
+        "{subject} pertenece a {value}.": "{subject} no pertenece a {value}.",
+        "{value} es una filial de {subject}.": "{value} no es una filial de {subject}.",
+        "{value} escribió {subject}.": "{value} no escribió {subject}.",
+        "{value} dirigió {subject}.": "{value} no dirigió {subject}.",
+        "{subject} estudió con {value}.": "{subject} no estudió con {value}.",
+        "{subject} es una ciudad de {value}.": "{subject} no es una ciudad de {value}.",
+        "El alcalde de {subject} es {value}.": "El alcalde de {subject} no es {value}.",
+        "{subject} es una obra del género {value}.": "{subject} no es una obra del género {value}.",
+    },
+    not_true="Es falso decir que {clause}.",
+    months=("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"),
+    date_format="{day} de {month} de {year}",
     geval_prompt="""Está evaluando una respuesta a una pregunta según un único criterio.
 
 Conocimiento:

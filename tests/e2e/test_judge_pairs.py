@@ -20,6 +20,15 @@ from kalma.kg import open_source
 from tests.servers import completion, reply, scripted_server
 
 KINDS = ("supported", "partial", "contradictory", "irrelevant", "na")
+# --vary's checks, written apart from the generator: months as each language writes them, and the
+# words that deny a sentence in it
+MONTHS = {
+    "en": "January February March April May June July August September October November December",
+    "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "de": "Januar Februar März April Mai Juni Juli August September Oktober November Dezember",
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+}
+DENIALS = {"en": ("not",), "fr": ("pas", "faux"), "de": ("nicht", "kein", "keine"), "es": ("no", "falso")}
 
 
 def generate(dataset: Path, out: Path, *extra: str) -> list[dict]:
@@ -34,12 +43,24 @@ def _word(text: str, name: str) -> bool:
     return re.search(rf"(?<![\w]){re.escape(' '.join(name.lower().split()))}(?![\w])", " ".join(text.lower().split())) is not None
 
 
-def violations(rows: list[dict], kg: str, dataset: Path) -> list[str]:
+def dates(value: str) -> set[str]:
+    """An ISO date as a person writes it, in any of the four languages ("6 November 1975")."""
+    m = re.fullmatch(r"(\d{3,4})-(\d\d)-(\d\d)", value)
+    if not m or not 1 <= int(m[2]) <= 12:
+        return set()
+    y, mo, d = int(m[1]), int(m[2]), int(m[3])
+    return {f"{d} {MONTHS['en'].split()[mo - 1]} {y}", f"{'1er' if d == 1 else d} {MONTHS['fr'].split()[mo - 1]} {y}"} | {
+        f"{d}. {MONTHS['de'].split()[mo - 1]} {y}",
+        f"{d} de {MONTHS['es'].split()[mo - 1]} de {y}",
+    }
+
+
+def violations(rows: list[dict], kg: str, dataset: Path, language: str = "en") -> list[str]:
     """Each row against its kind's rule, read from the KG itself (the graphs of every person of the
     dataset, where replacement values come from): what is true of a subject, what a value is
     called, and what the judge reads (`relation: value`)."""
     people = {q for line in dataset.read_text().splitlines()[1:] for q in json.loads(line)["people"]}
-    subjects = sorted(people | {r["stated"][0][0] for r in rows} | {c[0] for r in rows for c in r["cited"]})
+    subjects = sorted(people | {s[0] for r in rows for s in r["stated"][:1]} | {c[0] for r in rows for c in r["cited"]})
     graphs = open_source(kg).subgraphs(subjects)
     truth = {(t.subject, t.relation or t.relation_label, t.value) for g in graphs.values() for t in g.triples}
     true_labels: dict[tuple[str, str], set[str]] = {}
@@ -50,6 +71,12 @@ def violations(rows: list[dict], kg: str, dataset: Path) -> list[str]:
             true_labels.setdefault((t.subject, t.relation or t.relation_label), set()).add(" ".join(t.value_label.lower().split()))
             names.setdefault(t.value, set()).add(t.value_label)
             relation.setdefault(t.relation or t.relation_label, set()).add(t.relation_label)
+    # a value may be written as one of its aliases, or as a date is written
+    values = sorted({v for r in rows for _, _, v in r["stated"] + r.get("denied", []) if re.fullmatch(r"Q\d+", v)})
+    for q, g in open_source(kg).subgraphs(values).items():
+        names.setdefault(q, set()).update([g.label, *g.aliases])
+    for v in list(names):
+        names[v] |= {d for n in list(names[v]) for d in dates(n)}
     wrong = []
     for r in rows:
         cited, stated, judged = [tuple(x) for x in r["cited"]], [tuple(x) for x in r["stated"]], tuple(r["judged"])
@@ -78,6 +105,12 @@ def violations(rows: list[dict], kg: str, dataset: Path) -> list[str]:
             wrong.append(f"{where}: cites something it states")
         elif kind == "na" and not set(stated) <= truth:
             wrong.append(f"{where}: states a removed triple the KG does not hold")
+        elif kind == "negated":
+            denied = [tuple(x) for x in r["denied"]]
+            if stated or denied != cited or r["label"] != 0 or not set(denied) <= truth:
+                wrong.append(f"{where}: does not deny the true triple it cites, labelled 0")
+            if not any(_word(r["doc"], n) for _, _, v in denied for n in names[v]) or not any(_word(r["doc"], w) for w in DENIALS[language]):
+                wrong.append(f"{where}: does not name the denied value, or does not deny it")
     return wrong
 
 
@@ -102,6 +135,20 @@ def test_every_label_on_the_demo_dataset_is_right_by_its_kinds_rule(dataset, tmp
     assert len(pairs) == len(rows) and len(units) == len({r["entry_id"] for r in rows}) < len({r["doc"] for r in rows})
 
 
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_varied_pairs_keep_every_label_right_and_deny_in_the_negated_kind(dataset, tmp_path, language):
+    verbatim = generate(dataset, tmp_path / "pairs.jsonl", "--language", language)
+    rows = generate(dataset, tmp_path / "varied.jsonl", "--vary", "--language", language)
+    assert violations(rows, "demo", dataset, language) == []
+    kinds = Counter(r["kind"] for r in rows)
+    assert set(kinds) == {*KINDS, "negated"} and kinds["negated"] == 6 and {r["label"] for r in rows if r["kind"] == "negated"} == {0}
+    # the same pairs, said otherwise: most sentences differ from the verbatim set's
+    assert [(r["kind"], r["claim"], r["label"]) for r in rows if r["kind"] != "negated"] == [(r["kind"], r["claim"], r["label"]) for r in verbatim]
+    changed = sum(a["doc"] != b["doc"] for a, b in zip([r for r in rows if r["kind"] != "negated"], verbatim))
+    assert changed >= len(verbatim) / 2, changed
+    assert json.loads((tmp_path / "varied.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]["config"]["vary"] is True
+
+
 def test_the_triple_as_document_labels_partial_pairs_unsupported(dataset, tmp_path):
     rows = generate(dataset, tmp_path / "pairs.jsonl", "--document", "triple")
     assert {r["label"] for r in rows if r["kind"] == "partial"} == {0}
@@ -116,6 +163,9 @@ def test_the_release_makes_thousands_of_right_pairs_of_every_kind(biokalma_dir, 
     rows = generate(data, tmp_path / "pairs.jsonl", "--kg", f"oxigraph:{kg}")
     assert len(rows) >= 5000 and min(shares(rows).values()) >= 0.1, (len(rows), shares(rows))
     assert violations(rows, f"oxigraph:{kg}", data) == []
+    varied = generate(data, tmp_path / "varied.jsonl", "--kg", f"oxigraph:{kg}", "--vary")
+    assert len(varied) >= 5000 and Counter(r["kind"] for r in varied)["negated"] >= 900
+    assert violations(varied, f"oxigraph:{kg}", data) == []
 
 
 def _one_line(args: list[str]) -> str:

@@ -32,7 +32,7 @@ MUTATIONS = (
     Mutation(
         '"Who was" asked of a city (every entity taken for a person in the questions)',
         "dataset_builder/evolve.py",
-        "    nouns = None if all(c.person for c in classes) else [c.noun for c in classes]",
+        "    nouns = None if all(c.person for c in classes) else [c.noun_in(language) for c in classes]",
         "    nouns = None",
         (TESTS,),
     ),

@@ -94,7 +94,7 @@ MUTATIONS = (
     Mutation(
         "a sentence that misses a stated value kept",
         SRC,
-        "        if not all(mentions(doc, world.value_names(t)) for t in p.stated):",
+        "        if not all(mentions(doc, [*world.value_names(t), *(s.value_label for s in p.said_as[i : i + 1])]) for i, t in enumerate(named)):",
         "        if False:",
         ("tests/e2e/test_judge_pairs.py::test_an_llm_writes_the_sentences_and_a_rerun_asks_it_nothing",),
     ),

@@ -12,13 +12,17 @@ import pytest
 from baselines.prompt import build_messages, template_answer
 from dataset_builder import prompts
 from dataset_builder.selection import template_sentence
+from evaluation.base import EvalItem
 from evaluation.judge_pairs import state_prompt
+from evaluation.text_quality import judge_chats
+from kalma.citations import parse_answer
 from kalma.classes import CLASSES
 from kalma.errors import ConfigError
 from kalma.languages import LANGUAGES
 from kalma.languages.phrasing import PHRASINGS, Noun, Phrasing, phrasing
 from kalma.models.template import TemplateLLM
-from kalma.schema import EntityGraph, KnowledgeGraph, Triple
+from kalma.properties import Vocabulary
+from kalma.schema import Answer, EntityGraph, KnowledgeGraph, Triple
 
 OTHERS = ("fr", "de", "es")
 
@@ -93,7 +97,12 @@ def _rendered(code: str) -> list[str]:
         build_messages(ph.demo_question, kg, code),
     ]
     llm = TemplateLLM()
-    out = []
+    answer = Answer(entry_id="e", text=ph.demo_answer)
+    items = [
+        EvalItem(answer, None, given, parse_answer(answer.text), None, None, ph.demo_question, Vocabulary.of(given))
+        for given in (kg, KnowledgeGraph(entities=[]))
+    ]
+    out = [c[0]["content"] for c in judge_chats(items, code)]  # G-Eval's, with knowledge and without
     for chat in chats:
         prompt = chat[-1]["content"]
         out += [m["content"].split("\n", 1)[1] if m["content"].startswith("Task:") else m["content"] for m in chat]
