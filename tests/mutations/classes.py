@@ -116,8 +116,8 @@ MUTATIONS += (
     Mutation(
         "a record of a person and an organization given the paper's person prompts",
         "dataset_builder/evolve.py",
-        "    nouns = None if all(c.person for c in classes) else [c.noun for c in classes]",
-        "    nouns = None if any(c.person for c in classes) else [c.noun for c in classes]",
+        "    nouns = None if all(c.person for c in classes) else [c.noun_in(language) for c in classes]",
+        "    nouns = None if any(c.person for c in classes) else [c.noun_in(language) for c in classes]",
         ("tests/e2e/test_audit_65.py::test_a_record_of_an_organization_and_a_person_gets_the_class_neutral_prompts",),
     ),
 )
