@@ -1,9 +1,7 @@
 """The paper's ablations, exact, seeded and nested.
 
-- Knowledge removal (§5.2, Table 5, Figure 4): remove k triples of each question's minimum
-  set from the KG given to the model; they form the absent set the [NA] metrics use. Exactly k
-  are removed, fewer only when the set is smaller, and then the shortfall is recorded. For one
-  seed the steps are nested: the triples removed at k = 2 include those removed at k = 1.
+- Knowledge removal (§5.2, Table 5, Figure 4): `kalma.removal.remove_knowledge`, an operation on
+  a dataset's entries that the evaluator's judge pairs draw too, so it lives below both stages.
 - Retrieval accuracy (§5.3, Figure 5): keep exactly round(p·N) of the N gold person graphs of
   the dataset and replace every other one with the graph of a different person drawn from
   other entries (varied: no stand-in is reused while others remain). As in the paper ("in each
@@ -19,39 +17,10 @@ so the [NA] metrics mean the same thing in every condition.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from kalma.schema import DatasetEntry, EntityGraph, KnowledgeGraph, Triple
+from kalma.removal import Condition
+from kalma.schema import DatasetEntry, EntityGraph, KnowledgeGraph
 from kalma.seeds import rng
-
-
-@dataclass
-class Condition:
-    """What one entry is given under an ablation, and what was done to get it."""
-
-    kg: KnowledgeGraph
-    absent: list[Triple] | None
-    note: str = ""
-
-
-def removal_order(entry: DatasetEntry, seed: int) -> list[Triple]:
-    """The entry's minimum set in the seeded order in which triples are removed."""
-    order = list(entry.minimum_set or [])
-    rng(seed, "remove", entry.id).shuffle(order)
-    return order
-
-
-def remove_knowledge(entries: Sequence[DatasetEntry], k: int, seed: int) -> dict[str, Condition]:
-    out = {}
-    for e in entries:
-        order = removal_order(e, seed)
-        removed = order[:k]
-        note = "" if len(removed) == k else f"minimum set has {len(order)} triples: removed {len(removed)} of k={k}"
-        kg = e.knowledge_pool.without({t.key() for t in removed})
-        out[e.id] = Condition(kg, e.absent_from(kg), note)
-        assert len(removed) == min(k, len(order))
-    return out
-
 
 Slot = tuple[str, int]  # (entry id, index of the graph in its pool)
 

@@ -56,9 +56,10 @@ from kalma.jsonl import read_jsonl, write_jsonl
 from kalma.kg import open_source
 from kalma.provenance import provenance
 from kalma.registry import spec_of, suggest
+from kalma.removal import Condition, remove_knowledge
 from kalma.schema import AnswerScores, DatasetEntry, Setting, first_entries, metric_value
 
-from .ablations import Condition, remove_knowledge, retrieval_accuracy
+from .ablations import retrieval_accuracy
 from .records import BenchResults, BenchRow, DatasetId, Stat, TableRow
 
 HEADLINE = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kalma.cli import NO_CACHE, OVERWRITE, new_output
+from kalma.cli import NO_CACHE, OVERWRITE, LazyGroup, new_output
 
 
 def _threshold(_: click.Context, __: click.Parameter, value: str) -> float | None:
@@ -22,7 +22,7 @@ def _threshold(_: click.Context, __: click.Parameter, value: str) -> float | Non
     return found
 
 
-@click.group("judge")
+@click.group("judge", cls=LazyGroup, commands_from="kalma.judge")  # `sensitivity` is the bench's (a board's judges): added by its entry point
 def judge() -> None:
     """How good an entailment judge (`--nli`) is, before trusting its alignment and [NA] figures."""
 
@@ -171,46 +171,6 @@ def pairs_cmd(
     write_pairs(output, made, header)
     click.echo(dumps(summary(made), indent=1))
     click.echo(f"wrote {output}")
-
-
-@judge.command("sensitivity")
-@click.argument("board", type=click.Path(exists=True, file_okay=False))
-@click.option("--nli", "nli", multiple=True, metavar="SPEC", help="An entailment judge; give two or more: alignment and [NA] re-scored under each.")
-@click.option(
-    "--judge", "judges", multiple=True, metavar="SPEC", help="A G-Eval judge (an LLM spec); give two or more: G-Eval's four aspects re-scored under each."
-)
-@click.option(
-    "--dataset", default=None, type=click.Path(exists=True, dir_okay=False), help="The board's dataset (default: the path each submission was scored with)."
-)
-@click.option("--resamples", type=click.IntRange(min=0), default=10_000, show_default=True, help="Bootstrap resamples of every interval.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "-o",
-    "--output",
-    default=None,
-    help="A folder for sensitivity.md, sensitivity.json and the re-scored runs (default: BOARD/sensitivity, which the leaderboard shows).",
-)
-@OVERWRITE
-@NO_CACHE
-def sensitivity_cmd(
-    board: str, nli: tuple[str, ...], judges: tuple[str, ...], dataset: str | None, resamples: int, seed: int, output: str | None, overwrite: bool
-) -> None:
-    """How much BOARD's judge-dependent figures (alignment, [NA] precision and recall; G-Eval's aspects)
-    depend on the judge: each system's value under each, Kendall's tau of their orderings with its
-    interval over entries, the pairs of systems whose order flips, Cohen's kappa on the sentences."""
-    from bench.sensitivity import run
-    from kalma.models import ENTAILMENT, LLMS
-
-    if len(nli) == 1 or len(judges) == 1 or not (nli or judges):
-        raise click.UsageError("give two or more --nli judges, or two or more --judge judges, to compare")
-    for spec in nli:
-        ENTAILMENT.check(spec)
-    for spec in judges:
-        LLMS.check(spec)
-    out = output or str(Path(board) / "sensitivity")
-    new_output(out, overwrite)
-    click.echo(run(board, out, nli, judges, dataset=dataset, resamples=resamples, seed=seed), nl=False)
-    click.echo(f"wrote {out}/sensitivity.md, sensitivity.json and runs/")
 
 
 def absolute_spec(spec: str) -> str:

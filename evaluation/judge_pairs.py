@@ -239,7 +239,7 @@ def knowledge(entry: DatasetEntry, world: World) -> list[Triple]:
 
 def plan_entry(entry: DatasetEntry, world: World, seed: int, document: Document, others: Sequence[Triple]) -> tuple[list[Plan], list[str]]:
     """Every sentence one entry's knowledge makes, and the kinds it could not make."""
-    from bench.ablations import remove_knowledge
+    from kalma.removal import remove_knowledge
 
     facts = knowledge(entry, world)
     r = rng(seed, "judge-pairs", entry.id)

@@ -19,6 +19,8 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from .errors import KalmaError
+from .foreign import ForeignFile, Problem
+from .inspect_log import newest_log, read_log
 from .jsonl import HEADER_PREFIX, ReadResult, RecordError, read_jsonl
 from .models.base import leading_reasoning
 from .schema import Answer, DatasetEntry, Setting
@@ -46,15 +48,6 @@ def said(counts: dict[str, int]) -> str:
 
 
 UNKNOWN_MODEL = "unknown"
-
-
-@dataclass(frozen=True)
-class Problem:
-    kind: str  # one of PROBLEM_KINDS
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
 
 
 @dataclass
@@ -156,33 +149,10 @@ def load_answers(path: str | Path, entries: Mapping[str, DatasetEntry] | Collect
     return out
 
 
-@dataclass
-class ForeignFile:
-    """Another system's output file read as answers (ALCE's result file, the harness's samples):
-    the records, and what could not be matched."""
-
-    result: ReadResult[Answer]
-    unmatched: list[Problem]
-    by: Counter[str]  # how each item found its entry: "id", "specific question", "general question"
-    items: int
-    kind: str = "ALCE result file"
-    unit: str = "item"  # what its positions count: ALCE's items, the harness's lines
-    about: str = "an ALCE result file: `output` is each answer's text; `kalma evaluate --dataset …` matches each item to its entry by its question"
-    asked: str | None = None  # the harness asked only some documents (`lm_eval --limit`), in words
-
-    def said(self) -> str:
-        how = ", ".join(f"{n} by {k}" for k, n in self.by.items())
-        n = len(self.unmatched)
-        missed = f"; {n} matched no entry and {'was' if n == 1 else 'were'} skipped" if n else ""
-        asked = f"; {self.asked}" if self.asked else ""
-        return f"{self.kind}: {sum(self.by.values())} of {self.items} items matched to entries ({how}){missed}{asked}"
-
-
 def read_foreign(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection[str]) -> ForeignFile | None:
     """`path` read as another system's output (an Inspect log of a KaLMA task, ALCE's result file,
-    lm-evaluation-harness's samples of a KaLMA task), or None when it is none of them."""
-    from .inspect_log import read_log
-
+    lm-evaluation-harness's samples of a KaLMA task), or None when it is none of them: each
+    format's reader is asked in turn."""
     return read_log(path, entries) or read_alce(path, entries) or read_harness(path)
 
 
@@ -302,8 +272,6 @@ def harness_samples(folder: str | Path) -> tuple[Path, str]:
 def folder_answers(folder: str | Path) -> tuple[Path, str]:
     """The answers to read in a folder another tool wrote, and a sentence saying which: an Inspect
     log folder's newest KaLMA log (`kalma.inspect_log`), else lm-evaluation-harness's newest run."""
-    from .inspect_log import newest_log
-
     return newest_log(folder) or harness_samples(folder)
 
 

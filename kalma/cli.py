@@ -96,7 +96,14 @@ LIMIT = click.option(
 
 class LazyGroup(click.Group):
     """A click group whose commands come from entry points and import on first use, and
-    whose errors end in one line on stderr: never a traceback (KALMA_DEBUG=1 shows them)."""
+    whose errors end in one line on stderr: never a traceback (KALMA_DEBUG=1 shows them).
+    The top level reads `kalma.commands`; a stage's group may read its own group
+    (`commands_from`), so that a higher stage adds a command to it without the lower stage
+    importing the higher one (`kalma judge sensitivity` is the bench's)."""
+
+    def __init__(self, *args: Any, commands_from: str = ENTRY_POINT_GROUP, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands_from = commands_from
 
     def main(
         self,
@@ -147,7 +154,7 @@ class LazyGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def _entry_points(self) -> dict[str, object]:
-        return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+        return {ep.name: ep for ep in entry_points(group=self.commands_from)}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._entry_points()))

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import KalmaError
+from .foreign import ForeignFile
 from .jsonl import ReadResult
 from .schema import Answer, DatasetEntry, KnowledgeGraph, Setting, Triple
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
-
-    from .answers_file import ForeignFile
 
 TASKS = ("kalma/kalma_specific", "kalma/kalma_general", "kalma/kalma")
 FINISHED = "success"
@@ -96,8 +95,6 @@ def run_of(path: Path, log: EvalLog) -> dict[str, Any]:
 
 def read_log(path: str | Path, entries: Mapping[str, DatasetEntry] | Collection[str]) -> ForeignFile | None:
     """The answers of an Inspect log of a KaLMA task, or None when `path` is no Inspect log."""
-    from .answers_file import ForeignFile
-
     path = Path(path)
     if not is_log(path):
         return None

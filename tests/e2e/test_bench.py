@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.ablations import remove_knowledge, replacement_plan, retrieval_accuracy
+from bench.ablations import replacement_plan, retrieval_accuracy
 from bench.experiments import Bench, BenchConfig, cell
 from bench.leaderboard import collect, render
 from bench.records import SubmissionMeta
@@ -21,6 +21,7 @@ from kalma.cli import main
 from kalma.errors import BackendError
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
+from kalma.removal import remove_knowledge
 from kalma.schema import Answer
 
 ROOT = Path(__file__).resolve().parents[2]

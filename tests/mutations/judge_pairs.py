@@ -24,7 +24,7 @@ MUTATIONS = (
     Mutation("a partial row citing everything it states", SRC, '"partial", [a, b], [(a, [a])]', '"partial", [a, b], [(a, [a, b])]', DEMO),
     Mutation(
         "a na triple left in the KG (knowledge removal removes nothing)",
-        "bench/ablations.py",
+        "kalma/removal.py",
         "        kg = e.knowledge_pool.without({t.key() for t in removed})",
         "        kg = e.knowledge_pool",
         DEMO,

@@ -82,7 +82,7 @@ def test_paper_style_figures(gentileschi, compat):
 def test_paper_style_after_knowledge_removal(gentileschi, compat, precise, recalled):
     """Naples removed from the KG given: the citation now reads the same, and only its
     judgement changes; the authors' code still counts it for precision and recall."""
-    from bench.ablations import remove_knowledge
+    from kalma.removal import remove_knowledge
 
     naples = next(t for t in gentileschi.minimum_set if t.value_label == "Naples")
     given = gentileschi.knowledge_pool.without({naples.key()})

@@ -1,6 +1,7 @@
 """The layout of docs/architecture.md held by the imports: the suite's own benchmarks (`perf/`)
-never import the tests, the package the users install imports neither, and the shared vocabulary
-(`kalma/`) imports no stage (data flows one way)."""
+never import the tests, the package the users install imports neither, and data flows one way:
+`kalma` < `dataset_builder`, `baselines` < `evaluation` < `bench`, a stage importing only the
+stages below it (at any depth of its code: an import inside a function is an import)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,58 @@ STAGES = {"dataset_builder", "baselines", "evaluation", "bench"}
 def test_no_module_imports_what_its_layer_must_not(folder, forbidden):
     wrong = {str(p.relative_to(ROOT)): sorted(_imported(p) & forbidden) for p in (ROOT / folder).rglob("*.py")}
     assert not {k: v for k, v in wrong.items() if v}
+
+
+# Each stage's rank: a module imports only packages of a lower rank (the builder and the baselines,
+# side by side, not each other).
+RANKS = {"kalma": 0, "dataset_builder": 1, "baselines": 1, "evaluation": 2, "bench": 3}
+
+
+def climbs(folder: Path, package: str) -> dict[str, list[str]]:
+    """Each module of `package` under `folder` that imports a stage at or above its own, with those stages."""
+    above = {p for p, r in RANKS.items() if r >= RANKS[package] and p != package}
+    found = {str(p.relative_to(folder)): sorted(_imported(p) & above) for p in (folder / package).rglob("*.py")}
+    return {k: v for k, v in found.items() if v}
+
+
+@pytest.mark.parametrize("package", list(RANKS))
+def test_no_stage_imports_a_stage_above_it(package):
+    assert not climbs(ROOT, package)
+
+
+def test_the_climb_check_sees_a_lazy_import_and_a_sibling(tmp_path):
+    (tmp_path / "evaluation").mkdir()
+    (tmp_path / "evaluation" / "m.py").write_text("import kalma\n\ndef f():\n    from bench.sensitivity import run\n")
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines" / "m.py").write_text("from dataset_builder import demo\nfrom kalma import schema\n")
+    assert climbs(tmp_path, "evaluation") == {"evaluation/m.py": ["bench"]} and climbs(tmp_path, "baselines") == {"baselines/m.py": ["dataset_builder"]}
+
+
+def _imports_within(path: Path, package: str) -> set[str]:
+    """The modules of `package` that `path` (a module of it) imports, relative imports resolved."""
+    here = path.relative_to(ROOT).with_suffix("").parts
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(here[: len(here) - node.level] + ((node.module,) if node.module else ())) if node.level else node.module or ""
+            out.update({base, *(f"{base}.{a.name}" for a in node.names)})
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return {m for m in out if m.startswith(package + ".") and (ROOT / (m.replace(".", "/") + ".py")).exists()}
+
+
+def test_the_answers_reader_asks_each_format_and_no_format_imports_it_back():
+    """`kalma.answers_file` is the one reader of answers files; the format modules it asks
+    (`kalma.inspect_log`, and what they share, `kalma.foreign`) never reach it again."""
+    reader = "kalma.answers_file"
+    seen, todo = set(), sorted(_imports_within(ROOT / "kalma/answers_file.py", "kalma"))
+    assert {"kalma.inspect_log", "kalma.foreign"} <= set(todo)
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += _imports_within(ROOT / (m.replace(".", "/") + ".py"), "kalma")
+    assert reader not in seen
 
 
 def test_the_check_sees_an_import_inside_a_function(tmp_path):

@@ -1,0 +1,26 @@
+"""The one-way layout (docs/architecture.md): no stage imports a stage above it, and the one
+reader of answers files is never imported back by the format modules it asks."""
+
+from __future__ import annotations
+
+from . import Mutation
+
+LAYOUT = ("tests/unit/test_layout.py",)
+
+MUTATIONS = (
+    Mutation(
+        "the judge pairs draw their removal from the bench again (evaluation climbing into bench)",
+        "evaluation/judge_pairs.py",
+        "    from kalma.removal import remove_knowledge\n",
+        "    from bench.experiments import remove_knowledge\n",
+        LAYOUT,
+    ),
+    Mutation(
+        "the Inspect log reader imports the answers reader back (the circle)",
+        "kalma/inspect_log.py",
+        '    """The answers of an Inspect log of a KaLMA task, or None when `path` is no Inspect log."""\n',
+        '    """The answers of an Inspect log of a KaLMA task, or None when `path` is no Inspect log."""\n'
+        "    from .answers_file import ForeignFile  # noqa: F811\n",
+        LAYOUT,
+    ),
+)
