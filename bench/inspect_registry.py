@@ -1,4 +1,6 @@
-"""What Inspect finds under `kalma/` (the `inspect_ai` entry point names this module): `inspect eval kalma/kalma_specific`.
+"""What Inspect finds under `kalma/` (the `inspect_ai` entry point names this module): the tasks,
+`inspect eval kalma/kalma_specific`, and the model provider, `--model kalma/template` (the suite's
+LLM backends, `kalma.inspect_model`).
 
 The tasks are `bench.inspect_task.kalma_task` with the question's setting fixed (`kalma_specific`,
 `kalma_general`) or a parameter (`kalma`); this module only names them. Inspect prefixes a task's
@@ -13,20 +15,12 @@ import inspect
 from typing import Any
 
 from inspect_ai import Task, task
+from inspect_ai.model import modelapi
 from inspect_ai.util import registry_info
 
 from bench.inspect_task import kalma_task
-from kalma.errors import KalmaError
-
-
-def _said(message: str) -> Exception:
-    """A bad task parameter as Inspect's command line says a missing prerequisite: its one line,
-    no traceback (an error class Inspect does not export; without it, the line ends the traceback)."""
-    try:
-        from inspect_ai._util.error import PrerequisiteError
-    except ImportError:
-        return KalmaError(message)
-    return PrerequisiteError(message)
+from kalma.errors import KalmaError, one_line
+from kalma.inspect_model import PROVIDER, KalmaModel, said
 
 
 def _register(name: str, setting: str | None, doc: str) -> Any:
@@ -35,8 +29,8 @@ def _register(name: str, setting: str | None, doc: str) -> Any:
     def make(**params: Any) -> Task:
         try:
             return kalma_task(**params) if setting is None else kalma_task(setting=setting, **params)  # type: ignore[arg-type]
-        except KalmaError as exc:
-            raise _said(str(exc)) from None
+        except (KalmaError, OSError) as exc:  # a bad parameter, a file that is not there: one line
+            raise said(one_line(exc)) from None
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = doc
@@ -51,3 +45,5 @@ PARAMETERS = "-T dataset=PATH retrieval=gold|ner removed=K seed=N kg=SPEC nli=SP
 kalma_specific = _register("kalma_specific", "specific", f"KaLMA's specific questions ({PARAMETERS}).")
 kalma_general = _register("kalma_general", "general", f"KaLMA's general questions ({PARAMETERS}).")
 kalma = _register("kalma", None, f"KaLMA, the question's setting a parameter (-T setting=specific|general; {PARAMETERS}).")
+
+modelapi(name=PROVIDER)(KalmaModel)

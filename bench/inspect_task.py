@@ -7,7 +7,7 @@ with the knowledge of the task's condition, the same ones `kalma bench run` comp
 - `retrieval="gold"`: each entry's own knowledge pool; `retrieval="ner"`: the baseline's
   retrieval (spaCy NER, KG look-up, rerank) over `kg`;
 - `removed=k`: k triples of each entry's minimum set taken out of its gold pool, in the seeded
-  order of the knowledge-removal experiment (`bench.ablations.remove_knowledge`).
+  order of the knowledge-removal experiment (`kalma.removal.remove_knowledge`).
 The sample's metadata holds the entry id (Inspect's cluster), the setting, the KG given and what
 it lacks of the minimum set (the [NA] metrics' absent set), so that its log is an answers file
 (`kalma evaluate --answers LOG.eval`) with nothing left to guess.
@@ -32,9 +32,8 @@ from evaluation.base import DEFAULT_METRICS, METRICS, EvalOptions, approximate_e
 from evaluation.inspect_scorer import CLUSTER, entries_of, scorer_for
 from kalma.errors import ConfigError
 from kalma.nlp import DEFAULT_SPACY
+from kalma.removal import remove_knowledge
 from kalma.schema import DatasetEntry, KnowledgeGraph, Setting, Triple
-
-from .ablations import remove_knowledge
 
 TASKS = ("kalma/kalma", "kalma/kalma_specific", "kalma/kalma_general")  # the registered names (bench.inspect_registry)
 MAX_TOKENS = 256  # as `kalma answer`'s default; `inspect eval --max-tokens N` changes it
@@ -102,6 +101,8 @@ def kalma_task(
     if retrieval not in ("gold", "ner"):
         raise ConfigError(f"-T retrieval={retrieval}: one of gold (each entry's knowledge pool), ner (the baseline's retrieval)")
     where = dataset if dataset == "demo" else str(Path(dataset).resolve())  # Inspect may run the task from another folder
+    if where != "demo" and not Path(where).is_file():
+        raise ConfigError(f"-T dataset={dataset}: no such file ({where}); give a KaLMA dataset file, or leave it out for the demo")
     source = kg or ("demo" if dataset == "demo" or dataset.endswith(".json") else dataset_kg(where, None, retrieving=False)[0])
     options = EvalOptions(compat=compat, nli=nli or "lexical", judge=judge, lm=lm, seed=seed)
     names, left = chosen_metrics(metrics, options, {"nli": nli, "judge": judge, "lm": lm})

@@ -283,9 +283,9 @@ def test_task_parameters_and_limit(dataset, tmp_path, monkeypatch):
     metric without its model is refused before any sample runs."""
     from inspect_ai import eval
 
-    from bench.ablations import remove_knowledge
     from dataset_builder.demo import demo_entries
     from kalma.kg import open_source
+    from kalma.removal import remove_knowledge
     from kalma.schema import KnowledgeGraph
     from kalma.verbalize import kg_to_text
 
@@ -351,3 +351,111 @@ def test_the_retrieval_parameter_gives_the_baselines_retrieval():
     assert all("mentions" in s.metadata["retrieval"] for s in samples)
     with pytest.raises(Exception, match="knowledge removal takes triples out of the gold pools"):
         kalma_task(retrieval="ner", removed=1)
+
+
+# ---------------------------------------------------------------- the suite's backends as Inspect's model provider
+
+OFFLINE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}  # any download fails at once
+
+
+def _offline_eval(args: list[str], folder: Path) -> tuple[list[str], dict[str, str]]:
+    """`inspect eval ARGS` as a user without a network types it, in a fresh folder (no tiktoken table cached)."""
+    env = {**os.environ, **OFFLINE, "TIKTOKEN_CACHE_DIR": str(folder / "tiktoken"), "INSPECT_LOG_DIR": str(folder / "logs")}
+    return [INSPECT, "eval", *args, "--display", "plain"], env
+
+
+def test_inspect_runs_the_suites_template_offline_and_kalma_evaluate_reads_its_log(dataset, tmp_path):
+    """The first command of docs/inspect.md, with no network and no server: `--model kalma/template`
+    answers through the suite's backend, and the log is an answers file."""
+    command, env = _offline_eval(["kalma/kalma_specific", "--model", "kalma/template", "--limit", "3"], tmp_path)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (log,) = (tmp_path / "logs").glob("*.eval")
+    read = read_eval_log(str(log))
+    assert read.status == "success" and read.eval.model == "kalma/template" and len(read.samples) == 3
+    for s in read.samples:  # each answer is the template's, and says so
+        assert s.output.completion == template_answer(s.input[1].text)
+        said = s.output.choices[0].message.metadata or s.output.metadata
+        assert said["kalma"]["backend"] == "template" and "not a language model" in said["kalma"]["note"]
+    out = tmp_path / "e"
+    _ok(["evaluate", "--dataset", str(dataset), "--answers", str(log), "--metrics", "citation", "--resamples", "0", "-o", str(out)])
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"]["answers"] == 3 and summary["models"]["answers"] == "inspect:kalma/template"
+    figures = _inspect_figures(log)
+    assert all(figures[f"citation.{k}"] == pytest.approx(v, abs=1e-9) for k, v in summary["metrics"]["citation"].items() if v is not None)
+
+
+def test_a_missing_dataset_is_one_line(tmp_path):
+    """A user's mistake in a task parameter: one line, never Inspect's double traceback."""
+    command, env = _offline_eval(["kalma/kalma_specific", "-T", "dataset=MISSING", "--model", "kalma/template"], tmp_path)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
+    assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"-T dataset=MISSING: no such file ({tmp_path / 'MISSING'})"), lines[:20]
+
+
+def test_an_unknown_kalma_model_is_refused_as_a_prerequisite():
+    """Said as Inspect's command line says a missing prerequisite (its one line, no traceback)."""
+    from inspect_ai._util.error import PrerequisiteError
+    from inspect_ai.model import get_model
+
+    import bench.inspect_registry  # noqa: F401 - the entry point Inspect loads: it names the provider
+
+    with pytest.raises(PrerequisiteError) as refused:
+        get_model("kalma/hf:/nowhere/model", memoize=False)
+    assert str(refused.value.message).startswith("--model kalma/hf:/nowhere/model: cannot load the model")
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from perf.random_models import build_causal
+
+    return build_causal(tmp_path_factory.mktemp("lm"), positions=4096)  # the demo's prompts and a long reply fit
+
+
+def test_kalma_models_batch_across_samples_and_use_the_call_cache(tiny_lm, tmp_path, caplog):
+    """`--model kalma/hf:PATH -M dtype=fp32`: the samples that ask together are one batch of the
+    backend's, and a second run is served by the call cache (every answer says so)."""
+    import logging
+
+    from inspect_ai import eval
+
+    caplog.set_level(logging.INFO, logger="kalma.inspect_model")
+    runs = []
+    for n in (1, 2):
+        caplog.clear()
+        model, args = f"kalma/hf:{tiny_lm}", {"dtype": "fp32"}
+        (done,) = eval("kalma/kalma_specific", model=model, model_args=args, max_tokens=4, log_dir=str(tmp_path / str(n)), display="none")
+        assert done.status == "success", done.error
+        runs.append(read_eval_log(done.location))
+        batches = [int(m.split("batch of ")[1].split()[0]) for m in caplog.messages if "answering a batch" in m]
+        assert sum(batches) == 6 and len(batches) < 6, batches  # the six samples, not one call each
+    first, second = ([s.output.metadata["kalma"] for s in r.samples] for r in runs)
+    assert not any(m["cached"] for m in first) and all(m["cached"] for m in second)
+    assert first[0]["backend"].startswith(f"hf:{tiny_lm},dtype=fp32 ") and "fp32" in first[0]["backend"].split(" ", 1)[1]
+    assert [s.output.completion for s in runs[0].samples] == [s.output.completion for s in runs[1].samples]
+
+
+def test_ctrl_c_stops_a_kalma_model_mid_batch(tiny_lm, tmp_path):
+    """Ctrl-C while the local model decodes a long reply: the model is stopped in its thread and the
+    run ends at once, its log cancelled, never "terminate called without an active exception"."""
+    import signal
+    import time
+
+    command, env = _offline_eval(["kalma/kalma_specific", "--model", f"kalma/hf:{tiny_lm}", "--max-tokens", "3000", "--log-level", "info"], tmp_path)
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
+    assert run.stdout is not None
+    seen = []
+    for line in run.stdout:  # the batch has begun: the model is decoding
+        seen.append(line)
+        if "answering a batch of" in line:
+            break
+    run.send_signal(signal.SIGINT)
+    began = time.monotonic()
+    try:
+        rest = run.communicate(timeout=60)[0]
+    finally:
+        run.kill()
+    took = time.monotonic() - began
+    assert "terminate called" not in rest and run.returncode >= 0 and "Traceback" not in rest, "".join(seen)[-2000:] + rest[-3000:]
+    (log,) = (tmp_path / "logs").glob("*.eval")
+    assert read_eval_log(str(log), header_only=True).status == "cancelled" and took < 30, took

@@ -58,4 +58,33 @@ MUTATIONS = (
         "    failed = []",
         (E2E,),
     ),
+    # the suite's backends as Inspect's model provider (kalma/inspect_model.py), and the task's one-line refusals
+    Mutation(
+        "kalma/ models asked one sample at a time",
+        "kalma/inspect_model.py",
+        "                batch, self.pending = self.pending, []",
+        "                batch, self.pending = [ask], [a for a in self.pending if a is not ask]",
+        (f"{E2E}::test_kalma_models_batch_across_samples_and_use_the_call_cache",),
+    ),
+    Mutation(
+        "kalma/ models called past the call cache",
+        "kalma/inspect_model.py",
+        "                for a, gen in zip(group, self.llm.chat_many([a.chat for a in group], params)):",
+        "                for a, gen in zip(group, self.llm._generate(self.llm._prepare([a.chat for a in group], params), params)):",
+        (f"{E2E}::test_kalma_models_batch_across_samples_and_use_the_call_cache",),
+    ),
+    Mutation(
+        "Ctrl-C not passed to the model's thread: the run waits for the whole batch",
+        "kalma/inspect_model.py",
+        "            if worker and not finished.is_set():",
+        "            if False:",
+        (f"{E2E}::test_ctrl_c_stops_a_kalma_model_mid_batch",),
+    ),
+    Mutation(
+        "a missing -T dataset left to the reader's OSError",
+        "bench/inspect_task.py",
+        '    if where != "demo" and not Path(where).is_file():',
+        "    if False:",
+        (f"{E2E}::test_a_missing_dataset_is_one_line",),
+    ),
 )
