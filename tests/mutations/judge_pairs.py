@@ -87,8 +87,8 @@ MUTATIONS = (
     Mutation(
         "a table judge's weights not told apart by its bytes",
         "evaluation/identity.py",
-        'found = f"table sha256 {digest}" if digest else',
-        'found = "table" if digest else',
+        'what["weights"] = f"table sha256 {digest}" if digest else',
+        'what["weights"] = "table" if digest else',
         ("tests/e2e/test_judge_sensitivity.py::test_compare_refuses_alignment_from_one_spec_with_other_weights",),
     ),
     Mutation(
