@@ -282,6 +282,7 @@ def build(
                 inverses,
                 scorer.spec,
                 (classes[r.qid_a], classes[r.qid_b]),  # type: ignore[index]
+                language=cfg.language,
             )
             for r, pool in todo
             for eid in [f"{stem}-{r.record.source_line}"]

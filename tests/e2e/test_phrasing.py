@@ -53,3 +53,31 @@ def test_judge_pairs_in_french_and_the_template_refusing_an_unwritten_language(d
         "kalma: the template backend has no sentences written in 'pt-br' (it writes en, fr, de, es): use a model backend (--llm), "
         "which is asked in English to write in pt-br"
     ]
+
+
+def test_a_french_build_asks_and_answers_its_questions_in_french(tmp_path):
+    """`kalma build --language fr` on a dump of organizations and cities with French labels: the
+    builder's prompts, the template's questions and references in French, no English word left."""
+    import pytest
+
+    pytest.importorskip("duckdb")
+    from kalma.jsonl import read_jsonl
+    from kalma.schema import DatasetEntry
+    from perf.dumpgen import write_dump
+    from perf.random_models import build_causal
+    from tests.unit.test_phrasing import english_in
+
+    write_dump(tmp_path / "truthy.nt", 20, "nt", seed=3, with_release=False, organizations=40, cities=40, languages=("en", "fr"))
+    _run("kg", "import", str(tmp_path / "truthy.nt"), "-o", str(tmp_path / "store"), "--languages", "en,fr", "--threads", "2")
+    store = f"wikidata-local:{tmp_path / 'store'}"
+    _run("records", "from-kg", "--kg", store, "--classes", "Q43229,Q515", "-n", "4", "--seed", "1", "-o", str(tmp_path / "records.jsonl"))
+    lm = "hf:" + str(build_causal(tmp_path / "lm"))
+    out = tmp_path / "fr.jsonl"
+    records = str(tmp_path / "records.jsonl")
+    _run("build", "--records", records, "--kg", store, "--language", "fr", "--llm", "template", "--lm", lm, "--rounds", "2", "-o", str(out))
+    entries = list(read_jsonl(out, DatasetEntry, kind="dataset"))
+    assert entries
+    for e in entries:
+        assert e.general_question.startswith(("Que sait-on ", "Qu'est-ce qui relie ")), e.general_question
+        assert e.specific_question.startswith("Que sait-on ") and e.specific_question.endswith(" ?"), e.specific_question
+        assert not english_in(e.general_question + " " + e.specific_question), (e.general_question, e.specific_question)
