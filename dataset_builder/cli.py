@@ -317,19 +317,27 @@ def build_cmd(
 @click.argument("dataset_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--kg", required=True, help="The newer knowledge source to check the entries against (wikidata-local:STORE, a snapshot, an endpoint).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the KG versions, the summary, every entry with its findings.")
-def check_cmd(dataset_file: str, kg: str, as_json: bool) -> None:
+@click.option(
+    "--diff",
+    "diff_path",
+    default=None,
+    type=click.Path(exists=True),
+    help="The `kalma kg diff` from the dataset's KG to --kg: only the entries naming what it changed are asked about (refused unless its two KGs are those).",
+)
+def check_cmd(dataset_file: str, kg: str, as_json: bool, diff_path: str | None) -> None:
     """Whether each entry still holds in KG: every fact of its minimum set and every entity it names
     (unchanged, value changed, removed, merged, deleted, label changed). A table per stale or broken
     entry and a summary; exit 1 when any entry is stale or broken (docs/time.md gives the rule)."""
     from kalma.kg import open_source
     from kalma.kg.version import kg_version
 
-    from .freshness import check_entries, check_json, check_languages, check_text, read_dataset
+    from .freshness import check_entries, check_json, check_languages, check_text, matching_diff, read_dataset
 
     ds = read_dataset(dataset_file)
     new = kg_version(kg)
     check_languages(ds.built_on(), new, dataset_file)
-    checks = check_entries(ds.entries, ds.lines, open_source(kg))
+    changes = matching_diff(diff_path, ds.built_on(), new) if diff_path else None
+    checks = check_entries(ds.entries, ds.lines, open_source(kg), changes)
     click.echo(check_json(ds, new, checks) if as_json else check_text(ds, new, checks))
     if any(c.status != "valid" for c in checks):
         raise SystemExit(1)
@@ -340,9 +348,16 @@ def check_cmd(dataset_file: str, kg: str, as_json: bool) -> None:
 @click.option("--kg", required=True, help="The newer knowledge source to make the dataset current for.")
 @click.option("--old-kg", default=None, help="The KG the dataset was built on, for a dataset whose header names none (made before kalma recorded it).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The refreshed dataset (its changelog is written beside it).")
+@click.option(
+    "--diff",
+    "diff_path",
+    default=None,
+    type=click.Path(exists=True),
+    help="The `kalma kg diff` from the dataset's KG to --kg: only the entries naming what it changed are asked about (refused unless its two KGs are those).",
+)
 @NO_CACHE
 @OVERWRITE
-def refresh_cmd(dataset_file: str, kg: str, old_kg: str | None, output: str, overwrite: bool) -> None:
+def refresh_cmd(dataset_file: str, kg: str, old_kg: str | None, output: str, overwrite: bool, diff_path: str | None) -> None:
     """Keep every still-valid entry byte for byte, rebuild the stale ones with the dataset's own seed
     and settings (same ids), drop the broken ones with their reasons; a changelog beside OUTPUT, and
     the header records both KG versions. A second refresh against the same KG changes nothing."""
@@ -351,7 +366,7 @@ def refresh_cmd(dataset_file: str, kg: str, old_kg: str | None, output: str, ove
 
     new_output(output, overwrite)
     new_output(str(beside(output, "changelog")), overwrite)
-    done = refresh(read_dataset(dataset_file), kg, output, old_kg)
+    done = refresh(read_dataset(dataset_file), kg, output, old_kg, diff=diff_path)
     c = done["counts"]
     click.echo(f"wrote {output}: {c['kept']} kept, {c['rebuilt']} rebuilt, {c['dropped']} dropped; changelog {done['changelog']}")
 

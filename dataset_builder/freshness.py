@@ -38,6 +38,7 @@ from typing import Any
 from kalma.errors import ConfigError
 from kalma.jsonl import dumps, read_header, read_jsonl
 from kalma.kg.base import KnowledgeSource
+from kalma.kg.diff import Diff
 from kalma.schema import QID_RE, DatasetEntry, Triple
 
 BROKEN = ("merged", "deleted", "removed")  # what leaves an entry broken; any other finding leaves it stale
@@ -85,8 +86,15 @@ def _named(entry: DatasetEntry) -> dict[str, str]:
     return out
 
 
-def check_entries(entries: Sequence[DatasetEntry], lines: Sequence[int], source: KnowledgeSource) -> list[EntryCheck]:
-    """Each entry checked against `source` (see the module docstring), in a few batched questions."""
+def check_entries(entries: Sequence[DatasetEntry], lines: Sequence[int], source: KnowledgeSource, diff: Diff | None = None) -> list[EntryCheck]:
+    """Each entry checked against `source` (see the module docstring), in a few batched questions.
+    Given the `diff` from the dataset's KG to `source` (`matching_diff`), only the entries naming
+    an id the diff names are asked about: the others hold in NEW as they held in OLD."""
+    if diff is not None:
+        touched = {c["subject"] for c in diff}
+        asked = [i for i, e in enumerate(entries) if touched & {*_named(e), *(t.relation for t in e.minimum_set or [])}]
+        found = dict(zip(asked, check_entries([entries[i] for i in asked], [lines[i] for i in asked], source))) if asked else {}
+        return [found.get(i) or EntryCheck(e.id, line, "valid", len(e.minimum_set or [])) for i, (e, line) in enumerate(zip(entries, lines))]
     named = [_named(e) for e in entries]
     subjects = sorted({q for e in entries for q in e.people} | {t.subject for e in entries for t in e.minimum_set or []})
     graphs = source.subgraphs(subjects)
@@ -165,6 +173,22 @@ def check_languages(built: Mapping[str, Any] | None, new: Mapping[str, Any], whe
         )
 
 
+def matching_diff(path: str | Path, built: dict[str, Any] | None, new: dict[str, Any]) -> Diff:
+    """The diff at `path` (`kalma kg diff`), refused in one line unless its OLD is the KG the
+    dataset holds true for and its NEW the KG checked against (by digest)."""
+    from kalma.kg.diff import read_diff
+    from kalma.kg.version import describe, same_kg
+
+    found = read_diff(path)
+    for role, theirs, ours, what in (("OLD", found.meta["old"], built, "the dataset is built on"), ("NEW", found.meta["new"], new, "--kg is")):
+        if not same_kg(theirs, ours):
+            raise ConfigError(
+                f"{path}: a diff whose {role} is {describe(theirs)}, but {what} {describe(ours) if ours else 'a KG its header does not name'}: "
+                "give the diff `kalma kg diff` wrote between those two KGs, or no --diff"
+            )
+    return found
+
+
 def summary(checks: Sequence[EntryCheck]) -> dict[str, int]:
     return {"entries": len(checks), **{s: sum(c.status == s for c in checks) for s in ("valid", "stale", "broken")}}
 
@@ -198,10 +222,10 @@ def _cell(text: str) -> str:
 # ------------------------------------------------------------------ refresh
 
 
-def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = None, progress: bool = False) -> dict[str, Any]:
+def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = None, progress: bool = False, diff: str | Path | None = None) -> dict[str, Any]:
     """Write `out` from `ds` made current for `new_spec` (see the module docstring): returns the
     changelog's counts. A dataset already current for NEW (everything valid, and its recorded KG
-    NEW itself) is written unchanged, byte for byte."""
+    NEW itself) is written unchanged, byte for byte. `diff`: as `check_entries` reads it."""
     from kalma.kg import open_source
     from kalma.kg.version import kg_version, same_kg
     from kalma.provenance import provenance
@@ -220,7 +244,8 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     config = ds.provenance.get("config")
     if not isinstance(config, dict) or "seed" not in config:
         raise ConfigError(f"{ds.path}:1: field 'config': the header records no build settings (a dataset not made by `kalma build` cannot be rebuilt)")
-    checks = check_entries(ds.entries, ds.lines, open_source(new_spec))
+    changes = matching_diff(diff, built, new) if diff is not None else None
+    checks = check_entries(ds.entries, ds.lines, open_source(new_spec), changes)
     stale = [e for e, c in zip(ds.entries, checks) if c.status == "stale"]
     rebuilt, failed = rebuild(ds, stale, checks, config, new_spec, progress) if stale else ({}, {})
     log: list[dict[str, Any]] = []

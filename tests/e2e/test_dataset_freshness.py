@@ -349,3 +349,29 @@ def test_on_two_generated_dumps_answers_from_the_first_count_their_outdated_clai
     assert res.exit_code == 0, res.output
     scored = [json.loads(x) for x in (tmp_path / "eval" / "scores.jsonl").read_text().splitlines()[1:]]
     assert {r["entry_id"]: r["counts"]["outdated"]["outdated"] for r in scored} == want
+
+
+def test_check_and_refresh_with_the_diff_between_the_two_dumps_say_what_they_say_without_it(dumps: dict[str, Any], tmp_path: Path) -> None:
+    """--diff: the entries the diff does not touch are valid by it; the others are asked about. The
+    check's answer is the one without --diff, the refresh's output too; a diff between other KGs
+    is refused in one line naming both."""
+    work = dumps["work"]
+    for old, new, out in (("old", "new", "diff"), ("new", "old", "back")):
+        res = CliRunner().invoke(main, ["kg", "diff", str(work / old), str(work / new), "-o", str(tmp_path / out)])
+        assert res.exit_code == 0, res.output
+    args = ["dataset", "check", str(dumps["ds"]), "--kg", dumps["new"], "--json"]
+    plain, by_diff = CliRunner().invoke(main, args), CliRunner().invoke(main, [*args, "--diff", str(tmp_path / "diff")])
+    assert by_diff.exit_code == plain.exit_code == 1 and by_diff.output == plain.output
+    out = tmp_path / "refreshed.jsonl"
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(dumps["ds"]), "--kg", dumps["new"], "--diff", str(tmp_path / "diff"), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_text().splitlines()[1:] == dumps["refreshed"].read_text().splitlines()[1:]  # the entries of the refresh without --diff
+    # the diff back from NEW to OLD: its OLD is not the dataset's KG (and its NEW not --kg's)
+    for cmd in (args, ["dataset", "refresh", str(dumps["ds"]), "--kg", dumps["new"], "-o", str(tmp_path / "no.jsonl")]):
+        res = CliRunner().invoke(main, [*cmd, "--diff", str(tmp_path / "back")])
+        assert res.exit_code != 0 and len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output, res.output
+        assert "a diff whose OLD is wikidata-local:" in res.output and "the dataset is built on wikidata-local:" in res.output
+    assert not (tmp_path / "no.jsonl").exists()
+    # a dataset built on OLD checked against OLD itself with the OLD-to-NEW diff: its NEW is not --kg
+    res = CliRunner().invoke(main, ["dataset", "check", str(dumps["ds"]), "--kg", dumps["old"], "--diff", str(tmp_path / "diff")])
+    assert res.exit_code != 0 and "a diff whose NEW is" in res.output and "--kg is" in res.output and len(res.output.strip().splitlines()) == 1

@@ -96,4 +96,18 @@ MUTATIONS = (
         "        mine = list(rows)",
         (f"{FRESHNESS}::test_changed_since_records_only_new_or_changed_links_and_figures_come_per_split",),
     ),
+    Mutation(
+        "a diff between other KGs taken for the dataset's (the digests never compared)",
+        "dataset_builder/freshness.py",
+        "        if not same_kg(theirs, ours):",
+        "        if False:",
+        (f"{FRESHNESS}::test_check_and_refresh_with_the_diff_between_the_two_dumps_say_what_they_say_without_it",),
+    ),
+    Mutation(
+        "with --diff, the entries it touches taken as valid too (no entry asked about)",
+        "dataset_builder/freshness.py",
+        '        touched = {c["subject"] for c in diff}',
+        "        touched: set[str] = set()",
+        (f"{FRESHNESS}::test_check_and_refresh_with_the_diff_between_the_two_dumps_say_what_they_say_without_it",),
+    ),
 )
