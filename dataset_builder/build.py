@@ -287,10 +287,21 @@ def build(
             for r, pool in todo
             for eid in [f"{stem}-{r.record.source_line}"]
         )
-        bar = tqdm(interleave(entries, scorer, window), total=len(todo), desc=f"build ({cfg.llm})", unit="entry", disable=not progress)
+        # Entries of a window finish together: an estimate from the first is hours off, so none is
+        # shown until a window has finished; the scorer's calls show the rounds moving until then.
+        settles = min(window, len(todo))
+        unsettled = f"{{l_bar}}{{bar}}| {{n_fmt}}/{{total_fmt}} [{{elapsed}}, an estimate after {settles} entries{{postfix}}]"
+
+        def step(calls: int, held: int, texts: int) -> None:
+            bar.set_postfix_str(f"scorer call {calls}: {texts} texts of {held} entries", refresh=True)
+
+        bar = tqdm(total=len(todo), desc=f"build ({cfg.llm})", unit="entry", disable=not progress, bar_format=unsettled)
         try:
             with closing(bar):  # closed before the interruption is said, never glued to its line
-                for outcome in bar:
+                for done, outcome in enumerate(interleave(entries, scorer, window, step), start=1):
+                    if done == settles:
+                        bar.bar_format = None  # tqdm's own, with its estimate
+                    bar.update()  # counted here, not by iterating the bar: tqdm's count lags its iterator, and the rounds' line shows it
                     eid = outcome.trace.entry_id
                     if eid not in traces.done:  # a kill between the two writes redoes the entry, not its trace row
                         traces.write(outcome.trace)

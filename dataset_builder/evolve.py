@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kalma.biokalma import strip_question_prefix
@@ -121,14 +121,15 @@ class Perplexities:
 Evolution = Generator[Perplexities, list[float], Outcome]
 
 
-def interleave(entries: Iterable[Evolution], scorer: LMScorer, window: int) -> Iterator[Outcome]:
+def interleave(entries: Iterable[Evolution], scorer: LMScorer, window: int, step: Callable[[int, int, int], None] | None = None) -> Iterator[Outcome]:
     """Evolve up to `window` entries at once, every request they wait on in one scorer call, and
     yield their outcomes in the order the entries came (an entry done early waits for those before
-    it, inside the window: at most `window` entries are held)."""
+    it, inside the window: at most `window` entries are held). `step(calls, entries, texts)` hears
+    of each scorer call before it is made: the progress inside the entries' rounds."""
     source = iter(entries)
     waiting: dict[int, tuple[Evolution, Perplexities]] = {}
     finished: dict[int, Outcome] = {}
-    taken = given = 0
+    taken = given = calls = 0
     more = True
 
     def advance(i: int, gen: Evolution, scores: list[float] | None) -> None:
@@ -153,6 +154,9 @@ def interleave(entries: Iterable[Evolution], scorer: LMScorer, window: int) -> I
                 return
             continue
         asked = list(waiting.items())
+        calls += 1
+        if step is not None:
+            step(calls, len(asked), sum(len(r.texts) for _, (_, r) in asked))
         scores = scorer.perplexity([t for _, (_, r) in asked for t in r.texts], [c for _, (_, r) in asked for c in r.contexts])
         at = 0
         for i, (gen, r) in asked:

@@ -346,3 +346,21 @@ def test_a_system_given_other_knowledge_is_not_ranked_as_a_tie_and_the_papers_pe
     _ok(["leaderboard", str(board2), "-o", str(tmp_path / "site2")])
     assert "KaLMA paper" not in (tmp_path / "site2" / "leaderboard.md").read_text()
     assert "KaLMA paper" not in (tmp_path / "site2" / "index.html").read_text()
+
+
+# ---------------------------------------------------------------- 5: progress that says something
+
+
+def test_build_shows_the_rounds_moving_and_an_estimate_only_once_a_window_has_finished(world: Path, tmp_path: Path):
+    records = tmp_path / "records.jsonl"
+    _from_kg(world, records, "--classes", "Q43229,Q515", "-n", "6")
+    lm = "hf:" + str(build_causal(tmp_path / "lm"))
+    args = ["build", "--records", str(records), "--kg", f"wikidata-local:{world / 'store'}", "--rounds", "2", "--window", "3", "--lm", lm]
+    code, out, err = _run([*args, "-o", str(tmp_path / "ds.jsonl")])
+    assert code == 0, out + err
+    shown = [s.strip() for s in err.replace("\r", "\n").splitlines() if s.startswith("build (template)")]
+    before = [s for s in shown if re.search(r"\| [0-2]/6 \[", s)]
+    after = [s for s in shown if re.search(r"\| [4-6]/6 \[", s)]
+    assert before and all("an estimate after 3 entries" in s and "<" not in s for s in before), shown
+    assert any("scorer call 1: " in s and " texts of 3 entries" in s for s in before), shown  # inside the first window's rounds
+    assert after and re.search(r"6/6 \[[0-9:]+<[0-9:]+", after[-1]), shown  # tqdm's estimate, once a window has finished

@@ -650,4 +650,25 @@ MUTATIONS += (
         "",
         _t9("test_a_system_given_other_knowledge_is_not_ranked_as_a_tie_and_the_papers_people_only_beside_people"),
     ),
+    Mutation(
+        "§6.5 the build's estimate shown from the first entry",
+        "dataset_builder/build.py",
+        "disable=not progress, bar_format=unsettled)",
+        "disable=not progress)",
+        _t9("test_build_shows_the_rounds_moving_and_an_estimate_only_once_a_window_has_finished"),
+    ),
+    Mutation(
+        "§6.5 the rounds inside a window said nothing of",
+        "dataset_builder/build.py",
+        "enumerate(interleave(entries, scorer, window, step), start=1)",
+        "enumerate(interleave(entries, scorer, window), start=1)",
+        _t9("test_build_shows_the_rounds_moving_and_an_estimate_only_once_a_window_has_finished"),
+    ),
+    Mutation(
+        "§6.5 no estimate even once a window has finished",
+        "dataset_builder/build.py",
+        "                    if done == settles:\n",
+        "                    if False:\n",
+        _t9("test_build_shows_the_rounds_moving_and_an_estimate_only_once_a_window_has_finished"),
+    ),
 )
