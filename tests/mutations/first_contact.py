@@ -262,8 +262,8 @@ MUTATIONS = (
     Mutation(
         "another run's summary kept until this one ends",
         "evaluation/runner.py",
-        "        _mark_unfinished(out, len(answer_list), answer_models)  # before the first row",
-        "        0 and _mark_unfinished(out, len(answer_list), answer_models)  # before the first row",
+        "        _mark_unfinished(out, len(answer_list), answer_models, options.language)  # before the first row",
+        "        0 and _mark_unfinished(out, len(answer_list), answer_models, options.language)  # before the first row",
         _t8("test_an_interrupted_overwrite_leaves_no_other_systems_summary"),
     ),
     Mutation(
