@@ -28,7 +28,14 @@ def judge() -> None:
 
 
 @judge.command("evaluate")
-@click.option("--nli", "specs", multiple=True, required=True, metavar="SPEC", help="An entailment spec; give two to compare them on the same pairs.")
+@click.option(
+    "--nli",
+    "specs",
+    multiple=True,
+    required=True,
+    metavar="SPEC",
+    help="An entailment spec; give two or more to compare them on the same pairs (every pair's paired difference, and the judges ranked).",
+)
 @click.option(
     "--pairs",
     type=click.Path(exists=True, dir_okay=False),
@@ -68,10 +75,8 @@ def evaluate_cmd(
     from kalma.provenance import provenance
 
     from .identity import entailment_identity, ran_line
-    from .judge_quality import BUNDLED, compare, markdown, measure, read_pairs, scan_pairs, scores_rows
+    from .judge_quality import BUNDLED, compare, compare_all, markdown, measure, ranking, ranking_markdown, read_pairs, scan_pairs, scores_rows
 
-    if len(specs) > 2:
-        raise click.UsageError("--nli: one judge, or two to compare")
     for spec in specs:
         ENTAILMENT.check(spec)
     source = pairs or str(BUNDLED)
@@ -96,6 +101,9 @@ def evaluate_cmd(
     ]
     difference = compare(reports[0], reports[1], rows) if len(reports) == 2 else None
     text = "\n".join(markdown(r, difference if k == 0 else None, specs[1] if k == 0 and difference else "") for k, r in enumerate(reports))
+    differences = compare_all(reports, rows) if len(reports) > 2 else {}  # several: every pair, and the judges ranked
+    if differences:
+        text += "\n" + ranking_markdown(reports, differences)
     text += "\n".join(["", "What ran:", "", *(ran_line(spec, entailment_identity(spec, 0.5)) for spec in specs)]) + "\n"  # the threshold is judge.md's own
     click.echo(text, nl=False)
     if not output:
@@ -105,6 +113,14 @@ def evaluate_cmd(
     report = {
         "judges": [r.as_dict() for r in reports],
         **({"difference": {"a": specs[0], "b": specs[1], "balanced_accuracy": difference}} if difference else {}),
+        **(
+            {
+                "differences": [{"a": specs[i], "b": specs[j], "balanced_accuracy": d} for (i, j), d in differences.items()],
+                "ranking": [{"judge": specs[i], "tied_with_the_one_above": tied} for i, tied in ranking(reports, differences)],
+            }
+            if differences
+            else {}
+        ),
     }
     report["provenance"] = provenance(config={"pairs": source, "dev": dev, "threshold": "tune" if threshold is None else threshold})
     (folder / "judge.md").write_text(text)

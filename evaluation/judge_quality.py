@@ -481,3 +481,41 @@ def markdown(report: Report, difference: dict[str, Any] | None = None, other: st
             + ("(n/a)" if o["low"] is None else f"({_pct(o['low'])} to {_pct(o['high'])}, p = {o['p']:.3g}, paired over the same documents)"),
         ]
     return "\n".join(lines) + "\n"
+
+
+def compare_all(reports: Sequence[Report], pairs: Sequence[Pair]) -> dict[tuple[int, int], dict[str, Any]]:
+    """Every two judges' paired difference (`compare`), by their positions (i < j)."""
+    return {(i, j): compare(reports[i], reports[j], pairs) for i in range(len(reports)) for j in range(i + 1, len(reports))}
+
+
+def ranking(reports: Sequence[Report], differences: dict[tuple[int, int], dict[str, Any]], alpha: float = 0.05) -> list[tuple[int, bool]]:
+    """The judges best first by overall balanced accuracy (n/a last), each with whether its paired
+    test against the judge above fails to tell them apart (p >= alpha, or no test): a tie."""
+    def point(i: int) -> float:
+        found = reports[i].intervals["overall"].point
+        return -1.0 if found is None else found
+
+    order = sorted(range(len(reports)), key=lambda i: -point(i))
+    out = []
+    for k, i in enumerate(order):
+        if not k:
+            out.append((i, False))
+            continue
+        d = differences[tuple(sorted((i, order[k - 1])))]["overall"]  # type: ignore[index]
+        out.append((i, d["p"] is None or d["p"] >= alpha))
+    return out
+
+
+def ranking_markdown(reports: Sequence[Report], differences: dict[tuple[int, int], dict[str, Any]]) -> str:
+    """Every pair's paired difference, then the judges ranked: what choosing among several needs."""
+    name = [r.judged.spec for r in reports]
+    lines = ["## The judges compared", "", "| A | B | A - B (points) | interval | p |", "|---|---|---|---|---|"]
+    for (i, j), d in differences.items():
+        o = d["overall"]
+        span = "n/a" if o["low"] is None else f"{_pct(o['low'])} to {_pct(o['high'])}"
+        lines.append(f"| {name[i]} | {name[j]} | {_pct(o['diff'])} | {span} | {'n/a' if o['p'] is None else format(o['p'], '.3g')} |")
+    lines += ["", "Ranked by overall balanced accuracy (= : the paired test does not tell it from the judge above, p >= 0.05):", ""]
+    lines += [
+        f"{k}. {name[i]}: {_pct(reports[i].intervals['overall'].point)}{' =' if tied else ''}" for k, (i, tied) in enumerate(ranking(reports, differences), 1)
+    ]
+    return "\n".join(lines) + "\n"

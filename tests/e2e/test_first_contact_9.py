@@ -364,3 +364,26 @@ def test_build_shows_the_rounds_moving_and_an_estimate_only_once_a_window_has_fi
     assert before and all("an estimate after 3 entries" in s and "<" not in s for s in before), shown
     assert any("scorer call 1: " in s and " texts of 3 entries" in s for s in before), shown  # inside the first window's rounds
     assert after and re.search(r"6/6 \[[0-9:]+<[0-9:]+", after[-1]), shown  # tqdm's estimate, once a window has finished
+
+
+# ---------------------------------------------------------------- 14: any number of judges
+
+
+def test_judge_evaluate_takes_three_judges_with_every_pairs_difference_and_a_ranking(tmp_path: Path):
+    pairs = [{"doc": f"Sentence {i}.", "claim": f"r: v{i}", "label": i % 2, "dataset": "d"} for i in range(16)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+
+    def table(name: str, right: int) -> str:  # right on the first `right` pairs, wrong on the rest
+        rows = [{"premise": p["doc"], "hypothesis": p["claim"], "probability": float(p["label"] if i < right else 1 - p["label"])} for i, p in enumerate(pairs)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return f"table:{tmp_path / f'{name}.jsonl'}"
+
+    wrong, right, half = table("wrong", 0), table("right", 16), table("half", 8)
+    args = ["judge", "evaluate", "--nli", wrong, "--nli", right, "--nli", half, "--pairs", str(tmp_path / "pairs.jsonl"), "--resamples", "200"]
+    out, _ = _ok([*args, "-o", str(tmp_path / "o")])
+    section = out.split("## The judges compared")[1]
+    assert f"| {wrong} | {right} | -100.0 |" in section and f"| {wrong} | {half} | -50.0 |" in section and f"| {right} | {half} | 50.0 |" in section
+    ranked = re.findall(r"^([0-9])\. (\S+): ([0-9.]+)", section, re.M)
+    assert ranked == [("1", right, "100.0"), ("2", half, "50.0"), ("3", wrong, "0.0")]
+    report = json.loads((tmp_path / "o" / "judge.json").read_text())
+    assert [r["judge"] for r in report["ranking"]] == [right, half, wrong] and len(report["differences"]) == 3

@@ -671,4 +671,18 @@ MUTATIONS += (
         "                    if False:\n",
         _t9("test_build_shows_the_rounds_moving_and_an_estimate_only_once_a_window_has_finished"),
     ),
+    Mutation(
+        "§6.14 several judges: only the first two compared",
+        "evaluation/judge_quality.py",
+        "for i in range(len(reports)) for j in range(i + 1, len(reports))}",
+        "for i in range(1) for j in range(1, 2)}",
+        _t9("test_judge_evaluate_takes_three_judges_with_every_pairs_difference_and_a_ranking"),
+    ),
+    Mutation(
+        "§6.14 the judges ranked worst first",
+        "evaluation/judge_quality.py",
+        "    order = sorted(range(len(reports)), key=lambda i: -point(i))",
+        "    order = sorted(range(len(reports)), key=lambda i: point(i))",
+        _t9("test_judge_evaluate_takes_three_judges_with_every_pairs_difference_and_a_ranking"),
+    ),
 )
