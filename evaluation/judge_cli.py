@@ -182,7 +182,7 @@ def pairs_cmd(
     language = phrasing(language).code
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
     kg = absolute_spec(dataset_kg(dataset, kg, retrieving=False)[0])
-    made = make_pairs(entries, open_source(kg, language), llm, dataset=name or Path(dataset).stem, seed=seed, document=document, language=language, varied=vary)  # type: ignore[arg-type]
+    made = make_pairs(entries, open_source(kg), llm, dataset=name or Path(dataset).stem, seed=seed, document=document, language=language, varied=vary)  # type: ignore[arg-type]
     # absolute, with the KG's digest: the pairs are read from other folders, and against later KGs
     config = {"dataset": str(Path(dataset).resolve()), "kg": kg, "llm": llm, "document": document, "seed": seed, "language": language, "vary": vary}
     header = make_header("judge-pairs", provenance(config=config, kg_version=kg_version(kg)), made=summary(made))
