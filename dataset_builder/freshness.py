@@ -202,8 +202,10 @@ def check_text(ds: Dataset, new: Mapping[str, Any], checks: Sequence[EntryCheck]
     """The check for people: a table per stale or broken entry, then the summary."""
     from kalma.kg.version import describe
 
-    built = ds.built_on()
-    out = [f"{ds.path}: built on {describe(built) if built else 'a KG its header does not name'}; checked against {describe(dict(new))}", ""]
+    built, refreshed = ds.built_on(), ds.provenance.get("refreshed")
+    # a refreshed dataset holds for the KG it was refreshed for, not the one it was first built on
+    said = f"refreshed for {describe(built)} from {describe(refreshed['from'])}" if refreshed and built else f"built on {describe(built)}" if built else ""
+    out = [f"{ds.path}: {said or 'built on a KG its header does not name'}; checked against {describe(dict(new))}", ""]
     for c in checks:
         if c.status == "valid":
             continue

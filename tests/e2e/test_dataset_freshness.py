@@ -375,3 +375,12 @@ def test_check_and_refresh_with_the_diff_between_the_two_dumps_say_what_they_say
     # a dataset built on OLD checked against OLD itself with the OLD-to-NEW diff: its NEW is not --kg
     res = CliRunner().invoke(main, ["dataset", "check", str(dumps["ds"]), "--kg", dumps["old"], "--diff", str(tmp_path / "diff")])
     assert res.exit_code != 0 and "a diff whose NEW is" in res.output and "--kg is" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_the_check_of_a_refreshed_dataset_says_what_it_was_refreshed_for_and_from(world: dict[str, Any], refreshed: Path) -> None:
+    """Not `built on NEW`: it was built on OLD, and refreshed for NEW."""
+    res = CliRunner().invoke(main, ["dataset", "check", str(refreshed), "--kg", str(world["new"])])
+    first = res.output.splitlines()[0]
+    assert res.exit_code == 0 and f": refreshed for {world['new']} (" in first and f") from {world['old']} (" in first, first
+    first = CliRunner().invoke(main, ["dataset", "check", str(world["ds"]), "--kg", str(world["new"])]).output.splitlines()[0]
+    assert f": built on {world['old']} (" in first and "refreshed" not in first, first

@@ -110,4 +110,11 @@ MUTATIONS = (
         "        touched: set[str] = set()",
         (f"{FRESHNESS}::test_check_and_refresh_with_the_diff_between_the_two_dumps_say_what_they_say_without_it",),
     ),
+    Mutation(
+        "a refreshed dataset's check saying it was built on the KG it was refreshed for",
+        "dataset_builder/freshness.py",
+        "if refreshed and built else",
+        "if False else",
+        (f"{FRESHNESS}::test_the_check_of_a_refreshed_dataset_says_what_it_was_refreshed_for_and_from",),
+    ),
 )
