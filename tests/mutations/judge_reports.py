@@ -54,4 +54,11 @@ MUTATIONS = (
         '            undefined = "" and f"; undefined in',
         FLAT,
     ),
+    Mutation(
+        "judge.md without what ran",
+        "evaluation/judge_cli.py",
+        '    text += "\\n".join(["", "What ran:", "",',
+        '    text += "" and "\\n".join(["", "What ran:", "",',
+        ("tests/unit/test_judge_quality.py::test_judge_md_names_what_ran",),
+    ),
 )

@@ -298,3 +298,16 @@ def test_the_tuning_grid_is_every_hundredth_from_001_to_099():
     assert tune([1, 0], [0.375, 0.365]) == (0.37, 1.0)
     assert tune([1, 0], [0.995, 0.985]) == (0.99, 1.0)
     assert tune([1, 0], [0.425, 0.415]) == (0.42, 1.0)  # an even hundredth: a grid in steps of 0.02 misses it
+
+
+def test_judge_md_names_what_ran(tmp_path):
+    """judge.md ends with each judge as it ran: the rule-based one said so, a table by its bytes' digest."""
+    import hashlib
+
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text("".join(json.dumps({"premise": p.premise, "hypothesis": p.hypothesis, "label": p.label}) + "\n" for p in read_pairs(BUNDLED)))
+    res = CliRunner().invoke(main, ["judge", "evaluate", "--nli", "lexical", "--nli", f"table:{truth}", "--resamples", "0", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "out" / "judge.md").read_text()
+    digest = hashlib.sha256(truth.read_bytes()).hexdigest()[:12]
+    assert "- `lexical`: weights none: rule-based; dtype n/a on n/a" in text and f"- `table:{truth}`: weights table sha256 {digest}; dtype n/a on n/a" in text
