@@ -491,6 +491,7 @@ def compare_all(reports: Sequence[Report], pairs: Sequence[Pair]) -> dict[tuple[
 def ranking(reports: Sequence[Report], differences: dict[tuple[int, int], dict[str, Any]], alpha: float = 0.05) -> list[tuple[int, bool]]:
     """The judges best first by overall balanced accuracy (n/a last), each with whether its paired
     test against the judge above fails to tell them apart (p >= alpha, or no test): a tie."""
+
     def point(i: int) -> float:
         found = reports[i].intervals["overall"].point
         return -1.0 if found is None else found
