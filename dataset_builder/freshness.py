@@ -8,7 +8,7 @@ minimum set, and each entity it names (its `people`, the minimum set's subjects 
 |---|---|
 | `value changed` | NEW lacks the fact, and holds for its subject and property a value the entry's knowledge pool (the old KG's) did not |
 | `removed` | NEW lacks the fact and holds no new value for its subject and property: nothing replaces it |
-| `merged` | NEW does not know the entity, and redirects it to another (Wikidata's merged items) |
+| `merged` | NEW does not know the entity, and redirects it to another (Wikidata's merged items): its id and label |
 | `deleted` | NEW does not know the entity (no label, no claim) and redirects it nowhere |
 | `label changed` | an entity's label (or a fact's property label) in NEW is not the one the entry records |
 
@@ -54,6 +54,7 @@ class Finding:
     pid: str | None = None
     old: str = ""
     new: str = ""
+    new_label: str = ""  # a merged entity's: the label NEW gives the item it went into
 
 
 @dataclass
@@ -102,9 +103,10 @@ def check_entries(entries: Sequence[DatasetEntry], lines: Sequence[int], source:
     labels = {**source.labels(values), **{q: g.label for q, g in graphs.items()}}
     gone = sorted({q for n in named for q in n} - set(labels))
     moved = source.redirects(gone) if gone else {}
+    into = source.labels(sorted(set(moved.values()))) if moved else {}
     out = []
     for entry, line, names in zip(entries, lines, named):
-        findings = [f for q, label in names.items() if (f := _entity(q, label, labels, moved)) is not None]
+        findings = [f for q, label in names.items() if (f := _entity(q, label, labels, moved, into)) is not None]
         for t in entry.minimum_set or []:
             if t.subject in labels:
                 findings += _fact(t, entry, graphs[t.subject].triples if t.subject in graphs else [])
@@ -112,11 +114,13 @@ def check_entries(entries: Sequence[DatasetEntry], lines: Sequence[int], source:
     return out
 
 
-def _entity(q: str, label: str, labels: Mapping[str, str], moved: Mapping[str, str]) -> Finding | None:
+def _entity(q: str, label: str, labels: Mapping[str, str], moved: Mapping[str, str], into: Mapping[str, str]) -> Finding | None:
     """What NEW says of one entity an entry names: nothing when it knows it by the recorded label."""
     if q in labels:
         return None if labels[q] == label else Finding("label changed", q, old=label, new=labels[q])
-    return Finding("merged", q, old=label, new=moved[q]) if q in moved else Finding("deleted", q, old=label)
+    if q in moved:
+        return Finding("merged", q, old=label, new=moved[q], new_label=into.get(moved[q], ""))
+    return Finding("deleted", q, old=label)
 
 
 def _fact(t: Triple, entry: DatasetEntry, now: Iterable[Triple]) -> list[Finding]:
@@ -210,7 +214,10 @@ def check_text(ds: Dataset, new: Mapping[str, Any], checks: Sequence[EntryCheck]
         if c.status == "valid":
             continue
         out += [f"{c.id} (line {c.line}): {c.status}", "| finding | entity | property | old | new |", "|---|---|---|---|---|"]
-        out += [f"| {f.kind} | {f.entity} | {f.pid or ''} | {_cell(f.old)} | {_cell(f.new)} |" for f in c.findings]
+        out += [
+            f"| {f.kind} | {f.entity} | {f.pid or ''} | {_cell(f.old)} | {_cell(f.new)}{_cell(f' ({f.new_label})' if f.new_label else '')} |"
+            for f in c.findings
+        ]
         out.append("")
     s = summary(checks)
     out.append(f"{s['entries']} entries: {s['valid']} fully valid, {s['stale']} stale (rebuildable: `kalma dataset refresh`), {s['broken']} broken")

@@ -384,3 +384,14 @@ def test_the_check_of_a_refreshed_dataset_says_what_it_was_refreshed_for_and_fro
     assert res.exit_code == 0 and f": refreshed for {world['new']} (" in first and f") from {world['old']} (" in first, first
     first = CliRunner().invoke(main, ["dataset", "check", str(world["ds"]), "--kg", str(world["new"])]).output.splitlines()[0]
     assert f": built on {world['old']} (" in first and "refreshed" not in first, first
+
+
+def test_a_merged_entity_is_shown_with_the_label_of_the_item_it_went_into(dumps: dict[str, Any]) -> None:
+    """`| merged | Q… |  | Otto | Q… (Karl) |`: a bare id tells a reader nothing."""
+    from kalma.kg import open_source
+
+    merged = {r["subject"]: r["new"][0] for r in dumps["changes"] if r["kind"] == "merged"}
+    names = open_source(dumps["new"]).labels(sorted(set(merged.values())))
+    text = CliRunner().invoke(main, ["dataset", "check", str(dumps["ds"]), "--kg", dumps["new"]]).output
+    shown = re.findall(r"^\| merged \| (Q\d+) \|  \| [^|]* \| (Q\d+) \(([^|]*)\) \|$", text, re.M)
+    assert shown and all(merged[q] == into and names[into] == label for q, into, label in shown), text

@@ -117,4 +117,11 @@ MUTATIONS = (
         "if False else",
         (f"{FRESHNESS}::test_the_check_of_a_refreshed_dataset_says_what_it_was_refreshed_for_and_from",),
     ),
+    Mutation(
+        "a merged entity shown with the bare id of the item it went into (its label not asked)",
+        "dataset_builder/freshness.py",
+        'new_label=into.get(moved[q], "")',
+        'new_label=""',
+        (f"{FRESHNESS}::test_a_merged_entity_is_shown_with_the_label_of_the_item_it_went_into",),
+    ),
 )
