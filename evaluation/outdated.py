@@ -53,7 +53,11 @@ class OutdatedClaims(Metric):
         self.old: dict[str, list[Triple]] = {}  # entity -> its triples in OLD
 
     def models(self) -> dict[str, str]:
-        return {"outdated": f"previous KG {self.previous_kg or '(none given)'}; {entailment_label(self.options.nli)}"}
+        from kalma.kg.version import describe, kg_version
+
+        # the KG's dump date and digest, not only its spec: a spec names a folder whose content changes
+        kg = describe(kg_version(self.previous_kg)) if self.previous_kg else "(none given)"
+        return {"outdated": f"previous KG {kg}; {entailment_label(self.options.nli)}"}
 
     def caveats(self) -> list[str]:
         return approximate_entailment(self.options.nli)

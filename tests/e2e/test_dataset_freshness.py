@@ -395,3 +395,14 @@ def test_a_merged_entity_is_shown_with_the_label_of_the_item_it_went_into(dumps:
     text = CliRunner().invoke(main, ["dataset", "check", str(dumps["ds"]), "--kg", dumps["new"]]).output
     shown = re.findall(r"^\| merged \| (Q\d+) \|  \| [^|]* \| (Q\d+) \(([^|]*)\) \|$", text, re.M)
     assert shown and all(merged[q] == into and names[into] == label for q, into, label in shown), text
+
+
+def test_the_outdated_metric_names_the_previous_kg_by_its_dump_date_and_digest(dumps: dict[str, Any], tmp_path: Path) -> None:
+    """`previous KG wikidata-local:old` alone names a folder, not which dump it held."""
+    first = list(read_jsonl(dumps["refreshed"], DatasetEntry, kind="dataset"))[0]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"entry_id": first.id, "text": "Nothing."}) + "\n")
+    args = ["evaluate", "--dataset", str(dumps["refreshed"]), "--answers", str(answers), "--previous-kg", dumps["old"], "--resamples", "20"]
+    res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "eval")])
+    assert res.exit_code == 0, res.output
+    assert f"outdated: previous KG {dumps['old']} (dump 2026-01-01, sha256:" in (tmp_path / "eval" / "summary.md").read_text()

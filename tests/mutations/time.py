@@ -124,4 +124,11 @@ MUTATIONS = (
         'new_label=""',
         (f"{FRESHNESS}::test_a_merged_entity_is_shown_with_the_label_of_the_item_it_went_into",),
     ),
+    Mutation(
+        "the outdated metric naming the previous KG by its spec alone (no dump date, no digest)",
+        "evaluation/outdated.py",
+        'kg = describe(kg_version(self.previous_kg)) if self.previous_kg else "(none given)"',
+        'kg = self.previous_kg or "(none given)"',
+        (f"{FRESHNESS}::test_the_outdated_metric_names_the_previous_kg_by_its_dump_date_and_digest",),
+    ),
 )
