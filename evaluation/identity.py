@@ -84,14 +84,18 @@ def lines(judges: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     for role, j in judges.items():
         said = [f"weights: {j['weights']}"] + ([f"threshold {j['threshold']:g}", j["direction"]] if j.get("threshold") is not None else [])
+        said += [f"instructions in {j['language']}"] if j.get("language") else []
         out.append(f"- {role}: {j['spec']}; " + "; ".join([*said, f"dtype {j['dtype'] or 'n/a'} on {j['device'] or 'n/a'}"]))
     return out
 
 
-def identities(needs: set[str], nli: str, threshold: float, judge: str | None) -> dict[str, dict[str, Any]]:
-    """The identity of every judge a run's metrics used, by role (`nli`, `judge`)."""
+def identities(needs: set[str], nli: str, threshold: float, judge: str | None, language: str = "en") -> dict[str, dict[str, Any]]:
+    """The identity of every judge a run's metrics used, by role (`nli`, `judge`); G-Eval's judge
+    with the language of its instructions where it is not English (the dataset's: not decisive,
+    as a comparison of two languages measures their instructions too)."""
     out = {"nli": entailment_identity(nli, threshold)} if "nli" in needs else {}
-    return out | ({"judge": llm_identity(judge)} if "judge" in needs and judge else {})
+    said = {"language": language} if language != "en" else {}
+    return out | ({"judge": llm_identity(judge) | said} if "judge" in needs and judge else {})
 
 
 def ran_line(spec: str, what: dict[str, Any]) -> str:

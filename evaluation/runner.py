@@ -215,7 +215,7 @@ def evaluate(
         summary.splits = split_figures(rows, active, entries, resamples, options.seed)
         summary.coverage, summary.to_score, summary.language = coverage, len(wanted), options.language
         summary.caveats += language_caveat(options.language)
-        summary.judges = identities({n for m in active for n in m.needs}, options.nli, options.threshold, options.judge)
+        summary.judges = identities({n for m in active for n in m.needs}, options.nli, options.threshold, options.judge, options.language)
         (out / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2))
         (out / TABLE_FILE).write_text(markdown_table(summary))
         questions = {a.answer_id(): e.question(a.setting) for a in answer_list if (e := entries.get(a.entry_id))}

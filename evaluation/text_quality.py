@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from kalma.citations import strip_citations
+from kalma.errors import ConfigError
 from kalma.languages.phrasing import ENGLISH, phrasing
 from kalma.models import LLMS, GenParams, describe, get_llm
 from kalma.seeds import derive_seed
@@ -119,10 +120,14 @@ class TextQuality(Metric):
     outputs = tuple(f"{a}_{k}" for a in ASPECTS for k in ("mean", "std_across_answers", "std", "weighted_mean", "invalid"))
     scales = {k: "count" if k.endswith("_invalid") else "1-5" for k in outputs}
 
-    def __init__(self, options: EvalOptions, *, samples: int = 1, language: str = "en"):
+    def __init__(self, options: EvalOptions, *, samples: int = 1, language: str | None = None):
         super().__init__(options)
         self.samples = samples
-        self.language = phrasing(language, "geval:language").code
+        # the dataset's language (`kalma evaluate` reads it from the header): a French dataset's
+        # answers are judged on French instructions; an explicit `language=` must agree with it
+        self.language = phrasing(options.language if language is None else language, "geval:language").code
+        if self.language != phrasing(options.language).code:
+            raise ConfigError(f"geval:language={language} but the dataset is in {options.language} (its header's language): give one")
 
     def models(self) -> dict[str, str]:
         return {"geval": describe(self.options.judge, LLMS)}

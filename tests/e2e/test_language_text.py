@@ -168,3 +168,26 @@ def test_compare_holds_the_lexical_judge_of_each_language_one_judge(tmp_path):
     res = CliRunner().invoke(main, ["compare", str(tmp_path / "en" / "out"), str(tmp_path / "fr" / "out"), "--resamples", "100"])
     assert res.exit_code == 0, res.output
     assert "| alignment.alignment_micro |" in res.output and "not compared" not in res.output
+
+
+def test_evaluate_gives_geval_the_datasets_language(tmp_path):
+    """`kalma evaluate` hands G-Eval's judge its instructions in the dataset's language (a scripted
+    judge rates French instructions 5, any other 1), records it with the judge, and refuses a
+    `geval:language=` that disagrees with the header in one line."""
+    from click.testing import CliRunner
+
+    from kalma.cli import main
+    from tests.servers import answering, scripted_server
+
+    write_jsonl(tmp_path / "d.jsonl", [ENTRY], "dataset", header={"language": "fr"})
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id="curie", text=ANSWER, model="m")], "answers")
+    with scripted_server([answering(lambda prompt: "5" if prompt.startswith("Vous évaluez une réponse") else "1")]) as (url, _):
+        args = ["evaluate", "--dataset", str(tmp_path / "d.jsonl"), "--answers", str(tmp_path / "a.jsonl"), "--judge", f"openai-compatible:{url}/v1:judge"]
+        res = CliRunner().invoke(main, [*args, "--metrics", "geval", "--resamples", "0", "-o", str(tmp_path / "out")])
+        assert res.exit_code == 0, res.output
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["metrics"]["geval"]["fluency_mean"] == 5.0 and summary["metrics"]["geval"]["coherence_mean"] == 5.0
+        assert summary["judges"]["judge"]["language"] == "fr" and "instructions in fr" in (tmp_path / "out" / "summary.md").read_text()
+        res = CliRunner().invoke(main, [*args, "--metric", "geval:language=en", "-o", str(tmp_path / "en")])
+    assert res.exit_code != 0 and not (tmp_path / "en").exists()
+    assert res.output.strip() == "kalma: geval:language=en but the dataset is in fr (its header's language): give one", res.output

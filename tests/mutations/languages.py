@@ -102,4 +102,15 @@ LOCALIZE = (
     ),
 )
 
-MUTATIONS = KG_LABELS + LOCALIZE
+
+EVALUATE = (
+    Mutation(
+        "evaluate leaves G-Eval in English for a French dataset",
+        "evaluation/text_quality.py",
+        "        chats = judge_chats(items, self.language)",
+        "        chats = judge_chats(items)",
+        ("tests/e2e/test_language_text.py::test_evaluate_gives_geval_the_datasets_language",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE
