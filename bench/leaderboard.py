@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evaluation.base import UNUSABLE_LIMIT, show, show_signed
-from evaluation.runner import FULL_POOL
+from evaluation.runner import FULL_POOL, any_language
 from evaluation.text_quality import SELF_JUDGED
 from evaluation.uncertainty import RESAMPLES, Difference
 from evaluation.verdict_page import prose
@@ -282,7 +282,8 @@ def collect(board: Path, resamples: int = RESAMPLES) -> Board:
     submissions (part of the dataset, or its first entries) in a table of their own under it,
     never ranked with complete ones; damaged entries aside."""
     groups: dict[str, tuple[DatasetId, list[Row], list[Row]]] = {}
-    damaged = []
+    damaged: list[str] = []
+    measured = _negated_measured(board, damaged)
     for folder in filed_entries(board).values():  # never a staging folder: a submission still being scored
         f = folder / "submission.json"
         try:
@@ -294,7 +295,9 @@ def collect(board: Path, resamples: int = RESAMPLES) -> Board:
             damaged.append(f"{f}: its evaluation is unfinished ({rec.answers_scored} of {rec.summary.to_score or '?'} answers scored); file it again")
             continue
         _, whole, part = groups.setdefault(rec.dataset.digest, (rec.dataset, [], []))
-        (whole if rec.summary.coverage is None else part).append(_row(rec, folder))
+        row = _row(rec, folder)
+        row.read_first = "; ".join(x for x in (row.read_first, _negated_note(rec.summary, measured)) if x)
+        (whole if rec.summary.coverage is None else part).append(row)
     tables = []
     release = next((d for d, _, _ in groups.values() if d.is_biokalma_release()), None)
     for dataset, rows, partial in groups.values():
@@ -687,3 +690,37 @@ def _splits_html(t: Table) -> str:
     body = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
     table = f'<div class="wide"><table class="board splits"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>'
     return f'\n<p class="note">{html.escape(SPLITS_NOTE)}</p>\n{table}'
+
+
+JUDGE_QUALITY = "judge-quality"  # BOARD/judge-quality/**/judge.json: `kalma judge evaluate -o` run on the board's judges
+
+
+def _negated_measured(board: Path, damaged: list[str]) -> dict[str, str]:
+    """Each judge the board's judge-quality reports measured on `negated` pairs (a sentence that
+    denies its citation), by spec across languages: its accuracy there, with its interval and file."""
+    out: dict[str, str] = {}
+    for f in sorted((board / JUDGE_QUALITY).rglob("judge.json")):
+        try:
+            judged = json.loads(f.read_text(encoding="utf-8"))["judges"]
+            for j in judged:
+                kind = j.get("accuracy_by_kind", {}).get("negated")
+                if kind:
+                    iv, level = kind["accuracy"], j.get("bootstrap", {}).get("level", 0.95)
+                    out[any_language(j["spec"])] = (
+                        f"{show(iv['point'])} right on {kind['pairs']} negated pairs (a sentence that denies its citation; "
+                        f"{int(100 * level)}% interval {show(iv['low'])} to {show(iv['high'])}; {f.relative_to(board)})"
+                    )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            damaged.append(f"{f}: not a judge.json of `kalma judge evaluate` ({type(exc).__name__}: {exc}); write it again with `kalma judge evaluate -o`")
+    return out
+
+
+def _negated_note(s: Summary, measured: dict[str, str]) -> str:
+    """What a row's alignment judge is known to do with a sentence that denies what it cites."""
+    spec = s.judges.get("nli", {}).get("spec")
+    if not spec:  # no alignment judge behind this row's figures
+        return ""
+    found = measured.get(any_language(str(spec)))
+    if found:
+        return f"alignment judge {spec}: {found}"
+    return f"alignment judge {spec} not measured on negated pairs: its alignment cannot tell a sentence that denies its citation from one that states it"

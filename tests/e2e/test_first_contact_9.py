@@ -387,3 +387,40 @@ def test_judge_evaluate_takes_three_judges_with_every_pairs_difference_and_a_ran
     assert ranked == [("1", right, "100.0"), ("2", half, "50.0"), ("3", wrong, "0.0")]
     report = json.loads((tmp_path / "o" / "judge.json").read_text())
     assert [r["judge"] for r in report["ranking"]] == [right, half, wrong] and len(report["differences"]) == 3
+
+
+# ---------------------------------------------------------------- 15: a judge never measured on sentences that deny their citation
+
+
+def test_the_board_says_when_its_alignment_judge_was_never_measured_on_negated_pairs_and_its_figure_once_it_was(dataset: Path, tmp_path: Path):
+    from kalma.jsonl import read_jsonl, write_jsonl
+    from kalma.schema import Answer, DatasetEntry
+
+    entries = list(read_jsonl(dataset, DatasetEntry))
+    cites = [f"{t.subject}, {t.relation_label}: {t.value_label}" for t in (e.knowledge_pool.triples()[0] for e in entries)]
+    write_jsonl(tmp_path / "a.jsonl", [Answer(entry_id=e.id, text=f"It was so [{c}].", model="m") for e, c in zip(entries, cites)], "answers")
+    board, site = tmp_path / "board", tmp_path / "site"
+    _ok(["bench", "submit", str(tmp_path / "a.jsonl"), "--dataset", str(dataset), "--leaderboard", str(board), "--name", "a", "--model", "m"])
+    _ok(["leaderboard", str(board), "-o", str(site)])
+    never = "alignment judge lexical not measured on negated pairs: its alignment cannot tell a sentence that denies its citation from one that states it"
+    assert never in (site / "leaderboard.md").read_text() and never in (site / "index.html").read_text()
+
+    # the lexical judge measured on pairs of `kalma judge pairs --vary`'s kinds: wrong on every negated one
+    pairs = [{"doc": f"Ann Lee was born in Town{i}.", "claim": f"Ann Lee, place of birth: Town{i}", "label": 1, "kind": "paraphrase"} for i in range(4)]
+    pairs += [{"doc": f"Ann Lee was not born in Town{i}.", "claim": f"Ann Lee, place of birth: Town{i}", "label": 0, "kind": "negated"} for i in range(4)]
+    pairs += [{"doc": f"Bo Ray wrote Book{i}.", "claim": f"Ann Lee, place of birth: Town{i}", "label": 0, "kind": "unrelated"} for i in range(4)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps({**p, "dataset": "d"}) + "\n" for p in pairs))
+    _ok(["judge", "evaluate", "--nli", "lexical", "--pairs", str(tmp_path / "pairs.jsonl"), "--resamples", "200", "-o", str(board / "judge-quality")])
+    assert json.loads((board / "judge-quality" / "judge.json").read_text())["judges"][0]["accuracy_by_kind"]["negated"]["correct"] == 0
+    _ok(["leaderboard", str(board), "-o", str(site)])
+    md = (site / "leaderboard.md").read_text()
+    assert never not in md
+    figure = "0.0 right on 4 negated pairs (a sentence that denies its citation; 95% interval 0.0 to 0.0; judge-quality/judge.json)"
+    assert f"alignment judge lexical: {figure}" in md
+
+    # a judge.json there that cannot be read: listed with the damaged entries, the board still made
+    (board / "judge-quality" / "old").mkdir()
+    (board / "judge-quality" / "old" / "judge.json").write_text("{not json")
+    code, _, err = _run(["leaderboard", str(board), "-o", str(site)])
+    assert code == 1 and "judge-quality/old/judge.json: not a judge.json of `kalma judge evaluate` (JSONDecodeError" in err, err
+    assert f"alignment judge lexical: {figure}" in (site / "leaderboard.md").read_text()

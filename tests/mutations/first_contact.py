@@ -685,4 +685,18 @@ MUTATIONS += (
         "    order = sorted(range(len(reports)), key=lambda i: point(i))",
         _t9("test_judge_evaluate_takes_three_judges_with_every_pairs_difference_and_a_ranking"),
     ),
+    Mutation(
+        "§6.15 a judge.json's negated accuracy never read: every row says its judge was not measured",
+        "bench/leaderboard.py",
+        'kind = j.get("accuracy_by_kind", {}).get("negated")',
+        'kind = j.get("accuracy_by_kind", {}).get("paraphrase")',
+        _t9("test_the_board_says_when_its_alignment_judge_was_never_measured_on_negated_pairs_and_its_figure_once_it_was"),
+    ),
+    Mutation(
+        "§6.15 a row's alignment judge unmeasured on negated pairs said nothing of",
+        "bench/leaderboard.py",
+        '    spec = s.judges.get("nli", {}).get("spec")\n',
+        '    spec = s.judges.get("judge", {}).get("spec")\n',
+        _t9("test_the_board_says_when_its_alignment_judge_was_never_measured_on_negated_pairs_and_its_figure_once_it_was"),
+    ),
 )
