@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kalma.cli import NO_CACHE, OVERWRITE, LazyGroup, new_output
+from kalma.languages import language_options
 
 
 def _threshold(_: click.Context, __: click.Parameter, value: str) -> float | None:
@@ -146,12 +147,7 @@ def evaluate_cmd(
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--name", default=None, help="The rows' `dataset` (what `kalma judge evaluate` reports per); default: the dataset file's name without suffix.")
-@click.option(
-    "--language",
-    default="en",
-    show_default=True,
-    help="The sentences' language (a BCP-47 tag): `template` writes en, fr, de, es; a model is asked in English to write any other.",
-)
+@language_options  # the sentences' language and the KG's labels': `template` writes en, fr, de, es; a model is asked in English to write any other
 @click.option(
     "--vary",
     is_flag=True,
@@ -162,13 +158,24 @@ def evaluate_cmd(
 @OVERWRITE
 @NO_CACHE
 def pairs_cmd(
-    dataset: str, kg: str | None, llm: str, document: str, seed: int, name: str | None, language: str, vary: bool, output: str, overwrite: bool
+    dataset: str,
+    kg: str | None,
+    llm: str,
+    document: str,
+    seed: int,
+    name: str | None,
+    language: str,
+    label_fallback: str | None,
+    vary: bool,
+    output: str,
+    overwrite: bool,
 ) -> None:
     """Labelled (sentence, cited triple) pairs of five kinds, generated from DATASET's entries and their KG,
     in the form `kalma evaluate` hands the judge; `kalma judge evaluate --pairs` reads them as they are."""
     from baselines.cli import dataset_kg
     from kalma.jsonl import dumps, make_header, read_jsonl
     from kalma.kg import open_source
+    from kalma.kg.base import label_header
     from kalma.kg.version import kg_version
     from kalma.languages.phrasing import phrasing
     from kalma.models import LLMS
@@ -182,9 +189,11 @@ def pairs_cmd(
     language = phrasing(language).code
     entries = list(read_jsonl(dataset, DatasetEntry, kind="dataset"))
     kg = absolute_spec(dataset_kg(dataset, kg, retrieving=False)[0])
-    made = make_pairs(entries, open_source(kg), llm, dataset=name or Path(dataset).stem, seed=seed, document=document, language=language, varied=vary)  # type: ignore[arg-type]
+    source = open_source(kg, language, label_fallback)  # the replacement values' labels in the sentences' language
+    made = make_pairs(entries, source, llm, dataset=name or Path(dataset).stem, seed=seed, document=document, language=language, varied=vary)  # type: ignore[arg-type]
     # absolute, with the KG's digest: the pairs are read from other folders, and against later KGs
     config = {"dataset": str(Path(dataset).resolve()), "kg": kg, "llm": llm, "document": document, "seed": seed, "language": language, "vary": vary}
+    config |= {"labels": label_header(source)} if language != "en" or label_fallback else {}
     header = make_header("judge-pairs", provenance(config=config, kg_version=kg_version(kg)), made=summary(made))
     write_pairs(output, made, header)
     click.echo(dumps(summary(made), indent=1))

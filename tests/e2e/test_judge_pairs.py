@@ -137,8 +137,11 @@ def test_every_label_on_the_demo_dataset_is_right_by_its_kinds_rule(dataset, tmp
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_varied_pairs_keep_every_label_right_and_deny_in_the_negated_kind(dataset, tmp_path, language):
-    verbatim = generate(dataset, tmp_path / "pairs.jsonl", "--language", language)
-    rows = generate(dataset, tmp_path / "varied.jsonl", "--vary", "--language", language)
+    # the KG is read in --language: the demo KG's labels are English, so French pairs take them
+    # from English where French has none, as a user with that KG would (--label-fallback en)
+    fallback = ["--label-fallback", "en"] if language != "en" else []
+    verbatim = generate(dataset, tmp_path / "pairs.jsonl", "--language", language, *fallback)
+    rows = generate(dataset, tmp_path / "varied.jsonl", "--vary", "--language", language, *fallback)
     assert violations(rows, "demo", dataset, language) == []
     kinds = Counter(r["kind"] for r in rows)
     assert set(kinds) == {*KINDS, "negated"} and kinds["negated"] == 6 and {r["label"] for r in rows if r["kind"] == "negated"} == {0}
@@ -146,7 +149,11 @@ def test_varied_pairs_keep_every_label_right_and_deny_in_the_negated_kind(datase
     assert [(r["kind"], r["claim"], r["label"]) for r in rows if r["kind"] != "negated"] == [(r["kind"], r["claim"], r["label"]) for r in verbatim]
     changed = sum(a["doc"] != b["doc"] for a, b in zip([r for r in rows if r["kind"] != "negated"], verbatim))
     assert changed >= len(verbatim) / 2, changed
-    assert json.loads((tmp_path / "varied.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]["config"]["vary"] is True
+    config = json.loads((tmp_path / "varied.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]["config"]
+    assert config["vary"] is True and config.get("labels", {}).get("label_fallback") == (fallback[1] if fallback else None)
+    if fallback:  # the KG was opened in French: without the fallback, its English-only labels leave the values unnamed
+        res = CliRunner().invoke(main, ["judge", "pairs", "--dataset", str(dataset), "-o", str(tmp_path / "no.jsonl"), "--language", language])
+        assert res.exit_code != 0 and "the KG holds none of the" in res.output and not (tmp_path / "no.jsonl").exists(), res.output
 
 
 def test_the_triple_as_document_labels_partial_pairs_unsupported(dataset, tmp_path):

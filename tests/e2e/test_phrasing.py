@@ -40,13 +40,13 @@ def test_english_demo_dataset_answers_and_pairs_are_the_bytes_they_were(tmp_path
 
 def test_judge_pairs_in_french_and_the_template_refusing_an_unwritten_language(dataset, tmp_path):
     out = tmp_path / "fr.jsonl"
-    _run("judge", "pairs", "--dataset", str(dataset), "--language", "fr", "-o", str(out))
+    _run("judge", "pairs", "--dataset", str(dataset), "--language", "fr", "--label-fallback", "en", "-o", str(out))
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert lines[0]["kalma"]["provenance"]["config"]["language"] == "fr"
-    # the demo KG's labels are English; the sentence around them is French
+    # the demo KG's labels are English (taken as --label-fallback en says); the sentence around them is French
     assert any(r["doc"].startswith("L'occupation d'Artemisia Gentileschi est ") for r in lines[1:]), [r["doc"] for r in lines[1:6]]
     bad = tmp_path / "pt.jsonl"
-    res = CliRunner().invoke(main, ["judge", "pairs", "--dataset", str(dataset), "--language", "pt-BR", "-o", str(bad)])
+    res = CliRunner().invoke(main, ["judge", "pairs", "--dataset", str(dataset), "--language", "pt-BR", "--label-fallback", "en", "-o", str(bad)])
     assert res.exit_code != 0 and not bad.exists()
     message = res.output.strip().splitlines()
     assert message == [

@@ -113,4 +113,15 @@ EVALUATE = (
     ),
 )
 
-MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE
+
+PAIRS = (
+    Mutation(
+        "judge pairs reads its KG in English whatever --language",
+        "evaluation/judge_cli.py",
+        "    source = open_source(kg, language, label_fallback)",
+        "    source = open_source(kg)",
+        ("tests/e2e/test_judge_pairs.py::test_varied_pairs_keep_every_label_right_and_deny_in_the_negated_kind",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS
