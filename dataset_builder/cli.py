@@ -184,9 +184,9 @@ def from_kg(
     if changed_since:
         from .from_kg import fresh_records
 
-        drawn: list[Any] = fresh_records(source, open_source(changed_since), wanted, pids, count, unchanged, seed, model, asked)
+        drawn: list[Any] = fresh_records(source, open_source(changed_since), wanted, pids, count, unchanged, seed, model, asked, language)
     else:
-        drawn = records_from_kg(source, wanted, pids, count, seed, model, asked)
+        drawn = records_from_kg(source, wanted, pids, count, seed, model, asked, language=language)
     pairs = {"pairs": [f"{a}:{b}" for a, b in asked]} if asked else {}
     header = provenance(
         kg=kg,

@@ -18,7 +18,7 @@ from typing import Literal
 
 from kalma.classes import CLASSES, entity_class
 from kalma.kg.base import KnowledgeSource
-from kalma.languages.phrasing import ENGLISH
+from kalma.languages.phrasing import by_header, phrasing
 from kalma.models import LLM, GenParams
 from kalma.models.template import TemplateTask, register_task
 from kalma.schema import Record, Triple
@@ -27,7 +27,7 @@ from kalma.verbalize import SEP, knowledge_from_prompt
 
 from .pool import has_label
 
-TASK, FACTS = "Task: records-paragraph", "Facts:"
+TASK = "Task: records-paragraph"
 Link = tuple[str, str, str]  # (a, PID, b)
 Keep = Callable[[Sequence[Link]], set[Link]]  # the links a draw may take, of those the KG holds
 FACTS_PER_PARAGRAPH = 4  # the link and up to three more facts of the pair, so round 1 has something to annotate
@@ -101,19 +101,17 @@ def draw(
     return out
 
 
-def paragraph_prompt(facts: Sequence[Triple]) -> list[dict[str, str]]:
+def paragraph_prompt(facts: Sequence[Triple], language: str = "en") -> list[dict[str, str]]:
+    """The request for a record's seed paragraph, in the language (English asking to write in it
+    where the suite has no text written in the language)."""
+    ph = phrasing(language)
     lines = "\n".join(SEP.join((t.subject, t.subject_label, t.relation_label, t.value_label)) for t in facts)
-    return [
-        {
-            "role": "user",
-            "content": f"{TASK}\nWrite a short encyclopedic paragraph that states every fact listed (QID | entity | relation | value), "
-            f"and nothing else. Reply with the paragraph only.\n\n{FACTS}\n{lines}\n\nParagraph:",
-        }
-    ]
+    return [{"role": "user", "content": f"{TASK}\n{ph.records_paragraph}{ph.write_in}\n\n{ph.facts}\n{lines}\n\n{ph.paragraph}"}]
 
 
 def _template_paragraph(prompt: str) -> str:
-    return " ".join(ENGLISH.sentence(c.entity_name or c.qid, c.relation, c.value) for c in knowledge_from_prompt(prompt, FACTS))
+    ph = by_header(prompt, "paragraph")  # the language the prompt ends in: its facts header and its sentences
+    return " ".join(ph.sentence(c.entity_name or c.qid, c.relation, c.value) for c in knowledge_from_prompt(prompt, ph.facts))
 
 
 register_task(TemplateTask("records:paragraph", lambda prompt: prompt.lstrip().startswith(TASK + "\n"), _template_paragraph))
@@ -128,6 +126,7 @@ def records_from_kg(
     llm: LLM,
     asked: Sequence[tuple[str, str]] = (),
     keep: Keep | None = None,
+    language: str = "en",
 ) -> list[RelationRecord]:
     pairs = draw(source, classes, properties, n, seed, asked, keep)
     graphs = source.subgraphs(sorted({q for x in pairs for q in x[:3:2]}))
@@ -138,7 +137,7 @@ def records_from_kg(
         rng = random.Random(derive_seed(seed, "records", a, p, b))
         others = [t for g, c in ((ga, ca), (gb, cb)) for t in g.triples if t != link and has_label(t) and not entity_class(c).is_trivial(t)]
         facts = [link, *rng.sample(others, min(len(others), FACTS_PER_PARAGRAPH - 1))]
-        text = llm.chat(paragraph_prompt(facts), GenParams(temperature=0.7, max_tokens=200, seed=derive_seed(seed, "paragraph", a, p, b))).text
+        text = llm.chat(paragraph_prompt(facts, language), GenParams(temperature=0.7, max_tokens=200, seed=derive_seed(seed, "paragraph", a, p, b))).text
         out.append(RelationRecord(paragraph=" ".join(text.split()), person_a=ga.label, relation=p, person_b=gb.label, class_a=ca, class_b=cb))
     return out
 
@@ -202,9 +201,11 @@ def fresh_records(
     seed: int,
     llm: LLM,
     asked: Sequence[tuple[str, str]] = (),
+    language: str = "en",
 ) -> list[SplitRecord]:
     """`n` records whose link is new or changed since OLD, then `unchanged` whose link OLD held
     too (a control split, drawn with a seed of its own), each with its split."""
-    changed = records_from_kg(source, classes, properties, n, seed, llm, asked, changed_since(old))
-    same = records_from_kg(source, classes, properties, unchanged, derive_seed(seed, "unchanged"), llm, asked, changed_since(old, False)) if unchanged else []
+    changed = records_from_kg(source, classes, properties, n, seed, llm, asked, changed_since(old), language)
+    control = derive_seed(seed, "unchanged")
+    same = records_from_kg(source, classes, properties, unchanged, control, llm, asked, changed_since(old, False), language) if unchanged else []
     return [SplitRecord(**r.model_dump(), split="changed") for r in changed] + [SplitRecord(**r.model_dump(), split="unchanged") for r in same]

@@ -108,6 +108,7 @@ class Phrasing:
     # ---- judge pairs (`evaluation.judge_pairs`) and records (`dataset_builder.from_kg`)
     state: str  # "Write one English sentence that states every fact below ..."
     sentence_slot: str  # "Sentence:"
+    records_paragraph: str  # `records from-kg`: "Write a short encyclopedic paragraph that states every fact listed ..."
     # ---- judge pairs that vary what sentences say and how (`kalma judge pairs --vary`), and deny
     vary: str  # the instruction asking a model for its own words
     deny: str  # the instruction asking a model to deny one fact
@@ -365,6 +366,9 @@ Q37463 | Pierre Curie | spouse | Marie Curie""",
         "Reply with the sentence only, without citations or brackets."
     ),
     sentence_slot="Sentence:",
+    records_paragraph=(
+        "Write a short encyclopedic paragraph that states every fact listed (QID | entity | relation | value), and nothing else. Reply with the paragraph only."
+    ),
     vary=(
         "Write one English sentence that states every fact below, and nothing else, in your own words: you may name a relation "
         "differently and order the facts as you like, but write each value as it is given. Reply with the sentence only, without citations or brackets."
@@ -637,6 +641,10 @@ Q37463 | Pierre Curie | conjoint ou conjointe | Marie Curie""",
         "Répondez avec la phrase seulement, sans citations ni crochets."
     ),
     sentence_slot="Phrase :",
+    records_paragraph=(
+        "Écrivez un court paragraphe encyclopédique en français qui énonce chacun des faits de la liste (QID | entité | relation | valeur), "
+        "et rien d'autre. Répondez avec le paragraphe seulement."
+    ),
     vary=(
         "Écrivez une phrase en français qui énonce chacun des faits ci-dessous, et rien d'autre, avec vos propres mots : vous pouvez "
         "nommer une relation autrement et ordonner les faits à votre guise, mais écrivez chaque valeur telle qu'elle est donnée. "
@@ -901,6 +909,10 @@ Q37463 | Pierre Curie | Ehepartner | Marie Curie""",
         "Antworten Sie nur mit dem Satz, ohne Zitate oder Klammern."
     ),
     sentence_slot="Satz:",
+    records_paragraph=(
+        "Schreiben Sie einen kurzen enzyklopädischen Absatz auf Deutsch, der jeden aufgeführten Fakt (QID | Entität | Relation | Wert) aussagt, "
+        "und nichts anderes. Antworten Sie nur mit dem Absatz."
+    ),
     vary=(
         "Schreiben Sie einen deutschen Satz, der jeden der folgenden Fakten aussagt, und nichts anderes, in eigenen Worten: Sie dürfen "
         "eine Relation anders benennen und die Fakten beliebig ordnen, aber schreiben Sie jeden Wert so, wie er angegeben ist. "
@@ -1166,6 +1178,10 @@ Q37463 | Pierre Curie | cónyuge | Marie Curie""",
         "Responda solo con la oración, sin citas ni corchetes."
     ),
     sentence_slot="Oración:",
+    records_paragraph=(
+        "Escriba un breve párrafo enciclopédico en español que enuncie cada uno de los hechos de la lista (QID | entidad | relación | valor), "
+        "y nada más. Responda solo con el párrafo."
+    ),
     vary=(
         "Escriba una oración en español que enuncie cada uno de los hechos siguientes, y nada más, con sus propias palabras: puede "
         "nombrar una relación de otro modo y ordenar los hechos como quiera, pero escriba cada valor tal como se da. "

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dataset_builder.from_kg import paragraph_prompt
 from kalma.cli import main
 from kalma.jsonl import read_header, read_jsonl
-from kalma.schema import DatasetEntry
+from kalma.schema import DatasetEntry, Triple
 from perf.dumpgen import write_dump
 from perf.random_models import build_causal
 
@@ -179,3 +180,19 @@ def test_an_entity_without_a_label_in_the_language_is_named_and_its_entry_left_o
     )
     made = read_header(allowed, "dataset")["provenance"]
     assert made["label_fallback"] == "en" and made["labels_from_fallback"] > 0 and len(_entries(allowed)) > len(_entries(world / "de.jsonl"))
+
+
+def test_records_from_kg_writes_its_paragraphs_in_the_language(world: Path, tmp_path: Path):
+    store = f"wikidata-local:{world / 'store'}"
+    _ok(["records", "from-kg", "--kg", store, "--classes", "Q43229,Q515", "-n", "6", "--seed", "1", "--language", "fr", "-o", str(tmp_path / "fr.jsonl")])
+    paragraphs = [json.loads(line)["paragraph"] for line in (tmp_path / "fr.jsonl").read_text(encoding="utf-8").splitlines()[1:]]
+    assert len(paragraphs) == 6
+    for text in paragraphs:
+        assert not {w.lower() for w in re.findall(r"[^\W\d_]+", text)} & ENGLISH, text
+    assert any(" est " in p or " a " in p for p in paragraphs), paragraphs  # French sentences, not only French labels
+    # English asks as it always did (the prompt's bytes are the fingerprint of every English record)
+    t = Triple(subject="Q1", subject_label="A", relation="P17", relation_label="country", value="Q2", value_label="B")
+    assert paragraph_prompt([t])[0]["content"] == (
+        "Task: records-paragraph\nWrite a short encyclopedic paragraph that states every fact listed (QID | entity | relation | value), "
+        "and nothing else. Reply with the paragraph only.\n\nFacts:\nQ1 | A | country | B\n\nParagraph:"
+    )

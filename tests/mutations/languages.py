@@ -124,4 +124,15 @@ PAIRS = (
     ),
 )
 
-MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS
+
+RECORDS = (
+    Mutation(
+        "records from-kg asks for its paragraphs in English whatever --language",
+        "dataset_builder/from_kg.py",
+        "paragraph_prompt(facts, language)",
+        "paragraph_prompt(facts)",
+        ("tests/e2e/test_languages.py::test_records_from_kg_writes_its_paragraphs_in_the_language",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS
