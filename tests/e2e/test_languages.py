@@ -109,7 +109,12 @@ def test_each_language_answered_evaluated_and_compared_entry_by_entry(evaluated:
         if lang != "en":  # the prompt and template's sentences in the language: no English possessive
             assert answers[1:] and not any("'s " in a["text"] for a in answers[1:]), answers[1]["text"]
         summary = json.loads((world / f"ev-{lang}" / "summary.json").read_text())
-        assert summary
+        assert summary["finished"] and summary["language"] == lang
+        for metric in ("citation", "alignment", "na"):  # every figure the offline run computes, each with its interval
+            figures = {k: v for k, v in summary["metrics"][metric].items() if v is not None}
+            assert figures, (lang, metric, summary["unavailable"].get(metric))
+            assert all(summary["intervals"][metric][k]["low"] is not None for k in figures), (lang, metric)
+            assert all(k in summary["unavailable"][metric] for k, v in summary["metrics"][metric].items() if v is None), (lang, metric)  # n/a, and why
     out = _ok(["compare", str(world / "ev-en"), str(world / "ev-fr"), "--resamples", "200"])
     assert "the languages differ: A is in en, B in fr" in out and "measures the language alone" in out
     fr = len(_entries(world / "fr.jsonl"))
