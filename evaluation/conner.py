@@ -111,7 +111,7 @@ class ConnerIntrinsic(Metric):
         # factuality: all (evidence, sentence) pairs of the batch in one entailment call
         pairs, owner = [], []
         for i, it in enumerate(items):
-            evidence = [verbalize(t, e.label) for e in it.kg.entities for t in e.triples]
+            evidence = [verbalize(t, e.label, it.language) for e in it.kg.entities for t in e.triples]
             for j, s in enumerate(sentences[i]):
                 for ev in evidence_for(s, evidence, l, it.language):
                     pairs.append((ev, s))

@@ -135,4 +135,15 @@ RECORDS = (
     ),
 )
 
-MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS
+
+CONNER = (
+    Mutation(
+        "CONNER's evidence verbalised in English whatever the dataset's language",
+        "evaluation/conner.py",
+        "verbalize(t, e.label, it.language)",
+        "verbalize(t, e.label)",
+        ("tests/unit/test_other_metrics.py::test_conner_gives_its_judge_the_evidence_in_the_datasets_language",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER

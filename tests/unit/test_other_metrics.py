@@ -195,3 +195,21 @@ def test_geval_with_shared_prefixes_equals_transformers_generate_with_smollm2():
             assert f.values[aspect] == s.values[aspect] and f.counts[f"{aspect}_invalid"] == s.counts[f"{aspect}_invalid"], aspect
             if s.values[f"{aspect}_weighted"] is not None:
                 assert f.values[f"{aspect}_weighted"] == pytest.approx(s.values[f"{aspect}_weighted"], abs=1e-4)
+
+
+def test_conner_gives_its_judge_the_evidence_in_the_datasets_language(tmp_path):
+    """A French answer is checked against French evidence: the table holds only that pair, so
+    evidence verbalised in English would be a pair it lacks (an error), not a judgement."""
+    import json
+
+    from kalma.verbalize import verbalize
+
+    fact = Triple(subject="Q1", subject_label="Artemisia", relation="P19", relation_label="lieu de naissance", value="Q2", value_label="Rome")
+    kg = KnowledgeGraph(entities=[EntityGraph(qid="Q1", label="Artemisia", triples=[fact])])
+    entry = DatasetEntry(id="e", general_question="Qui était Artemisia ?", specific_question="Où est née Artemisia ?", knowledge_pool=kg)
+    answer = Answer(entry_id="e", text="Artemisia est née à Rome [Q1, lieu de naissance: Rome].", model="m")
+    table = tmp_path / "judged.jsonl"
+    table.write_text(json.dumps({"premise": verbalize(fact, "Artemisia", "fr"), "hypothesis": "Artemisia est née à Rome.", "label": "entailment"}) + "\n")
+    opts = EvalOptions(nli=f"table:{table}", lm="hf:" + str(build_causal(tmp_path / "lm")), language="fr")
+    scored = ConnerIntrinsic(opts).score([EvalItem.build(answer, entry, language="fr")])
+    assert scored[0].values["conner_fact_consistent"] == 1.0
