@@ -284,6 +284,7 @@ def collect(board: Path, resamples: int = RESAMPLES) -> Board:
     groups: dict[str, tuple[DatasetId, list[Row], list[Row]]] = {}
     damaged: list[str] = []
     measured = _negated_measured(board, damaged)
+    judge_notes: dict[int, str] = {}  # per row: what its alignment judge is known to do with a denial
     for folder in filed_entries(board).values():  # never a staging folder: a submission still being scored
         f = folder / "submission.json"
         try:
@@ -296,21 +297,23 @@ def collect(board: Path, resamples: int = RESAMPLES) -> Board:
             continue
         _, whole, part = groups.setdefault(rec.dataset.digest, (rec.dataset, [], []))
         row = _row(rec, folder)
-        row.read_first = "; ".join(x for x in (row.read_first, _negated_note(rec.summary, measured)) if x)
+        judge_notes[id(row)] = _negated_note(rec.summary, measured)
         (whole if rec.summary.coverage is None else part).append(row)
     tables = []
     release = next((d for d, _, _ in groups.values() if d.is_biokalma_release()), None)
     for dataset, rows, partial in groups.values():
         rows.sort(key=lambda r: -(r.values.get(RANK_BY) or -1.0))
-        table = Table(dataset.label(), rows)
+        table = Table(dataset.label(), rows, _said_once(rows, judge_notes))
         _rank(table, resamples)
         if dataset is release:
             table.rows += _paper_rows()
-            table.note = "Rows marked paper are the KaLMA paper's Table 3 on BioKaLMA, with minimum sets this release lacks: reference values, not rerun here."
+            paper = "Rows marked paper are the KaLMA paper's Table 3 on BioKaLMA, with minimum sets this release lacks: reference values, not rerun here."
+            table.note = " ".join(x for x in (table.note, paper) if x)
         if table.rows:  # a dataset with partial submissions only has no ranked table
             tables.append(table)
         if partial:
             note = "Each of these scored only part of the dataset (n says which part): not ranked, and not comparable with the table above or with each other."
+            note = " ".join(x for x in (note, _said_once(partial, judge_notes)) if x)
             tables.append(Table(f"{dataset.label()}: partial submissions, not ranked", sorted(partial, key=lambda r: r.name), note))
     if release is None and (not groups or any(d.of_people() for d, _, _ in groups.values())):  # the paper's people beside people only
         tables.append(
@@ -713,6 +716,22 @@ def _negated_measured(board: Path, damaged: list[str]) -> dict[str, str]:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             damaged.append(f"{f}: not a judge.json of `kalma judge evaluate` ({type(exc).__name__}: {exc}); write it again with `kalma judge evaluate -o`")
     return out
+
+
+def _said_once(rows: list[Row], notes: dict[int, str]) -> str:
+    """A judge note every row of a table shares, said once under the table, as shared backends
+    are (a row's Read first stays short enough to sit under its name); "" when the rows' notes
+    differ, each then said in its own row's Read first."""
+    found = {notes.get(id(r), "") for r in rows}
+    if len(found) == 1:
+        return found.pop()
+    for r in rows:
+        r.read_first = _joined(r.read_first, notes.get(id(r), ""))
+    return ""
+
+
+def _joined(*said: str) -> str:
+    return "; ".join(x for x in said if x)
 
 
 def _negated_note(s: Summary, measured: dict[str, str]) -> str:

@@ -62,7 +62,6 @@ def test_answers_that_cite_nothing_are_said_first_and_on_the_board(tmp_path, dat
     row = next(r for r in csv.DictReader((tmp_path / "site" / "leaderboard.csv").open(encoding="utf-8")) if r["submission"] == "tiny-1")
     # the model's failure first, then why its [NA] figures assume the full pool (the answers name no knowledge)
     said = row["read first"].split("; ")
-    assert said[0] == "6 of 6 answers cite nothing" and said[1].startswith("6 answers do not say which knowledge") and len(said) == 3
-    assert said[2].startswith("alignment judge lexical not measured on negated pairs")  # then what its judge was never measured on
+    assert said[0] == "6 of 6 answers cite nothing" and said[1].startswith("6 answers do not say which knowledge") and len(said) == 2
     assert "6 of 6 answers cite nothing" in (tmp_path / "site" / "index.html").read_text()
     assert "6 of 6 answers cite nothing" in (tmp_path / "site" / "leaderboard.md").read_text()

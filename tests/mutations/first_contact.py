@@ -699,4 +699,11 @@ MUTATIONS += (
         '    spec = s.judges.get("judge", {}).get("spec")\n',
         _t9("test_the_board_says_when_its_alignment_judge_was_never_measured_on_negated_pairs_and_its_figure_once_it_was"),
     ),
+    Mutation(
+        "§6.15 a judge note every row shares said in each row's Read first (rows too tall for 1,400 px)",
+        "bench/leaderboard.py",
+        "    if len(found) == 1:\n        return found.pop()",
+        "    if False:\n        return found.pop()",
+        ("tests/e2e/test_model_failures.py::test_answers_that_cite_nothing_are_said_first_and_on_the_board",),
+    ),
 )
