@@ -313,17 +313,21 @@ def build_cmd(
     click.echo(dumps(report, indent=2, ensure_ascii=False))
 
 
-@dataset.command("check")
-@click.argument("dataset_file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--kg", required=True, help="The newer knowledge source to check the entries against (wikidata-local:STORE, a snapshot, an endpoint).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: the KG versions, the summary, every entry with its findings.")
-@click.option(
+# `kalma dataset check` and `refresh` read the same diff the same way
+DIFF = click.option(
     "--diff",
     "diff_path",
     default=None,
     type=click.Path(exists=True),
     help="The `kalma kg diff` from the dataset's KG to --kg: only the entries naming what it changed are asked about (refused unless its two KGs are those).",
 )
+
+
+@dataset.command("check")
+@click.argument("dataset_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--kg", required=True, help="The newer knowledge source to check the entries against (wikidata-local:STORE, a snapshot, an endpoint).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the KG versions, the summary, every entry with its findings.")
+@DIFF
 def check_cmd(dataset_file: str, kg: str, as_json: bool, diff_path: str | None) -> None:
     """Whether each entry still holds in KG: every fact of its minimum set and every entity it names
     (unchanged, value changed, removed, merged, deleted, label changed). A table per stale or broken
@@ -348,13 +352,7 @@ def check_cmd(dataset_file: str, kg: str, as_json: bool, diff_path: str | None) 
 @click.option("--kg", required=True, help="The newer knowledge source to make the dataset current for.")
 @click.option("--old-kg", default=None, help="The KG the dataset was built on, for a dataset whose header names none (made before kalma recorded it).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The refreshed dataset (its changelog is written beside it).")
-@click.option(
-    "--diff",
-    "diff_path",
-    default=None,
-    type=click.Path(exists=True),
-    help="The `kalma kg diff` from the dataset's KG to --kg: only the entries naming what it changed are asked about (refused unless its two KGs are those).",
-)
+@DIFF
 @NO_CACHE
 @OVERWRITE
 def refresh_cmd(dataset_file: str, kg: str, old_kg: str | None, output: str, overwrite: bool, diff_path: str | None) -> None:
