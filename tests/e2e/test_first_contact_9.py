@@ -12,25 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kalma.cli import main
 from perf.dumpgen import write_dump
 from perf.random_models import build_causal
 from tests.conftest import ROOT
+from tests.e2e.test_first_contact_8 import _ok, _run
 
 pytest.importorskip("duckdb")
-
-
-def _run(args: list[str]) -> tuple[int, str, str]:
-    res = CliRunner().invoke(main, args)
-    return res.exit_code, res.stdout, res.stderr
-
-
-def _ok(args: list[str]) -> tuple[str, str]:
-    code, out, err = _run(args)
-    assert code == 0, out + err
-    return out, err
 
 
 def _fails(args: list[str], *said: str) -> str:
