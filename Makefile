@@ -19,8 +19,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # One worker per core, each with one thread for torch: two processes of two threads on two cores
-# measured twice as slow as one process (oversubscription).
-PYTEST := OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n auto --dist worksteal
+# measured twice as slow as one process (oversubscription). Bytecode is cached even where the
+# environment says not to (PYTHONDONTWRITEBYTECODE, as some container images set): every worker
+# and every CLI run a test starts would otherwise compile the suite and rewrite its asserts anew.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n auto --dist worksteal
 
 # The tests against llama.cpp's server are left out: they need its 4-minute build, CI has none,
 # and with it installed they would add a minute and a half; `make test-llama` runs them.

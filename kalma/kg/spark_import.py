@@ -69,10 +69,28 @@ def _schema(table: str) -> Any:
     return T.StructType([T.StructField(n, kinds[k], True) for n, k in COLUMNS[table]])
 
 
+def session(master: str | None = "local[*]") -> Any:
+    """A Spark session for imports on `master` (None: spark-submit's `--master`, else local). Spark
+    starts its Python workers with `python3` from PATH unless told: with the suite installed in a
+    virtual environment nobody activated, that interpreter has no `kalma`. Use this one (a
+    cluster's own PYSPARK_PYTHON, where set, stands)."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("kalma kg import").config("spark.ui.enabled", "false")
+    spark = (builder.master(master) if master else builder).getOrCreate()
+    if str(spark.sparkContext.master).startswith("local"):
+        # Spark's 200 shuffle partitions are sized for a cluster: on one machine they are 200 tasks
+        # per join, group and sort, nearly all of them empty.
+        spark.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))
+    return spark
+
+
 def spark_import(
-    dump: str | Path, store: str | Path, master: str = "local[*]", languages: Sequence[str] = ("en",), keep: Filter | None = None
+    dump: str | Path, store: str | Path, master: str | None = "local[*]", languages: Sequence[str] = ("en",), keep: Filter | None = None
 ) -> dict[str, Any]:
-    """Import `dump` into `store` with Spark (see the module docstring); returns `meta.json`."""
+    """Import `dump` into `store` with Spark (see the module docstring); returns `meta.json`. The
+    caller's active session, where there is one, is used instead of a new one on `master`."""
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
@@ -80,11 +98,10 @@ def spark_import(
     began = time.monotonic()
     fmt, compression = dump_format(dump)
     check_dump(dump, fmt, compression)
-    # Spark starts its Python workers with `python3` from PATH unless told: with the suite installed
-    # in a virtual environment nobody activated, that interpreter has no `kalma`. Use this one
-    # (a cluster's own PYSPARK_PYTHON, where set, stands).
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = SparkSession.builder.master(master).appName("kalma kg import").config("spark.ui.enabled", "false").getOrCreate()
+    # A session the caller started (spark-submit's, a notebook's, several imports in a row) is
+    # used and left running; one started here is stopped here.
+    active = SparkSession.getActiveSession()
+    spark = active or session(master)
     try:
         tagged = spark.sparkContext.textFile(str(dump)).mapPartitions(_parse(fmt, tuple(languages), keep)).cache()
         frames = {t: spark.createDataFrame(tagged.filter(_tagged(t)).map(lambda r: r[1]), _schema(t)) for t in TABLES}
@@ -121,7 +138,8 @@ def spark_import(
         bad = tagged.filter(lambda r: r[0] == "malformed_count").map(lambda r: r[1][0]).sum()
         examples = tagged.filter(lambda r: r[0] == "malformed").map(lambda r: r[1][0]).take(EXAMPLES)
     finally:
-        spark.stop()
+        if active is None:
+            spark.stop()
     path = Path(dump)
     meta = {
         "kalma_store": STORE_VERSION,
@@ -131,7 +149,7 @@ def spark_import(
             "size": path.stat().st_size,
             "compression": compression,
             "engine": "spark",
-            "master": master,
+            "master": spark.sparkContext.master,
             "date": dump_date(str(path)),
         },
         "options": {"languages": list(languages), "classes": sorted(keep.classes), "qids": len(keep.qids), "format": fmt},
@@ -145,4 +163,4 @@ def spark_import(
 
 
 if __name__ == "__main__":  # spark-submit … -m kalma.kg.spark_import DUMP STORE [MASTER]
-    spark_import(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "local[*]")
+    spark_import(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)

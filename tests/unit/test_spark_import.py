@@ -19,10 +19,13 @@ if shutil.which("java") is None:
 
 
 def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path, monkeypatch):
-    """The same store as the one-machine import; and Spark's workers run this interpreter even
-    when the `python3` on PATH is another (here one that cannot run anything), as for a user
-    whose virtual environment is not activated."""
-    from kalma.kg.spark_import import spark_import
+    """The same store as the one-machine import; Spark's workers run this interpreter even when the
+    `python3` on PATH is another (here one that cannot run anything), as for a user whose virtual
+    environment is not activated; a session the caller started is used and left running, one the
+    import started is stopped."""
+    from pyspark.sql import SparkSession
+
+    from kalma.kg.spark_import import session, spark_import
 
     shim = tmp_path / "bin"
     shim.mkdir()
@@ -32,11 +35,17 @@ def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path, monkeypatch):
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
 
     cols = {"labels": "*", "properties": "*", "claims": "*"}
+    callers = session("local[2]")
     for fmt, write, keep in (("json", write_json_dump, Filter()), ("nt", write_nt_dump, Filter(classes=frozenset({"Q571"})))):
         dump = write(tmp_path / f"latest.{fmt}", entities())
         import_dump(dump, tmp_path / f"one-{fmt}", keep=keep, progress=False)
-        meta = spark_import(dump, tmp_path / f"spark-{fmt}", "local[2]", keep=keep)
+        meta = spark_import(dump, tmp_path / f"spark-{fmt}", "local[1]", keep=keep)
         for name, wanted in cols.items():
             assert table(tmp_path / f"spark-{fmt}", name, wanted) == table(tmp_path / f"one-{fmt}", name, wanted), (fmt, name)
         assert meta["dump"]["engine"] == "spark" and meta["read"]["lines"] > 0
         assert LocalWikidata(tmp_path / f"spark-{fmt}").labels(["Q4132785"]) == {"Q4132785": "Bring the Jubilee"}
+        if fmt == "json":  # the caller's session ran it (its master, not the one asked for) and still runs
+            assert meta["dump"]["master"] == "local[2]" and SparkSession.getActiveSession() is callers
+            callers.stop()
+        else:  # no session was active: the import started its own and stopped it
+            assert meta["dump"]["master"] == "local[1]" and SparkSession.getActiveSession() is None
