@@ -585,7 +585,8 @@ def entity_nt(entity: dict[str, Any], languages: tuple[str, ...] = ("en",)) -> l
     written["label"] += nt.LABEL_REPEATS
     out = []
     for eid, kind, lang, text in rows.labels:
-        out += [f"{nt.iri(eid)} <{p}> {nt.quote(text)}@{lang} ." for p in written[kind]]
+        subject, literal = nt.iri(eid), nt.quote(text)  # once for the label's three lines
+        out += [f"{subject} <{p}> {literal}@{lang} ." for p in written[kind]]
     for pid, ptype, _ in rows.props:
         out.append(f"{nt.iri(pid)} <{nt.DIRECT_CLAIM}> <{nt.DIRECT}{pid}> .")
         if ptype:

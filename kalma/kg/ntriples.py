@@ -155,10 +155,18 @@ def repaired(block: bytes | bytearray) -> tuple[bytes | bytearray, set[int]]:
 # ---------------------------------------------------------------- writing: reading's inverse
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\u{code:04X}" if code < 0x10000 else f"\\U{code:08X}"
+
+
 def quote(text: str) -> str:
     """`text` as an N-Triples string literal, non-ASCII escaped as many dumps write it."""
     body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-    return '"' + "".join(c if ord(c) < 128 else (f"\\u{ord(c):04X}" if ord(c) < 0x10000 else f"\\U{ord(c):08X}") for c in body) + '"'
+    return '"' + (body if body.isascii() else _NON_ASCII.sub(_escape, body)) + '"'  # most labels are ASCII: no pass per character
 
 
 def iri(value: str) -> str:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import multiprocessing
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from multiprocessing.context import ForkServerContext
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -182,7 +185,7 @@ def test_a_finished_import_run_again_is_done_not_refused(dump, store):
 def test_no_parser_outlives_a_killed_import(tmp_path):
     """The JSON dump is parsed in worker processes (N-Triples in threads: nothing to outlive)."""
     big = tmp_path / "big.json"
-    write_dump(big, 3000, "json", seed=3, with_release=False)
+    write_dump(big, 1500, "json", seed=3, with_release=False)  # its import lasts seconds: the parsers are seen long before its end
     command = [sys.executable, "-m", "kalma.cli", "kg", "import", str(big), "-o", str(tmp_path / "s"), "--threads", "2"]
     proc = subprocess.Popen(command, stderr=subprocess.DEVNULL)
     try:
@@ -203,47 +206,69 @@ def test_no_parser_outlives_a_killed_import(tmp_path):
     _ok(["kg", "import", str(big), "-o", str(tmp_path / "s"), "--threads", "2"])  # and the same command resumes it
 
 
-KILLED_IMPORT = """
-import sys
-from kalma.kg.store import import_dump
-import_dump(sys.argv[1], sys.argv[2], progress=False, part_rows=2000, block_size=64 * 1024)
-"""
+IMPORT_ARGS: dict[str, Any] = {"progress": False, "part_rows": 500, "block_size": 64 * 1024}
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A dump of 400 people (some thirty parts of 500 rows), plain and gzipped: written once."""
+    work = tmp_path_factory.mktemp("big")
+    write_dump(work / "big.nt", 400, "nt", seed=5, with_release=False)
+    (work / "big.nt.gz").write_bytes(gzip.compress((work / "big.nt").read_bytes(), compresslevel=1))
+    return {"nt": work / "big.nt", "nt.gz": work / "big.nt.gz"}
+
+
+@pytest.fixture(scope="module")
+def imported_once(big: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """`big` imported in a single run, never killed (the .gz holds the same lines: one for both)."""
+    from kalma.kg.store import import_dump
+
+    once = tmp_path_factory.mktemp("once") / "store"
+    return once, import_dump(big["nt"], once, **IMPORT_ARGS)
+
+
+@pytest.fixture(scope="module")
+def importer() -> ForkServerContext:
+    """Processes forked from a server that has imported what an import needs once: each killed
+    import starts in milliseconds, not the second a fresh interpreter takes to import it all."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["kalma.kg.store", "kalma.kg.columnar", "polars", "pyarrow.parquet", "tqdm"])  # what an import loads
+    return context
 
 
 @pytest.mark.parametrize("suffix", ["nt", "nt.gz"])
-def test_an_import_killed_again_and_again_while_parts_are_written_ends_as_one_never_killed(tmp_path, suffix):
+def test_an_import_killed_again_and_again_while_parts_are_written_ends_as_one_never_killed(tmp_path, suffix, big, imported_once, importer):
     """SIGKILL at several moments of an N-Triples import (parts are written in a thread of their
     own, the checkpoint after them), each time resumed by the same call: the store equals, table
     for table, one imported in a single run. A .gz is decoded in a thread of its own and cannot
     seek: its resumption reads up to the checkpoint again."""
     import duckdb
 
-    big = tmp_path / f"big.{suffix}"
-    write_dump(big, 1500, "nt", seed=5, with_release=False)
+    from kalma.kg.store import import_dump
+
     store, parts = tmp_path / "killed", tmp_path / "killed" / "parts"
     seen: set[str] = set()
     for _ in range(4):
-        proc = subprocess.Popen([sys.executable, "-c", KILLED_IMPORT, str(big), str(store)])
+        proc = importer.Process(target=import_dump, args=(big[suffix], store), kwargs=IMPORT_ARGS)
+        proc.start()
         try:
             deadline = time.time() + 60
-            while time.time() < deadline and proc.poll() is None:
+            while time.time() < deadline and proc.exitcode is None:
                 now = {p.name for p in parts.glob("*.parquet")} if parts.is_dir() else set()
                 if now - seen:  # a part more since the last kill: kill now, mid-stream
                     seen |= now
                     break
                 time.sleep(0.005)
         finally:
-            proc.kill()
-            proc.wait()
+            proc.kill()  # SIGKILL
+            proc.join()
     assert seen, "the import ended before a part was seen"
-    from kalma.kg.store import import_dump
-
-    killed = import_dump(big, store, progress=False, part_rows=2000, block_size=64 * 1024)
-    once = import_dump(big, tmp_path / "once", progress=False, part_rows=2000, block_size=64 * 1024)
-    assert killed["rows"] == once["rows"] and killed["read"]["rows_before_dedup"] == once["read"]["rows_before_dedup"]
+    killed = import_dump(big[suffix], store, **IMPORT_ARGS)
+    once, single = imported_once
+    assert killed["rows"] == single["rows"] and killed["read"]["rows_before_dedup"] == single["read"]["rows_before_dedup"]
     con = duckdb.connect()
     for name in ("labels", "claims", "properties"):
-        rows = [con.execute(f"SELECT * FROM read_parquet('{folder / name}/*.parquet') ORDER BY ALL").fetchall() for folder in (store, tmp_path / "once")]
+        rows = [con.execute(f"SELECT * FROM read_parquet('{folder / name}/*.parquet') ORDER BY ALL").fetchall() for folder in (store, once)]
         assert rows[0] == rows[1], name
 
 
@@ -388,10 +413,8 @@ def test_one_malformed_line_is_one_line_and_check_names_its_flag(dump, tmp_path)
     assert code == 1 and f"{tmp_path / 'bad.jsonl'}:2: invalid JSON" in out + err
 
 
-def test_ctrl_c_on_an_import_says_how_to_go_on(tmp_path):
-    big = tmp_path / "big.nt"
-    write_dump(big, 3000, "nt", seed=4, with_release=False)
-    command = [sys.executable, "-m", "kalma.cli", "kg", "import", str(big), "-o", str(tmp_path / "s"), "--threads", "2"]
+def test_ctrl_c_on_an_import_says_how_to_go_on(tmp_path, big):
+    command = [sys.executable, "-m", "kalma.cli", "kg", "import", str(big["nt"]), "-o", str(tmp_path / "s"), "--threads", "2"]
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while time.time() < deadline and not (tmp_path / "s" / "parts" / "checkpoint.json").exists() and proc.poll() is None:
