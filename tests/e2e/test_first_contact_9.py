@@ -5,7 +5,6 @@ by `kalma check`; records removed aloud; and the smaller things a new user met."
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -174,19 +173,8 @@ def test_evaluate_says_the_answers_were_made_on_another_dataset_naming_both(data
     _ok(["evaluate", "--dataset", str(dataset), "--answers", str(answers), "-o", str(tmp_path / "same")])  # its own dataset: scored
 
 
-def test_evaluate_says_an_inspect_log_was_made_on_another_dataset_naming_both(dataset: Path, tmp_path: Path):
-    pytest.importorskip("inspect_ai")
-    from baselines.prompt import template_answer
-    from tests.servers import answering, scripted_server
-
-    logs = tmp_path / "logs"
-    env = {**os.environ, "LOCAL_API_KEY": "unused"}
-    with scripted_server([answering(template_answer)], models=[{"id": "m"}]) as (url, _):
-        command = [str(Path(sys.executable).with_name("inspect")), "eval", "kalma/kalma_specific", "-T", f"dataset={dataset}", "--limit", "2"]
-        command += ["--model", "openai-api/local/m", "--model-base-url", f"{url}/v1", "--log-dir", str(logs), "--display", "plain"]
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    (log,) = logs.glob("*.eval")
+def test_evaluate_says_an_inspect_log_was_made_on_another_dataset_naming_both(inspect_run: dict[str, Path], tmp_path: Path):
+    log, dataset = inspect_run["log"], inspect_run["dataset"]  # `inspect eval kalma/kalma_specific -T dataset=DATASET`
     other = _renamed(dataset, tmp_path / "other.jsonl")
     _fails(
         ["evaluate", "--dataset", str(other), "--answers", str(log), "-o", str(tmp_path / "e")],

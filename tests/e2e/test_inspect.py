@@ -49,16 +49,19 @@ def _eval(args: list[str], log_dir: Path, url: str) -> subprocess.CompletedProce
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=log_dir.parent, timeout=300)
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The whole demo, two epochs, alignment and [NA] by the lexical stand-in: the log."""
-    root = tmp_path_factory.mktemp("inspect")
+def demo_run(dataset: Path, log_dir: Path) -> None:
+    """The whole demo (`dataset`, its file), two epochs, alignment and [NA] by the lexical stand-in,
+    its log in `log_dir`: made once a session (`inspect_run` in tests/e2e/conftest.py)."""
     seen: Counter[str] = Counter()
     with scripted_server([answering(lambda p: varied(p, seen))], models=[{"id": "m"}]) as (url, _):
-        done = _eval(["kalma/kalma_specific", "--epochs", "2", "-T", "nli=lexical"], root / "logs", url)
+        done = _eval(["kalma/kalma_specific", "--epochs", "2", "-T", f"dataset={dataset}", "-T", "nli=lexical"], log_dir, url)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (log,) = (root / "logs").glob("*.eval")
-    return log
+
+
+@pytest.fixture(scope="module")
+def run(inspect_run: dict[str, Path]) -> Path:
+    """The shared run's log."""
+    return inspect_run["log"]
 
 
 def _ok(args: list[str]) -> str:
