@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -311,12 +311,15 @@ def write_dump(
     cities: int = 0,
     works: int = 0,
     languages: tuple[str, ...] | None = None,
+    named_only: bool = False,
 ) -> dict[str, int]:
     """Write a dump of `n` people (and the vocabulary), then of the other classes asked for, as
     `fmt` (`nt` or `json`, plus `.gz`, `.bz2` or `.zst` by `out`'s suffix), and their relation
     records; returns counts. With `languages`, labels and aliases are written in those languages
     as Wikidata has them (`perf.wikidata_labels`), some entities lacking one; without, every
-    label is the English one in eight languages, as before."""
+    label is the English one in eight languages, as before. With `named_only`, the vocabulary's
+    items are only those the dump's claims name (the same people, other entities and records):
+    a dump of a few people is then some 1,000 lines, not 80,000 lines of places no claim names."""
     from .wikidata_labels import in_languages
 
     release = release_people() if with_release else []
@@ -342,18 +345,25 @@ def write_dump(
             counts["entities"] += 1
 
         more = organizations or cities or works
-        for entity in vocabulary():
-            emit(entity)
-        if more:
-            for entity in class_vocabulary():
+        folks: Iterable[tuple[dict[str, Any], list[tuple[str, str, str]]]] = people(n, seed, release)
+        rest: Iterable[tuple[dict[str, Any], list[tuple[str, str, str]]]] = others(organizations, cities, works, _person_qids(n, release), seed) if more else ()
+        vocab, classes = list(vocabulary()), list(class_vocabulary()) if more else []  # drawn in the order they are written
+        named: set[str] | None = None
+        if named_only:  # made before the vocabulary is written, to know what they name (the same draws, in the same order)
+            folks, rest = list(folks), list(rest)
+            named = _named([e for e, _ in [*folks, *rest]] + classes)
+        for entity in vocab:
+            if named is None or entity["type"] == "property" or entity["id"] in named:
                 emit(entity)
-        for entity, links in people(n, seed, release):
+        for entity in classes:
+            emit(entity)
+        for entity, links in folks:
             emit(entity, named=True)
             for a, rel, b in links:
                 if rec_fh:
                     rec_fh.write(json.dumps({"paragraph": f"{a}'s {rel} was {b}.", "person_a": a, "relation": rel, "person_b": b}) + "\n")
                 counts["records"] += 1
-        for entity, links in others(organizations, cities, works, _person_qids(n, release), seed) if more else ():
+        for entity, links in rest:
             emit(entity, named=True)
             for a, pid, b in links:
                 if rec_fh:
@@ -365,6 +375,17 @@ def write_dump(
     if rec_fh:
         rec_fh.close()
     return counts
+
+
+def _named(entities: list[dict[str, Any]]) -> set[str]:
+    """The ids of the items the entities' claims name."""
+    return {
+        snak["mainsnak"]["datavalue"]["value"]["id"]
+        for entity in entities
+        for snaks in entity["claims"].values()
+        for snak in snaks
+        if snak["mainsnak"].get("datavalue", {}).get("type") == "wikibase-entityid"
+    }
 
 
 def _writer(out: Path) -> IO[bytes]:

@@ -36,7 +36,7 @@ QID = re.compile(r"\bQ[0-9]+\b")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """People, organizations, cities and works in a truthy dump, and its store."""
     work = tmp_path_factory.mktemp("classes")
-    write_dump(work / "truthy.nt", 30, "nt", seed=3, with_release=False, organizations=80, cities=80, works=20)
+    write_dump(work / "truthy.nt", 30, "nt", seed=3, with_release=False, named_only=True, organizations=80, cities=80, works=20)
     res = CliRunner().invoke(main, ["kg", "import", str(work / "truthy.nt"), "-o", str(work / "store"), "--threads", "2"])
     assert res.exit_code == 0, res.output
     return work

@@ -207,7 +207,7 @@ def dumps(tmp_path_factory: pytest.TempPathFactory, tiny_lm: str) -> dict[str, A
     dataset of 16 entries in every way), both imported; a dataset built on the first."""
     work = tmp_path_factory.mktemp("dumps")
     first, second = work / "wikidata-20260101-truthy.nt", work / "wikidata-20260201-truthy.nt"
-    write_dump(first, 60, "nt", seed=4, with_release=False)
+    write_dump(first, 60, "nt", seed=4, with_release=False, named_only=True)
     evolve(first, second, 0.15, seed=3)
     for dump, store in ((first, "old"), (second, "new")):
         res = CliRunner().invoke(main, ["kg", "import", str(dump), "-o", str(work / store), "--threads", "2"])

@@ -51,7 +51,7 @@ def _fails(args: list[str], *said: str) -> str:
 @pytest.fixture(scope="module")
 def dump(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("dump")
-    write_dump(work / "wikidata-20261118-truthy.nt.gz", 12, "nt", seed=2, with_release=False)
+    write_dump(work / "wikidata-20261118-truthy.nt.gz", 12, "nt", seed=2, with_release=False, named_only=True)
     return work / "wikidata-20261118-truthy.nt.gz"
 
 

@@ -31,7 +31,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A dump of people, cities and organizations, and a second evolved from it (8 % of its facts)."""
     work = tmp_path_factory.mktemp("kg-diff")
     first, second = work / "wikidata-20260101-truthy.nt", work / "wikidata-20260201-truthy.nt"
-    write_dump(first, 80, "nt", seed=2, with_release=False, organizations=20, cities=20)
+    write_dump(first, 80, "nt", seed=2, with_release=False, named_only=True, organizations=20, cities=20)
     evolve(first, second, 0.08, seed=5)
     return first, second
 
@@ -292,7 +292,7 @@ def test_bad_input_ends_in_one_line_and_writes_nothing(pair: tuple[Path, Path], 
     # a store against a snapshot of other languages: the snapshot's are known once it is read
     _refused([old, str(pair[1]), "-o", str(out)], "en, fr", "de, en, es")
     as_json = tmp_path / "first.json"
-    write_dump(as_json, 80, "json", seed=2, with_release=False, organizations=20, cities=20)
+    write_dump(as_json, 80, "json", seed=2, with_release=False, named_only=True, organizations=20, cities=20)
     json_store = tmp_path / "json.store"
     assert CliRunner().invoke(main, ["kg", "import", str(as_json), "-o", str(json_store), "--languages", "en,fr", "--threads", "2"]).exit_code == 0
     _refused([str(json_store), new, "-o", str(out)], "json dump", "nt dump", "same format")

@@ -42,7 +42,7 @@ def _entries(path: Path) -> dict[str, DatasetEntry]:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The dump and its store, an English dataset built from it, and its French and German localizations."""
     work = tmp_path_factory.mktemp("languages")
-    write_dump(work / "truthy.nt", 30, "nt", seed=3, with_release=False, organizations=60, cities=60, languages=LANGS)
+    write_dump(work / "truthy.nt", 30, "nt", seed=3, with_release=False, named_only=True, organizations=60, cities=60, languages=LANGS)
     _ok(["kg", "import", str(work / "truthy.nt"), "-o", str(work / "store"), "--languages", "en,fr,de", "--threads", "2"])
     store = f"wikidata-local:{work / 'store'}"
     _ok(["records", "from-kg", "--kg", store, "--classes", "Q43229,Q515", "-n", "10", "--seed", "1", "-o", str(work / "records.jsonl")])

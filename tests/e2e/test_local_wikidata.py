@@ -26,7 +26,7 @@ pytest.importorskip("duckdb")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """60 invented people (namesakes among them) in a truthy dump, its records, and its store."""
     work = tmp_path_factory.mktemp("local-wikidata")
-    counts = write_dump(work / "wikidata-20261118-truthy.nt.gz", 60, "nt", seed=1, records=work / "all-records.jsonl", with_release=False)
+    counts = write_dump(work / "wikidata-20261118-truthy.nt.gz", 60, "nt", seed=1, records=work / "all-records.jsonl", with_release=False, named_only=True)
     assert counts["records"] > 20
     kept = (work / "all-records.jsonl").read_text().splitlines()[::4]  # a quarter, spread over the people: each build is made twice
     (work / "records.jsonl").write_text("".join(line + "\n" for line in kept))

@@ -67,7 +67,7 @@ def test_a_french_build_asks_and_answers_its_questions_in_french(tmp_path):
     from perf.random_models import build_causal
     from tests.unit.test_phrasing import english_in
 
-    write_dump(tmp_path / "truthy.nt", 20, "nt", seed=3, with_release=False, organizations=40, cities=40, languages=("en", "fr"))
+    write_dump(tmp_path / "truthy.nt", 20, "nt", seed=3, with_release=False, named_only=True, organizations=40, cities=40, languages=("en", "fr"))
     _run("kg", "import", str(tmp_path / "truthy.nt"), "-o", str(tmp_path / "store"), "--languages", "en,fr", "--threads", "2")
     store = f"wikidata-local:{tmp_path / 'store'}"
     _run("records", "from-kg", "--kg", store, "--classes", "Q43229,Q515", "-n", "4", "--seed", "1", "-o", str(tmp_path / "records.jsonl"))

@@ -30,8 +30,8 @@ def test_a_snapshot_is_known_by_its_content(tmp_path: Path):
 def test_a_store_is_known_by_its_dump_not_by_where_or_when_it_was_imported(tmp_path: Path):
     from kalma.kg.store import import_dump
 
-    write_dump(tmp_path / "wikidata-20261118-truthy.nt", 6, "nt", seed=1, with_release=False)
-    write_dump(tmp_path / "other.nt", 6, "nt", seed=2, with_release=False)
+    write_dump(tmp_path / "wikidata-20261118-truthy.nt", 6, "nt", seed=1, with_release=False, named_only=True)
+    write_dump(tmp_path / "other.nt", 6, "nt", seed=2, with_release=False, named_only=True)
     for dump, store in (("wikidata-20261118-truthy.nt", "s1"), ("wikidata-20261118-truthy.nt", "s2"), ("other.nt", "s3")):
         import_dump(tmp_path / dump, tmp_path / store, progress=False)
     v1, v2, v3 = (kg_version(f"wikidata-local:{tmp_path / s}") for s in ("s1", "s2", "s3"))

@@ -37,7 +37,7 @@ def _rows(store: Path, table: str) -> list[tuple]:
 def dump(tmp_path_factory) -> Path:
     """A generated truthy dump of 12 people, plain."""
     path = tmp_path_factory.mktemp("dump") / "latest-truthy.nt"
-    write_dump(path, 12, "nt", seed=2, with_release=False)
+    write_dump(path, 12, "nt", seed=2, with_release=False, named_only=True)
     return path
 
 
@@ -126,7 +126,7 @@ def test_a_failed_overwrite_is_retried_with_overwrite(tmp_path):
     whole = tmp_path / "whole.nt.gz"
     write_dump(whole, 300, "nt", seed=4, with_release=False)  # some 1.5 MB: more than the first MiB read before any work
     small, store = tmp_path / "small.nt", tmp_path / "store"
-    write_dump(small, 5, "nt", seed=4, with_release=False)
+    write_dump(small, 5, "nt", seed=4, with_release=False, named_only=True)
     _ok(["kg", "import", str(small), "-o", str(store), "--threads", "1"])
     kept = _tree(store)
     download = tmp_path / "latest-truthy.nt.gz"
@@ -142,7 +142,7 @@ def test_overwrite_replaces_the_store_whole_and_leaves_nothing_beside_it(tmp_pat
     store = tmp_path / "store"
     _ok(["kg", "import", str(dump), "-o", str(store), "--threads", "1"])
     other = tmp_path / "other.nt"
-    write_dump(other, 3, "nt", seed=9, with_release=False)
+    write_dump(other, 3, "nt", seed=9, with_release=False, named_only=True)
     _ok(["kg", "import", str(other), "-o", str(store), "--overwrite", "--threads", "1"])
     import json
 
