@@ -21,6 +21,7 @@ dropped in silence, and the interval is read from the resamples that have it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -113,13 +114,20 @@ def draws(units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
         done += b
 
 
+@functools.cache
+def _blas() -> Any:
+    """The process's BLAS libraries, found once: finding them walks every loaded library (hundreds
+    with torch loaded), which took longer than the resamples of a 120-entry table."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(user_api="blas")
+
+
 @contextmanager
 def one_thread() -> Iterator[None]:
     """BLAS on one thread for the resamples' small products: its threads spin while they wait,
     and on a busy 2-core machine two of them made the intervals 4 times slower than one."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1, user_api="blas"):
+    with _blas().limit(limits=1):
         yield
 
 

@@ -119,14 +119,14 @@ MUTATIONS += (
     Mutation(
         "a replacement checked against the subject's values by id only, not by label",
         SRC,
-        "        return value.value in known or normalize_text(value.value_label).lower() in known",
+        "        return value.value in known or _said_name(value.value_label) in known",
         "        return value.value in known",
         (f"{AUDIT_UNIT}::test_a_replacement_named_like_a_true_value_is_no_contradiction",),
     ),
     Mutation(
         "a stated value found as a substring ('male' in 'female')",
         SRC,
-        '    return any(re.search(rf"(?<!\\w){re.escape(_folded(n))}(?!\\w)", text) for n in names if n.strip())',
+        "    return any(_whole_word(text, _folded(n)) for n in names if n.strip())",
         "    return any(_folded(n) in text for n in names if n.strip())",
         (f"{AUDIT_UNIT}::test_a_stated_value_is_found_as_a_whole_word_accents_folded",),
     ),
