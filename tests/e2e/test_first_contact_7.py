@@ -7,7 +7,6 @@ names and help that say one thing each."""
 from __future__ import annotations
 
 import csv
-import fcntl
 import html
 import json
 import shutil
@@ -16,8 +15,6 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,6 +29,7 @@ from kalma.models.template import TemplateLLM
 from kalma.schema import Answer
 from perf.random_models import build_causal
 from tests.conftest import ROOT
+from tests.e2e.conftest import made_once
 from tests.e2e.test_builder_publishable import KG_TTL, RECORDS
 from tests.servers import answering, free_port, scripted_server
 
@@ -94,16 +92,6 @@ def test_answer_and_retrieve_use_the_graph_the_dataset_was_built_from(botanists,
 EARLIER = "2020-01-01T00-00-00.000000"  # the stamp of a run before the real one
 
 
-@contextmanager
-def _once(name: str, root: Path) -> Iterator[tuple[Path, bool]]:
-    """A folder made by one pytest-xdist worker for all of them: (the folder, whether to make it)."""
-    with (root / f"{name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        folder = root / name
-        yield folder, not (folder / ".done").exists()
-        (folder / ".done").touch()
-
-
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory, worker_id) -> dict[str, Path]:
     """A real `lm_eval` run (its `local-chat-completions` API backend, against a local server that
@@ -111,8 +99,7 @@ def harness(tmp_path_factory, worker_id) -> dict[str, Path]:
     whose second entry has no general question; and an earlier run beside it, as a second
     `lm_eval` into one output folder leaves it."""
     pytest.importorskip("lm_eval")
-    root = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
-    with _once("fc7-harness", root) as (work, make):
+    with made_once("fc7-harness", tmp_path_factory, worker_id) as (work, make):
         if make:
             work.mkdir(exist_ok=True)
             entries = demo_entries(open_source("demo"))

@@ -67,18 +67,20 @@ def test_a_real_harness_run_scored_by_kalma_evaluate(tmp_path):
     from kalma.models.hf import HFCausalLM
     from kalma.models.smollm2 import converted_dir
 
+    # the demo's two shortest prompts (626 and 712 tokens; its first two have 1,716): SmolLM2 reads each twice
+    entries = [e for e in demo_entries(open_source("demo")) if e.id in ("demo-hertwig", "demo-orazio-pisa")]
+    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     folder, new = str(converted_dir()), 24
     command = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={folder},dtype=float32", "--device", "cpu"]
-    command += ["--tasks", "kalma_specific", "--include_path", _ok(["harness", "tasks"]).strip(), "--limit", "2"]
-    command += ["--gen_kwargs", f"max_gen_toks={new}", "--apply_chat_template", "--log_samples", "--output_path", str(tmp_path / "out")]
+    tasks, metadata = _ok(["harness", "tasks"]).strip(), json.dumps({"dataset": str(tmp_path / "d.jsonl")})
+    command += ["--tasks", "kalma_specific", "--include_path", tasks, "--metadata", metadata]
+    command += ["--limit", "2", "--gen_kwargs", f"max_gen_toks={new}", "--apply_chat_template", "--log_samples", "--output_path", str(tmp_path / "out")]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     (results,) = tmp_path.glob("out/*/results_*.json")
     (samples,) = tmp_path.glob("out/*/samples_kalma_specific_*.jsonl")
     figures = json.loads(results.read_text())["results"]["kalma_specific"]
 
-    entries = demo_entries(open_source("demo"))
-    write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     args = ["--answers", str(samples), "--metrics", "citation", "--limit", "2", "-o", str(tmp_path / "e")]
     out = _ok(["evaluate", "--dataset", str(tmp_path / "d.jsonl"), *args])
     assert f"lm-evaluation-harness samples file {samples.name} (kalma_specific): 2 of 2 items matched" in out

@@ -194,31 +194,32 @@ def test_inspect_score_rescores_the_log_to_the_same_figures(run, tmp_path):
     assert rows == {(s.id, s.epoch): s.scores["kalma_scorer"].metadata["row"] for s in read_eval_log(str(run)).samples}
 
 
-def test_a_log_folder_reads_its_newest_kalma_run(run, dataset, tmp_path, monkeypatch):
+def test_a_log_folder_reads_its_newest_kalma_run(run, other_log, dataset, tmp_path):
     import shutil
 
     folder = tmp_path / "logs"
     folder.mkdir()
     shutil.copy(run, folder / run.name)
-    shutil.copy(_other_log(tmp_path, monkeypatch), folder / "other.eval")
+    shutil.copy(other_log, folder / "other.eval")
     res = CliRunner().invoke(main, ["evaluate", "--dataset", str(dataset), "--answers", str(folder), "--metrics", "citation", "-o", str(tmp_path / "e")])
     assert res.exit_code == 0, res.output
     assert f"reading {folder / run.name} (the only KaLMA log in {folder}" in res.stderr and "1 log of other tasks left aside" in res.stderr
 
 
-def _other_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+@pytest.fixture(scope="module")
+def other_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished log of a task that is not KaLMA's."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
     from inspect_ai.scorer import match
 
-    with scripted_server([answering(lambda p: "4")], models=[{"id": "m"}]) as (url, _):
+    with scripted_server([answering(lambda p: "4")], models=[{"id": "m"}]) as (url, _), pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("LOCAL_API_KEY", "unused")
         (log,) = eval(
             Task(dataset=[Sample(input="2+2?", target="4")], scorer=match(), name="arithmetic"),
             model=MODEL,
             model_base_url=f"{url}/v1",
-            log_dir=str(tmp_path / "other"),
+            log_dir=str(tmp_path_factory.mktemp("other")),
             display="none",
         )
     return Path(log.location)
@@ -231,8 +232,8 @@ def _refused(dataset: Path, answers: Path, out: Path) -> str:
     return line
 
 
-def test_another_tasks_log_is_refused_in_one_line(dataset, tmp_path, monkeypatch):
-    line = _refused(dataset, _other_log(tmp_path, monkeypatch), tmp_path / "e")
+def test_another_tasks_log_is_refused_in_one_line(other_log, dataset, tmp_path):
+    line = _refused(dataset, other_log, tmp_path / "e")
     assert "an Inspect log of the task 'arithmetic', not of a KaLMA task" in line
 
 
