@@ -51,7 +51,7 @@ def scripted_server(script: list[Handler], models: list[dict] | None = None, por
 
     srv = _Server(("127.0.0.1", port), H)
     srv.daemon_threads = True
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)  # shutdown() waits one poll: not 0.5 s a server
     t.start()
     try:
         yield f"http://127.0.0.1:{srv.server_address[1]}", log
