@@ -95,7 +95,8 @@ def test_build_offline_with_smollm2(tmp_path):
 
     records = tmp_path / "records.jsonl"  # one of the demo's records: every step still runs, in a quarter of the time
     records.write_text("".join(RECORDS.read_text(encoding="utf-8").splitlines(keepends=True)[:1]), encoding="utf-8")
-    cfg = BuildConfig(llm="smollm2", lm="smollm2", evolve=EvolveConfig(rounds=1))
+    # 48 new tokens: the annotation stops there (at 160, a third of the test's time); the questions stop before it
+    cfg = BuildConfig(llm="smollm2", lm="smollm2", evolve=EvolveConfig(rounds=1, max_tokens=48))
     report = build(records, tmp_path / "ds.jsonl", cfg, progress=False)
     entries = list(read_jsonl(tmp_path / "ds.jsonl", DatasetEntry, kind="dataset"))
     traces = list(read_jsonl(tmp_path / "ds.trace.jsonl", BuildTrace, kind="build_trace"))
