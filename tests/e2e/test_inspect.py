@@ -1,4 +1,4 @@
-"""KaLMA inside Inspect: a real `inspect eval kalma/kalma_specific` (found through the package's
+"""KaLMA inside Inspect: a real Inspect eval of `kalma/kalma_specific` (found through the package's
 entry point) against a local OpenAI-compatible server, on the demo dataset, two epochs. Its figures
 are `kalma evaluate`'s on the same answers, its clustered standard errors those of the formula,
 its log is an answers file like any other, and lm-evaluation-harness's task asks the same prompts
@@ -43,19 +43,18 @@ def varied(prompt: str, seen: Counter[str]) -> str:
     return " ".join(kept) + (" It also won a prize [Q1, award received: Turing Award]." if k % 2 else "")
 
 
-def _eval(args: list[str], log_dir: Path, url: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LOCAL_API_KEY": "unused", "COLUMNS": "200"}
-    command = [INSPECT, "eval", *args, "--model", MODEL, "--model-base-url", f"{url}/v1", "--log-dir", str(log_dir), "--display", "plain"]
-    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=log_dir.parent, timeout=300)
-
-
 def demo_run(dataset: Path, log_dir: Path) -> None:
     """The whole demo (`dataset`, its file), two epochs, alignment and [NA] by the lexical stand-in,
-    its log in `log_dir`: made once a session (`inspect_run` in tests/e2e/conftest.py)."""
+    its log in `log_dir`: made once a session (`inspect_run` in tests/e2e/conftest.py), in this
+    process (the command line's own runs are the tests below)."""
+    from inspect_ai import eval
+
     seen: Counter[str] = Counter()
-    with scripted_server([answering(lambda p: varied(p, seen))], models=[{"id": "m"}]) as (url, _):
-        done = _eval(["kalma/kalma_specific", "--epochs", "2", "-T", f"dataset={dataset}", "-T", "nli=lexical"], log_dir, url)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    with scripted_server([answering(lambda p: varied(p, seen))], models=[{"id": "m"}]) as (url, _), pytest.MonkeyPatch.context() as env:
+        env.setenv("LOCAL_API_KEY", "unused")
+        args = {"dataset": str(dataset), "nli": "lexical"}
+        (done,) = eval("kalma/kalma_specific", task_args=args, epochs=2, model=MODEL, model_base_url=f"{url}/v1", log_dir=str(log_dir), display="none")
+    assert done.status == "success", done.error
 
 
 @pytest.fixture(scope="module")
