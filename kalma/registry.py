@@ -25,13 +25,15 @@ kalma.errors.ConfigError: unknown widget 'fractoin'; known: fraction:…. Did yo
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, Literal, TypeVar
 
 from .errors import ConfigError
@@ -67,6 +69,13 @@ def suggest(name: str, known: list[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
+@functools.lru_cache(maxsize=64)
+def _declared(group: str, path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+    """`group`'s entry points, read once per `sys.path`: a read scans every installed
+    distribution (12 ms here), and one `kalma evaluate` resolved its components 22 times."""
+    return tuple(entry_points(group=group))
+
+
 class Registry(Generic[T]):
     def __init__(self, kind: str, group: str):
         self.kind, self.group = kind, group
@@ -77,7 +86,7 @@ class Registry(Generic[T]):
 
     def entries(self) -> dict[str, Entry]:
         """The built-in entries, plus those other packages declare as entry points."""
-        found = {ep.name: Entry(ep.value, "optional") for ep in entry_points(group=self.group)}
+        found = {ep.name: Entry(ep.value, "optional") for ep in _declared(self.group, tuple(sys.path))}
         return {**found, **self._entries}
 
     def names(self) -> list[str]:

@@ -197,7 +197,7 @@ def test_a_resubmission_replaces_its_entry_and_the_board_says_so(tmp_path, entri
     first = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
     assert first.summary.value("citation.recall_micro") == 1.0 and first.replaces is None
     write_jsonl(tmp_path / "s.jsonl", [Answer(entry_id=e.id, text="Unknown [NA].", model="m") for e in entries], "answers", header=meta)
-    time.sleep(1.1)
+    time.sleep(1.01 - time.time() % 1)  # into the next second: `filed` is written to the second
     second = submit(tmp_path / "s.jsonl", tmp_path / "d.jsonl", tmp_path / "board", EvalOptions(), ["citation"])
     assert second.summary.value("citation.recall_micro") == 0.0  # the new answers' scores, not the old ones
     assert second.replaces is not None and second.replaces.filed == first.filed and second.filed > first.filed
@@ -232,14 +232,14 @@ def test_a_resubmission_killed_between_its_renames_leaves_the_old_entry_on_the_b
 # ---------------------------------------------------------------- concurrent writers
 
 HOLD = """
-import sys, time
+import sys
 from kalma.jsonl import JsonlWriter
 from kalma.schema import Answer
 with JsonlWriter(sys.argv[1], "answers") as w:
     for i in range(5):
         w.write(Answer(entry_id=f"e{i}", text="x", model="first"))
     print("holding", flush=True)
-    time.sleep(float(sys.argv[2]))
+    sys.stdin.readline()  # until the test has seen the second writer refused
     for i in range(5, 10):
         w.write(Answer(entry_id=f"e{i}", text="x", model="first"))
 """
@@ -247,7 +247,7 @@ with JsonlWriter(sys.argv[1], "answers") as w:
 
 def test_a_second_writer_is_refused_at_once_and_the_file_stays_intact(tmp_path, entries):
     out = tmp_path / "answers.jsonl"
-    first = subprocess.Popen([sys.executable, "-c", HOLD, str(out), "4"], stdout=subprocess.PIPE, text=True)
+    first = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert first.stdout.readline().strip() == "holding"
     t0 = time.time()
     second = subprocess.run(
@@ -257,7 +257,7 @@ def test_a_second_writer_is_refused_at_once_and_the_file_stays_intact(tmp_path, 
     )
     assert time.time() - t0 < 30 and second.returncode == 1
     assert f"is being written by another run (pid {first.pid} on" in second.stderr and "Traceback" not in second.stderr
-    first.wait(30)
+    first.communicate("\n", timeout=30)
     rows = read_jsonl(out, Answer, kind="answers")
     assert [a.entry_id for a in rows] == [f"e{i}" for i in range(10)] and {a.model for a in rows} == {"first"}
     # once the first has finished, the lock is free again
