@@ -272,8 +272,19 @@ def _writable(value: str) -> bool:
 NAMES = {pid: names for pid, names in __import__("kalma.properties", fromlist=["PROPERTIES"]).PROPERTIES.items()}
 
 
+# The strategies the composites draw from, built once: hypothesis analyses a filtered text
+# strategy each time one is built, and building them per draw was most of the tests' time.
+writable = values.filter(_writable)
+bare_names = writable.filter(lambda v: ":" not in v and not any(re.fullmatch(r"q\d+", p.strip(), re.I) for p in v.split(",")))
+unquoted = writable.filter(lambda v: ":" not in v and "," not in v and not (len(v) > 1 and v[0] == v[-1] and v[0] in "'\""))
+pids = st.sampled_from(sorted(NAMES))
+styles = st.sampled_from(["as is", "title", "upper", "underscores"])
+leads = st.sampled_from(["none", "bare name", "name pair"])
+line_breaks = st.sampled_from(["; ", "\n"])
+
+
 def _spelling(draw, name: str) -> str:
-    style = draw(st.sampled_from(["as is", "title", "upper", "underscores"]))
+    style = draw(styles)
     return {"as is": name, "title": name.title(), "upper": name.upper(), "underscores": name.replace(" ", "_")}[style]
 
 
@@ -289,15 +300,15 @@ def graphs_and_answers(draw):
     entities, facts = [], []
     for q in qids:
         # a bare name with a comma-separated piece that is a QID (`Q0,0`) reads as a second entity: no model writes one
-        name = draw(values.filter(_writable).filter(lambda v: ":" not in v and not any(re.fullmatch(r"q\d+", p.strip(), re.I) for p in v.split(","))))
+        name = draw(bare_names)
         triples = []
         for _ in range(draw(st.integers(1, 5))):
             if draw(st.booleans()):
-                pid = draw(st.sampled_from(sorted(NAMES)))
+                pid = draw(pids)
                 rel, label = pid, NAMES[pid][0]
             else:
                 rel, label = "", draw(st.sampled_from(own_labels))
-            v = draw(values.filter(_writable))
+            v = draw(writable)
             triples.append(Triple(subject=q, subject_label=name, relation=rel, relation_label=label, value=v, value_label=v))
         entities.append(EntityGraph(qid=q, label=name, triples=triples))
         facts += triples
@@ -308,7 +319,7 @@ def graphs_and_answers(draw):
             st.tuples(
                 labels.filter(lambda label: not vocab.knows_label(label)),
                 # a value the KG lacks loses quotes around it (`"Rome"` cites Rome)
-                values.filter(_writable).filter(lambda v: ":" not in v and "," not in v and not (len(v) > 1 and v[0] == v[-1] and v[0] in "'\"")),
+                unquoted,
             ),
             max_size=2,
         )
@@ -328,11 +339,11 @@ def graphs_and_answers(draw):
                     lines.append(" | ".join([q, *entity, rel, _escape(t.value_label)]))
                     expected.add(vocab.citation_key(q, rel, t.value_label))
                 if lines:
-                    brackets.append("[" + draw(st.sampled_from(["; ", "\n"])).join(lines) + "]")
+                    brackets.append("[" + draw(line_breaks).join(lines) + "]")
                 continue
             head = [draw(st.sampled_from([q, f"qid: {q}", f"QID: {q}"]))]
             colon = draw(st.integers(0, 5)) == 0  # `[Q1: relation: value]`
-            lead = draw(st.sampled_from(["none", "bare name", "name pair"]))
+            lead = draw(leads)
             if lead == "bare name":
                 head.append(_escape(e.label))
             elif lead == "name pair":
@@ -388,7 +399,7 @@ def citation_lists(draw):
     for _ in range(draw(st.integers(1, 6))):
         qid = f"Q{draw(st.integers(1, 99999))}"
         rel = draw(st.sampled_from(rels))
-        val = draw(values.filter(_writable))
+        val = draw(writable)
         out.append(C(qid, rel, val))
     return rels, out
 
