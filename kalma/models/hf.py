@@ -352,7 +352,8 @@ class HFCausalLM(HFBackend, LLM):
     def _prepare(self, chats: Sequence[list[Message]], params: GenParams) -> list[Prompt]:
         """The chats' token ids, and how this call decodes them: decided once, over all of them."""
         tok, _ = self.model()
-        prompts = [Prompt(list(c), tuple(tok(render_chat(tok, c), add_special_tokens=False)["input_ids"])) for c in chats]
+        encoded = _tokenize(tok, [render_chat(tok, c) for c in chats])  # one tokenizer call for the whole call
+        prompts = [Prompt(list(c), tuple(ids)) for c, (ids, _) in zip(chats, encoded)]
         how = self.decoding(prompts, params)
         return [Prompt(p.chat, p.ids, how) for p in prompts]
 

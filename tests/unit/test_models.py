@@ -293,7 +293,9 @@ def test_cache_two_writers_and_a_kill(tmp_path):
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     assert Cache(path).stats()["entries"]["test"] == 600
     killed = subprocess.Popen([sys.executable, "-c", WRITER, path, "k", "1000000"])
-    time.sleep(1.5)
+    deadline = time.monotonic() + 60
+    while Cache(path).get("k-0") is None and time.monotonic() < deadline:  # killed as soon as it writes, not after a fixed wait
+        time.sleep(0.05)
     killed.send_signal(signal.SIGKILL)
     killed.wait()
     with sqlite3.connect(path) as con:
