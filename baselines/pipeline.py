@@ -8,12 +8,9 @@ already written, so a killed run resumes without losing or doubling rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
-
-from tqdm import tqdm
 
 from kalma.errors import BackendError
 from kalma.kg import open_source
@@ -21,6 +18,7 @@ from kalma.languages import DEFAULT_LANGUAGE
 from kalma.models import GenParams, get_llm
 from kalma.models.openai_backend import reachable_first
 from kalma.nlp import DEFAULT_SPACY
+from kalma.progress import Progress
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint, value_digest
 from kalma.schema import Answer, DatasetEntry, KnowledgeGraph, Setting, Triple, first_entries
@@ -126,16 +124,16 @@ def answer_dataset(
             for e, kg, trace in zip(entries, kgs, traces)
             if f"{e.id}#{cfg.setting}-t{temp}-s{seed}" not in done
         ]
-        # redrawn at every answer: a batch arrives at once, and the bar must not show its first
-        # answer until the next batch minutes later
-        bar = tqdm(total=len(jobs), desc=f"answer: {desc or cfg.llm}", unit="answer", disable=not progress, mininterval=0)
+        # counted at every answer: a batch arrives at once, and its first answer must not wait for the
+        # next batch minutes later; the estimate waits for the model's first batch
+        bar = Progress(len(jobs), f"answer: {desc or cfg.llm}", "answer", enabled=progress, settles=None)
         cut = 0  # answers the token limit ended: scored as they are, so the report says how many
         cached = 0  # answers the call cache served: a report says how many did not come from the model now
         # one call per (seed, temperature): the parameters are uniform within it; each answer is
         # written as it arrives, so a run killed midway keeps every answer the model gave
         written = 0
         try:
-            with closing(bar):  # closed before any error is printed, never glued to its line
+            with bar:  # closed before any error is printed, never glued to its line
                 for key in dict.fromkeys((j[3], j[4]) for j in jobs):
                     group = [j for j in jobs if (j[3], j[4]) == key]
                     params = GenParams(temperature=key[1], top_p=cfg.top_p, max_tokens=cfg.max_tokens, seed=key[0])
@@ -165,7 +163,7 @@ def answer_dataset(
                                 },
                             )
                         )
-                        bar.update(1)
+                        bar.update()
                         written += 1
         except BackendError as exc:  # say what is kept: a rerun asks only for the rest
             kept = f"{written} of {len(jobs)} answers were written to {out}: run the same command again to resume" if written else "no answer was written"

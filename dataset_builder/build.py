@@ -24,8 +24,6 @@ from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from kalma.cache import get_cache
 from kalma.classes import ANY, CLASSES, PROPERTY_ID, EntityClass, entity_class, frequent_relations
 from kalma.errors import Interrupted
@@ -35,6 +33,7 @@ from kalma.kg.base import label_header
 from kalma.kg.version import kg_version
 from kalma.models import get_llm, get_scorer
 from kalma.models.openai_backend import reachable_first
+from kalma.progress import SettlingBar
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint
 from kalma.schema import BuildTrace, DatasetEntry, EntityGraph, RemovedRecord
@@ -290,17 +289,14 @@ def build(
         # Entries of a window finish together: an estimate from the first is hours off, so none is
         # shown until a window has finished; the scorer's calls show the rounds moving until then.
         settles = min(window, len(todo))
-        unsettled = f"{{l_bar}}{{bar}}| {{n_fmt}}/{{total_fmt}} [{{elapsed}}, an estimate after {settles} entries{{postfix}}]"
 
         def step(calls: int, held: int, texts: int) -> None:
             bar.set_postfix_str(f"scorer call {calls}: {texts} texts of {held} entries", refresh=True)
 
-        bar = tqdm(total=len(todo), desc=f"build ({cfg.llm})", unit="entry", disable=not progress, bar_format=unsettled)
+        bar = SettlingBar(settles, f"{settles} entries", total=len(todo), desc=f"build ({cfg.llm})", unit="entry", disable=not progress)
         try:
             with closing(bar):  # closed before the interruption is said, never glued to its line
-                for done, outcome in enumerate(interleave(entries, scorer, window, step), start=1):
-                    if done == settles:
-                        bar.bar_format = None  # tqdm's own, with its estimate
+                for outcome in interleave(entries, scorer, window, step):
                     bar.update()  # counted here, not by iterating the bar: tqdm's count lags its iterator, and the rounds' line shows it
                     eid = outcome.trace.entry_id
                     if eid not in traces.done:  # a kill between the two writes redoes the entry, not its trace row

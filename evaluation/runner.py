@@ -26,6 +26,7 @@ from kalma.errors import ConfigError, Interrupted, KalmaError
 from kalma.jsonl import read_header, read_jsonl
 from kalma.languages import DEFAULT_LANGUAGE, file_language, get_language
 from kalma.languages.text import written
+from kalma.progress import Progress
 from kalma.provenance import provenance
 from kalma.resume import ResumableOutput, fingerprint, records_digest, value_digest
 from kalma.schema import Answer, AnswerScores, Bounds, Coverage, DatasetEntry, KnowledgeGraph, Resampling, Spread, Summary, first_entries
@@ -187,14 +188,14 @@ def evaluate(
         todo = [a for a in answer_list if a.answer_id() not in done]
         if stop_after is not None:
             todo = todo[:stop_after]
-        bar = tqdm(total=len(todo), desc=f"evaluate: {desc}" if desc else "evaluate", unit="answer", disable=not progress)
+        # answers are counted a chunk at a time: meanwhile the models' batches say how far their calls are
+        bar = Progress(len(todo), f"evaluate: {desc}" if desc else "evaluate", "answer", enabled=progress, inner=True)
         try:
-            _score_all(todo, chunk_size, entries, active, unavailable, output, done, bar)
+            with bar:
+                _score_all(todo, chunk_size, entries, active, unavailable, output, done, bar)
         except KeyboardInterrupt:
-            bar.close()
             kept = f"{len(done)} of {len(answer_list)} answers are scored in {out / SCORES_FILE}" if done else "no answer was scored yet"
             raise Interrupted(f"interrupted: {kept}; run the same command again to resume") from None
-        bar.close()
 
         wanted = [a.answer_id() for a in answer_list]
         rows = [done[k] for k in wanted if k in done]
@@ -262,7 +263,7 @@ def _score_all(
     unavailable: dict[str, str],
     output: ResumableOutput[AnswerScores],
     done: dict[str, AnswerScores],
-    bar: Any,
+    bar: Progress,
 ) -> None:
     """Score `todo` chunk by chunk, every metric over a chunk at once; each chunk's rows are
     written as soon as it is scored (see `_chunks`)."""

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..cache import Cache, get_cache, make_key
+from ..progress import batch_done
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
 
@@ -97,6 +98,7 @@ def cached_stream(
         return
     work = prepare(list(missing.values())) if prepare else list(missing.values())
     groups = (plan(work) if plan else None) or [list(range(i, min(i + batch_size, len(todo)))) for i in range(0, len(todo), batch_size)]
+    finished = 0
     while groups:
         group = groups.pop(0)
         arrived: dict[str, Any] = {}
@@ -107,6 +109,8 @@ def cached_stream(
         finally:
             if store and arrived:
                 cache.put_many(namespace, arrived)
+        finished += len(group)
+        batch_done(namespace, finished, len(todo))  # after the caller took the whole batch: its count is there
         if groups and plan and replan and replan():
             left = [i for g in groups for i in g]
             groups = [[left[j] for j in g] for g in plan([work[i] for i in left]) or [list(range(len(left)))]]

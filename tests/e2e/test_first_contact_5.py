@@ -38,10 +38,10 @@ def test_conner_says_why_a_share_is_unavailable():
 
 
 def test_the_answer_bar_counts_each_answer_as_it_is_written(tmp_path, dataset):
-    res = CliRunner().invoke(main, ["answer", "--dataset", str(dataset), "--temperatures", "0,0.5,1", "--no-cache", "-o", str(tmp_path / "a.jsonl")])
+    args = ["answer", "--dataset", str(dataset), "--temperatures", "0,0.5,1", "--no-cache", "-o", str(tmp_path / "a.jsonl")]
+    res = CliRunner().invoke(main, args, env={"KALMA_PROGRESS_EVERY": "0"})  # in a log: a line at every count
     assert res.exit_code == 0, res.output
-    drawn = res.stderr.replace("\r", "\n")
-    assert all(f"| {k}/18 [" in drawn for k in (6, 12, 18))  # each batch of 6 shown when written, not a batch late
+    assert all(f"answer: template: {k}/18 answers, " in res.stderr for k in (6, 12, 18))  # each batch of 6 shown when written, not a batch late
 
 
 def _alce_items(dataset) -> list[dict]:

@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from kalma.cli import main
 from perf.dumpgen import write_dump
 from perf.random_models import build_causal
 from tests.conftest import ROOT
@@ -340,6 +342,56 @@ def test_build_shows_the_rounds_moving_and_an_estimate_only_once_a_window_has_fi
     assert before and all("an estimate after 3 entries" in s and "<" not in s for s in before), shown
     assert any("scorer call 1: " in s and " texts of 3 entries" in s for s in before), shown  # inside the first window's rounds
     assert after and re.search(r"6/6 \[[0-9:]+<[0-9:]+", after[-1]), shown  # tqdm's estimate, once a window has finished
+
+
+@pytest.fixture(scope="module")
+def tiny_llm(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The tiny random causal model, with room for a demo prompt and its knowledge."""
+    return "hf:" + str(build_causal(tmp_path_factory.mktemp("tiny-llm"), positions=1024))
+
+
+def _in_a_log(args: list[str], every: str | None) -> tuple[str, list[str]]:
+    """stdout and the progress lines of a run whose stderr is no terminal (a log)."""
+    res = CliRunner().invoke(main, args, env={"KALMA_PROGRESS_EVERY": every})
+    assert res.exit_code == 0, res.output + res.stderr
+    return res.stdout, [ln for ln in res.stderr.splitlines() if ln.startswith(("answer: ", "evaluate: "))]
+
+
+def test_answer_and_evaluate_say_in_a_log_how_many_prompts_are_done_as_the_models_batches_finish(dataset: Path, tiny_llm: str, tmp_path: Path):
+    answers = tmp_path / "a.jsonl"
+    ask = ["answer", "--dataset", str(dataset), "--llm", tiny_llm, "--temperatures", "0,0.5,1", "--max-tokens", "4", "--no-cache", "-o", str(answers)]
+    _, lines = _in_a_log(ask, "0")  # a line at every count: what each batch shows
+    counts = [int(m.group(1)) for ln in lines if (m := re.search(r": (\d+)/18 answers, ", ln))]
+    assert {6, 12, 18} <= set(counts) and counts == sorted(counts), lines  # one call of 6 prompts per temperature
+    assert all("left" not in ln for ln in lines if int(ln.split("/18")[0].rsplit(" ", 1)[1]) < 6), lines  # no estimate inside the first batch
+    assert any(re.search(r": 1[01]/18 answers, [0-9:]+, about [0-9:]+ left$", ln) for ln in lines), lines  # one once it has finished
+
+    # the evaluator counts answers a chunk at a time: the scorer's batches say how far its calls are meanwhile
+    score = ["evaluate", "--dataset", str(dataset), "--answers", str(answers), "--lm", tiny_llm, "--metrics", "consens", "--no-cache"]
+    _, lines = _in_a_log([*score, "-o", str(tmp_path / "ev")], "0")
+    assert re.fullmatch(r"evaluate: 0/18 answers, [0-9:]+ \(lm: (\d+)/\1 done\)", lines[1]), lines
+    assert lines[-1].startswith("evaluate: 18/18 answers, "), lines
+
+    # by default a log gets the start and the end (a line every 30 s between), never a line per batch
+    _, lines = _in_a_log([*ask, "--overwrite"], None)
+    assert 2 <= len(lines) <= 3, lines
+    assert lines[0].startswith(f"answer: {tiny_llm}: 0/18 answers, ") and lines[-1].startswith(f"answer: {tiny_llm}: 18/18 answers, "), lines
+
+
+def test_progress_leaves_stdout_and_the_answers_as_they_were(dataset: Path, tiny_llm: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from baselines.pipeline import BaselineConfig, answer_dataset
+    from kalma.schema import DatasetEntry
+
+    ask = ["answer", "--dataset", str(dataset), "--llm", tiny_llm, "--retrieval", "gold", "--max-tokens", "4", "--no-cache"]
+    every, _ = _in_a_log([*ask, "-o", str(tmp_path / "every.jsonl")], "0")
+    default, _ = _in_a_log([*ask, "-o", str(tmp_path / "default.jsonl")], None)
+    assert every == default and "answers, " not in every and json.loads(every)["written"] == 6
+    capsys.readouterr()
+    cfg = BaselineConfig(llm=tiny_llm, retrieval="gold", max_tokens=4)
+    answer_dataset([DatasetEntry.model_validate(r) for r in _lines(dataset)[1:]], tmp_path / "quiet.jsonl", cfg, progress=False)
+    assert capsys.readouterr().err == ""  # the caller asked for none
+    rows = {name: (tmp_path / f"{name}.jsonl").read_text().splitlines()[1:] for name in ("every", "default", "quiet")}
+    assert rows["every"] == rows["default"] == rows["quiet"] and len(rows["every"]) == 6
 
 
 # ---------------------------------------------------------------- 14: any number of judges
