@@ -1,8 +1,8 @@
 """`kalma records from-kg`: relation records drawn from the KG itself, for a user with no corpus.
 
 Linked pairs of the given classes (a and b each an instance of one of them, subclasses included,
-`a PID b` in the KG) are drawn seeded and without repeats (a pair and its reverse under one
-property are one record), spread over the properties in turn. A pair whose name is not a label
+`a PID b` in the KG, PID none of a's class's trivial relations) are drawn seeded and without
+repeats (a pair and its reverse under one property are one record), spread over the properties in turn. A pair whose name is not a label
 only it has among the classes' entities is left out: its record could not resolve. Each record's
 seed paragraph is written from the pair's triples by an LLM (`template`: one sentence a fact),
 so that any class of a local Wikidata becomes a dataset in three commands (`kalma kg import`,
@@ -73,11 +73,14 @@ def draw(
     `keep`, only among the links it keeps (`changed_since`)."""
     found: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
     drawn_from = class_pairs(classes, asked)
+    labels = source.labels(list(properties))
     for ca in classes:
+        # a relation trivial for a's class (its id or its label) is never a record's link, even when named
+        links = [p for p in properties if not entity_class(ca).trivial_relation(p, labels.get(p, ""))]
         for cb in classes:
-            if (ca, cb) not in drawn_from:
+            if (ca, cb) not in drawn_from or not links:
                 continue
-            for a, p, b in source.pairs([ca], properties, [cb]):
+            for a, p, b in source.pairs([ca], links, [cb]):
                 key = (p, *sorted((a, b)))
                 if a != b:
                     found.setdefault(key, (a, p, b, ca, cb))

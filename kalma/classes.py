@@ -53,7 +53,11 @@ class EntityClass:
         return self.noun if language == "en" else phrasing(language).noun(self.qid, self.label).word
 
     def is_trivial(self, t: Triple) -> bool:
-        return t.relation in self.trivial_pids or t.relation_label.strip().lower() in self.trivial_labels
+        return self.trivial_relation(t.relation, t.relation_label)
+
+    def trivial_relation(self, pid: str, label: str) -> bool:
+        """Whether a relation, by its id or its label, is one this class's entities all state alike."""
+        return pid in self.trivial_pids or label.strip().lower() in self.trivial_labels
 
     def with_trivial(self, pids: Iterable[str]) -> EntityClass:
         """This class with `pids` trivial too (those the KG shows to be, `frequent_relations`)."""

@@ -64,14 +64,15 @@ KG_HEAD = """@prefix wd: <http://www.wikidata.org/entity/> .
 @prefix wikibase: <http://wikiba.se/ontology#> .
 """
 PROPS = {"P31": "instance of", "P17": "country", "P190": "twinned administrative body", "P1082": "population", "P421": "located in time zone"}
-PROPS |= {"P112": "founded by", "P106": "occupation"}
+PROPS |= {"P112": "founded by", "P106": "occupation", "P50": "author", "P1343": "described by source"}
 
 
 @pytest.fixture(scope="module")
 def towns(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Ten cities of one country, four pairs of twin towns and two Springfields (a name two cities
     share) twinned with Ashby and Corran; each city's population and time zone (trivial for a city);
-    an organization founded by a person."""
+    an organization founded by a person, who wrote a novel that describes her (described by source:
+    trivial for a person)."""
     lines = [f'wd:{p} wikibase:directClaim wdt:{p} ; rdfs:label "{label}"@en .' for p, label in PROPS.items()]
     lines += [f'wd:{q} rdfs:label "{label}"@en .' for q, label in (("Q5", "human"), ("Q515", "city"), ("Q43229", "organization"), ("Q6256", "country"))]
     lines += ['wd:Q900100001 rdfs:label "Norland"@en ; wdt:P31 wd:Q6256 .', 'wd:Q900100002 rdfs:label "Norland Standard Time"@en .']
@@ -81,6 +82,8 @@ def towns(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lines += [f"wd:Q9002000{a:02d} wdt:P190 wd:Q9002000{b:02d} .\nwd:Q9002000{b:02d} wdt:P190 wd:Q9002000{a:02d} ." for a, b in TWINS]
     lines += ['wd:Q900300001 rdfs:label "Lumen Press"@en ; wdt:P31 wd:Q43229 ; wdt:P112 wd:Q900300002 .']
     lines += ['wd:Q900300002 rdfs:label "Ada Lovelock"@en ; wdt:P31 wd:Q5 ; wdt:P106 wd:Q900100003 .', 'wd:Q900100003 rdfs:label "printer"@en .']
+    lines += ['wd:Q8261 rdfs:label "novel"@en .', 'wd:Q900300003 rdfs:label "The Ledger"@en ; wdt:P31 wd:Q8261 ; wdt:P50 wd:Q900300002 .']
+    lines += ["wd:Q900300002 wdt:P1343 wd:Q900300003 ."]
     path = tmp_path_factory.mktemp("towns") / "kg.ttl"
     path.write_text(KG_HEAD + "\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -100,6 +103,13 @@ def test_records_from_kg_draw_each_pair_once_never_a_shared_name_nor_a_trivial_f
     assert pairs == [("Ashby", "Brill"), ("Corran", "Dunmore"), ("Elstow", "Farleigh"), ("Gorsey", "Hexton")]
     for r in drawn:
         assert "Norland" in r["paragraph"] and "Standard Time" not in r["paragraph"] and "4821" not in r["paragraph"], r["paragraph"]
+
+
+def test_records_from_kg_never_draw_a_class_s_trivial_relation_as_a_link(towns: Path, tmp_path: Path):
+    """Ada Lovelock is described by the novel she wrote: a person's trivial relation between two
+    entities of the classes drawn, named in --properties; only the novel's author link is a record."""
+    drawn = _from_kg(towns, tmp_path / "r.jsonl", "--classes", "Q5,Q8261", "--properties", "P50,P1343", "-n", "5")
+    assert [(r["person_a"], r["relation"], r["person_b"]) for r in drawn] == [("The Ledger", "P50", "Ada Lovelock")]
 
 
 def test_records_from_kg_follow_the_seed(towns: Path, tmp_path: Path):

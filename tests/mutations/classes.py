@@ -105,6 +105,13 @@ MUTATIONS += (
         (DRAWN,),
     ),
     Mutation(
+        "records from-kg drawing a class's trivial relation as a record's link",
+        FROM_KG,
+        '        links = [p for p in properties if not entity_class(ca).trivial_relation(p, labels.get(p, ""))]',
+        "        links = list(properties)",
+        ("tests/e2e/test_audit_65.py::test_records_from_kg_never_draw_a_class_s_trivial_relation_as_a_link",),
+    ),
+    Mutation(
         "records from-kg stating a class's trivial relations in a paragraph",
         FROM_KG,
         "and has_label(t) and not entity_class(c).is_trivial(t)]",
