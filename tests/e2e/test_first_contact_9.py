@@ -5,6 +5,7 @@ by `kalma check`; records removed aloud; and the smaller things a new user met."
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -376,6 +377,54 @@ def test_answer_and_evaluate_say_in_a_log_how_many_prompts_are_done_as_the_model
     _, lines = _in_a_log([*ask, "--overwrite"], None)
     assert 2 <= len(lines) <= 3, lines
     assert lines[0].startswith(f"answer: {tiny_llm}: 0/18 answers, ") and lines[-1].startswith(f"answer: {tiny_llm}: 18/18 answers, "), lines
+
+
+def test_answer_draws_a_bar_on_a_terminal_with_an_estimate_once_the_models_first_batch_has_finished(
+    dataset: Path, tiny_llm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    import contextlib
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    terminal, its_end = pty.openpty()
+    fcntl.ioctl(its_end, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))  # a terminal 160 columns wide
+    drawn: list[bytes] = []
+
+    def read() -> None:  # as the terminal does, while the run writes: a full terminal would stop it
+        with contextlib.suppress(OSError):  # the run's end closed
+            while chunk := os.read(terminal, 65536):
+                drawn.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    ask = [
+        "answer",
+        "--dataset",
+        str(dataset),
+        "--llm",
+        tiny_llm,
+        "--temperatures",
+        "0,0.5,1",
+        "--max-tokens",
+        "4",
+        "--no-cache",
+        "-o",
+        str(tmp_path / "a.jsonl"),
+    ]
+    with os.fdopen(its_end, "w") as stderr:
+        monkeypatch.setattr(sys, "stderr", stderr)
+        main(ask, standalone_mode=False)
+    reader.join(timeout=10)
+    os.close(terminal)
+    assert json.loads(capsys.readouterr().out)["written"] == 18
+    shown = [s.strip() for s in b"".join(drawn).decode().replace("\r", "\n").splitlines() if s.startswith(f"answer: {tiny_llm}")]
+    before = [s for s in shown if re.search(r"\| [0-5]/18 \[", s)]
+    after = [s for s in shown if re.search(r"\| 1[2-8]/18 \[", s)]
+    assert before and all("an estimate after the first batch" in s and "<" not in s for s in before), shown
+    assert after and re.search(r"18/18 \[[0-9:]+<[0-9:]+", after[-1]) and not any("answers, " in s for s in shown), shown  # a bar, not a log's lines
 
 
 def test_progress_leaves_stdout_and_the_answers_as_they_were(dataset: Path, tiny_llm: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]):

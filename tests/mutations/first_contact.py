@@ -686,6 +686,13 @@ MUTATIONS += (
         _t9("test_answer_and_evaluate_say_in_a_log_how_many_prompts_are_done_as_the_models_batches_finish"),
     ),
     Mutation(
+        "§6.5 a terminal's bar never settling on the model's first batch",
+        "kalma/progress.py",
+        "            self.bar.settle()\n",
+        "",
+        _t9("test_answer_draws_a_bar_on_a_terminal_with_an_estimate_once_the_models_first_batch_has_finished"),
+    ),
+    Mutation(
         "§6.5 a log flooded with a line per batch",
         "kalma/progress.py",
         " or (not now and time.monotonic() - self.logged < self.every):",
