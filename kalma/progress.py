@@ -8,7 +8,8 @@ entries, a model's batch) give a rate hours off from the first of them.
 A model's batches (`kalma.models.base.cached_stream`) report to the `Progress` open around the
 call (`batch_done`): the answers' count settles once the model's first batch has finished, and
 the evaluator says how many of a model call's prompts are done while its count of answers waits
-for the chunk they belong to."""
+for the chunk they belong to. Within a batch, each decoding step is said (`token_done`): the
+demo's six answers on SmolLM2 are one batch that decodes for many minutes on a CPU."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ class Progress:
         self.bar = SettlingBar(
             total=total, desc=desc, unit=unit, disable=not enabled or self.plain, settles=settles, when="the first batch", mininterval=0, file=sys.stderr
         )
-        self.n, self.settled, self.model = 0, False, ""
+        self.n, self.settled, self.model, self.step = 0, False, "", ""  # step: the running batch's decoding
         self.said: tuple[int, str] | None = None  # what the last plain line counted: never said twice
         self.began = self.logged = time.monotonic()
         self.every = every()
@@ -89,6 +90,9 @@ class Progress:
 
     def update(self, n: int = 1) -> None:
         self.n += n
+        if self.step:  # items are finishing: the batch has decoded
+            self.step = ""
+            self._postfix()
         self.settled = self.settled or (self.settles is not None and self.n >= self.settles)
         self.bar.update(n)
         self._say()
@@ -99,22 +103,40 @@ class Progress:
             self.bar.settle()
         if self.inner:
             self.model = f"{what}: {done}/{total} done"
-            self.bar.set_postfix_str(self.model, refresh=True)
+        self.step = ""
+        self._postfix()
         self._say()
+
+    def token(self, step: int, most: int, rows: int) -> None:
+        self.step = f"decoding {rows} prompt{'s' if rows > 1 else ''}: token {step} of at most {most}"
+        self._postfix()
+        self._say()
+
+    def _details(self) -> str:
+        return "; ".join(d for d in (self.model, self.step) if d)
+
+    def _postfix(self) -> None:
+        self.bar.set_postfix_str(self._details(), refresh=True)
 
     def _say(self, now: bool = False) -> None:
         """A plain line in a log: when asked (start, end), else at most one every `self.every` seconds."""
-        if not self.plain or not self.total or self.said == (self.n, self.model) or (not now and time.monotonic() - self.logged < self.every):
+        if not self.plain or not self.total or self.said == (self.n, self._details()) or (not now and time.monotonic() - self.logged < self.every):
             return
-        self.said = (self.n, self.model)
+        self.said = (self.n, self._details())
         self.logged = time.monotonic()
         took = self.logged - self.began
         line = f"{self.desc}: {self.n}/{self.total} {self.unit}s, {tqdm.format_interval(took)}"
         if self.settled and 0 < self.n < self.total:
             line += f", about {tqdm.format_interval(took / self.n * (self.total - self.n))} left"
-        if self.model and self.n < self.total:
-            line += f" ({self.model})"
+        if self._details() and self.n < self.total:
+            line += f" ({self._details()})"
         print(line, file=sys.stderr, flush=True)
+
+
+def token_done(step: int, most: int, rows: int) -> None:
+    """A decoding step of a batch of `rows` prompts, `step` tokens of at most `most` generated: told to the open `Progress`."""
+    if (open_ := _open.get()) is not None and open_.enabled:
+        open_.token(step, most, rows)
 
 
 def batch_done(what: str, done: int, total: int) -> None:

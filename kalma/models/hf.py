@@ -463,7 +463,7 @@ def _greedy(model: Any, enc: dict[str, Any], params: GenParams, pad: int | None,
 
     from .shared_prefix import StepLog
 
-    steps = StepLog(params.logprobs)
+    steps = StepLog(params.logprobs, params.max_tokens)
 
     class Record(LogitsProcessor):
         def __call__(self, input_ids: Any, scores: Any) -> Any:
@@ -539,7 +539,7 @@ def _sample(
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     finished = torch.zeros(rows, dtype=torch.bool, device=model.device)
     fill = pad if pad is not None else (eos if eos is not None else 0)
-    steps = StepLog(params.logprobs)
+    steps = StepLog(params.logprobs, params.max_tokens)
     last, past = _prefill(model, enc["input_ids"], mask, positions, pass_tokens)
     for n in range(params.max_tokens):
         logits = last.float() / params.temperature

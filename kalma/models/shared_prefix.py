@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..progress import token_done
 from .memory import MemoryModel
 from .runtime import plan_batches
 
@@ -81,10 +82,11 @@ class Result:
 class StepLog:
     """Per decoding step, on the device: each row's chosen token, its log-prob and the top
     alternatives; moved to the host once, at the end (a `float()` per row and step would wait for
-    the device each time)."""
+    the device each time). Each step is told to the open progress (of at most `most`): a batch of
+    long replies on a CPU otherwise says nothing for many minutes."""
 
-    def __init__(self, top: int):
-        self.top, self.tokens, self.chosen, self.values, self.indices = top, [], [], [], []  # type: ignore[var-annotated]
+    def __init__(self, top: int, most: int):
+        self.top, self.most, self.tokens, self.chosen, self.values, self.indices = top, most, [], [], [], []  # type: ignore[var-annotated]
 
     def add(self, logp: Any, token: Any) -> None:
         import torch
@@ -95,6 +97,7 @@ class StepLog:
             found = torch.topk(logp, self.top)
             self.values.append(found.values)
             self.indices.append(found.indices)
+        token_done(len(self.tokens), self.most, len(token))
 
     def rows(self) -> list[list[tuple[int, float, dict[int, float]]]]:
         import torch
@@ -562,7 +565,7 @@ class SharedPrefixRunner:
         stops = [sorted(reqs[i].stop) or [-1] for i in which]
         stop = torch.tensor([s + [s[0]] * (max(map(len, stops)) - len(s)) for s in stops], device=device)
         done = torch.zeros(len(which), dtype=torch.bool, device=device)
-        log = StepLog(top)
+        log = StepLog(top, steps)
         for step in range(steps):
             chosen = logp.argmax(-1)
             log.add(logp, chosen)

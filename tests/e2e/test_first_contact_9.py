@@ -366,6 +366,9 @@ def test_answer_and_evaluate_say_in_a_log_how_many_prompts_are_done_as_the_model
     assert {6, 12, 18} <= set(counts) and counts == sorted(counts), lines  # one call of 6 prompts per temperature
     assert all("left" not in ln for ln in lines if int(ln.split("/18")[0].rsplit(" ", 1)[1]) < 6), lines  # no estimate inside the first batch
     assert any(re.search(r": 1[01]/18 answers, [0-9:]+, about [0-9:]+ left$", ln) for ln in lines), lines  # one once it has finished
+    # inside a batch, each decoding step is said: the demo's six answers on SmolLM2 are one batch of minutes
+    steps = [int(m.group(1)) for ln in lines if (m := re.search(r": 0/18 answers, [0-9:]+ \(decoding 6 prompts: token (\d) of at most 4\)$", ln))]
+    assert steps[:2] == [1, 2] and steps == sorted(steps) and steps[-1] <= 4, lines
 
     # the evaluator counts answers a chunk at a time: the scorer's batches say how far its calls are meanwhile
     score = ["evaluate", "--dataset", str(dataset), "--answers", str(answers), "--lm", tiny_llm, "--metrics", "consens", "--no-cache"]

@@ -679,6 +679,13 @@ MUTATIONS += (
         _t9("test_answer_and_evaluate_say_in_a_log_how_many_prompts_are_done_as_the_models_batches_finish"),
     ),
     Mutation(
+        "§6.5 a batch's decoding steps said nothing of (the demo silent for minutes)",
+        "kalma/models/shared_prefix.py",
+        "        token_done(len(self.tokens), self.most, len(token))",
+        "        pass",
+        _t9("test_answer_and_evaluate_say_in_a_log_how_many_prompts_are_done_as_the_models_batches_finish"),
+    ),
+    Mutation(
         "§6.5 an estimate from inside a model's first batch",
         "baselines/pipeline.py",
         'Progress(len(jobs), f"answer: {desc or cfg.llm}", "answer", enabled=progress, settles=None)',
