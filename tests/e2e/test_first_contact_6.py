@@ -25,6 +25,7 @@ from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
 from kalma.locks import OutputLock
 from perf.dumpgen import write_dump
+from tests.terminal import sigint_default
 
 pytest.importorskip("duckdb")
 
@@ -415,7 +416,7 @@ def test_one_malformed_line_is_one_line_and_check_names_its_flag(dump, tmp_path)
 
 def test_ctrl_c_on_an_import_says_how_to_go_on(tmp_path, big):
     command = [sys.executable, "-m", "kalma.cli", "kg", "import", str(big["nt"]), "-o", str(tmp_path / "s"), "--threads", "2"]
-    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     deadline = time.time() + 60
     while time.time() < deadline and not (tmp_path / "s" / "parts" / "checkpoint.json").exists() and proc.poll() is None:
         time.sleep(0.02)

@@ -30,6 +30,7 @@ from tests.conftest import ROOT
 from tests.e2e.test_bench import CHROMIUM, FLAGS
 from tests.e2e.test_builder_publishable import RECORDS
 from tests.servers import answering, free_port, scripted_server
+from tests.terminal import sigint_default
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:
@@ -98,7 +99,7 @@ def test_a_server_that_never_starts_is_given_up_after_the_wait_said(dataset, tmp
 def test_ctrl_c_stops_the_wait_for_a_server(dataset, tmp_path):
     url = f"http://127.0.0.1:{free_port()}/v1"
     cmd = [sys.executable, "-m", "kalma.cli", "answer", "--dataset", str(dataset), "--llm", f"openai-compatible:{url}:m", "-o", str(tmp_path / "a.jsonl")]
-    run = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     assert run.stderr is not None
     first = run.stderr.readline()  # said at once, before any wait
     assert "waiting up to 30 s" in first and "Ctrl-C stops" in first, first
@@ -139,7 +140,7 @@ def test_an_interrupted_overwrite_leaves_no_other_systems_summary(dataset, answe
     with scripted_server([thinking], models=[{"id": "m", "root": "m"}]) as (url, log):
         cmd = [sys.executable, "-m", "kalma.cli", "evaluate", "--dataset", str(dataset), "--answers", str(answered), "--metrics", "alignment"]
         cmd += ["--nli", f"llm:openai-compatible:{url}/v1:m", "--resamples", "0", "--overwrite", "-o", str(out)]
-        run = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, "KALMA_CACHE": "off"})
+        run = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, "KALMA_CACHE": "off"}, preexec_fn=sigint_default)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not log and run.poll() is None:  # B's judge asked: B is running
             time.sleep(0.05)

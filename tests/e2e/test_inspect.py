@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from baselines.prompt import template_answer
 from kalma.cli import main
 from tests.servers import answering, scripted_server
+from tests.terminal import sigint_default
 
 pytest.importorskip("inspect_ai")
 from inspect_ai.log import read_eval_log  # noqa: E402
@@ -445,7 +446,7 @@ def test_ctrl_c_stops_a_kalma_model_mid_batch(tiny_lm, tmp_path):
     import time
 
     command, env = _offline_eval(["kalma/kalma_specific", "--model", f"kalma/hf:{tiny_lm}", "--max-tokens", "3000", "--log-level", "info"], tmp_path)
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path, preexec_fn=sigint_default)
     assert run.stdout is not None
     seen = []
     for line in run.stdout:  # the batch has begun: the model is decoding

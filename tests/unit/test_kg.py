@@ -17,6 +17,7 @@ from kalma.kg.snapshot import import_biokalma, write_snapshot
 from kalma.kg.sparql import literal
 from tests.kg_data import contract_snapshot
 from tests.servers import SPARQL_OK, hang, reply, scripted_server, serve_snapshot
+from tests.terminal import sigint_default
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +134,11 @@ def test_kg_serve_gives_an_endpoint_until_ctrl_c(tmp_path):
 
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kalma.cli", "kg", "serve", "--kg", "demo", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "kalma.cli", "kg", "serve", "--kg", "demo", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=sigint_default,
     )
     try:
         url = proc.stdout.readline().strip()
