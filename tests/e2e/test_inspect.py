@@ -439,13 +439,22 @@ def test_kalma_models_batch_across_samples_and_use_the_call_cache(tiny_lm, tmp_p
     assert [s.output.completion for s in runs[0].samples] == [s.output.completion for s in runs[1].samples]
 
 
-def test_ctrl_c_stops_a_kalma_model_mid_batch(tiny_lm, tmp_path):
+@pytest.fixture(scope="module")
+def long_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model with room for a reply long enough that decoding it whole takes minutes: a run
+    that waited for the batch instead of stopping it would end far outside the test's bound."""
+    from perf.random_models import build_causal
+
+    return build_causal(tmp_path_factory.mktemp("long-lm"), positions=16384)
+
+
+def test_ctrl_c_stops_a_kalma_model_mid_batch(long_lm, tmp_path):
     """Ctrl-C while the local model decodes a long reply: the model is stopped in its thread and the
     run ends at once, its log cancelled, never "terminate called without an active exception"."""
     import signal
     import time
 
-    command, env = _offline_eval(["kalma/kalma_specific", "--model", f"kalma/hf:{tiny_lm}", "--max-tokens", "3000", "--log-level", "info"], tmp_path)
+    command, env = _offline_eval(["kalma/kalma_specific", "--model", f"kalma/hf:{long_lm}", "--max-tokens", "14000", "--log-level", "info"], tmp_path)
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path, preexec_fn=sigint_default)
     assert run.stdout is not None
     seen = []
