@@ -118,7 +118,7 @@ def _folded(text: str) -> str:
 def mentions(sentence: str, names: Iterable[str]) -> bool:
     """Does `sentence` name one of `names` as whole words (so "male" is not found in "female"), accents aside?"""
     text = _folded(sentence)
-    return any(_folded(n) in text for n in names if n.strip())
+    return any(_whole_word(text, _folded(n)) for n in names if n.strip())
 
 
 def _whole_word(text: str, word: str) -> bool:
