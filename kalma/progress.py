@@ -25,6 +25,7 @@ from tqdm import tqdm
 from .errors import ConfigError
 
 EVERY = 30.0  # seconds between two plain lines in a log
+REDRAW = 0.2  # seconds between two redraws of a terminal's bar for decoding steps (a GPU takes a step a millisecond)
 
 
 def every() -> float:
@@ -74,6 +75,7 @@ class Progress:
         self.n, self.settled, self.model, self.step = 0, False, "", ""  # step: the running batch's decoding
         self.said: tuple[int, str] | None = None  # what the last plain line counted: never said twice
         self.began = self.logged = time.monotonic()
+        self.drawn = 0.0  # when a decoding step last redrew the bar
         self.every = every()
         self._token: Any = None
 
@@ -109,7 +111,9 @@ class Progress:
 
     def token(self, step: int, most: int, rows: int) -> None:
         self.step = f"decoding {rows} prompt{'s' if rows > 1 else ''}: token {step} of at most {most}"
-        self._postfix()
+        if not self.plain and time.monotonic() - self.drawn >= REDRAW:
+            self.drawn = time.monotonic()
+            self._postfix()
         self._say()
 
     def _details(self) -> str:
