@@ -30,6 +30,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from .errors import KalmaError, one_line
 from .models.base import LLM, Generation, GenParams, Message
+from .progress import forget_stop, stop_at_next_step
 
 PROVIDER = "kalma"
 log = logging.getLogger(__name__)
@@ -121,8 +122,13 @@ class KalmaModel(ModelAPI):
             await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except BaseException:
             if worker and not finished.is_set():
+                # both: the step's request holds when the exception is swallowed by a finalizer, and the
+                # exception reaches a thread that is not decoding (tokenizing, reading the cache)
+                stop_at_next_step(worker[0])
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker[0]), ctypes.py_object(KeyboardInterrupt))
             finished.wait()
+            if worker:
+                forget_stop(worker[0])  # a request that came after its last step: the pool reuses the thread
             raise
 
     def _answer(self, batch: list[_Ask]) -> None:

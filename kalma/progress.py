@@ -9,12 +9,14 @@ A model's batches (`kalma.models.base.cached_stream`) report to the `Progress` o
 call (`batch_done`): the answers' count settles once the model's first batch has finished, and
 the evaluator says how many of a model call's prompts are done while its count of answers waits
 for the chunk they belong to. Within a batch, each decoding step is said (`token_done`): the
-demo's six answers on SmolLM2 are one batch that decodes for many minutes on a CPU."""
+demo's six answers on SmolLM2 are one batch that decodes for many minutes on a CPU. A decoding
+step is also where a model's thread asked to stop (`stop_at_next_step`) stops."""
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from contextvars import ContextVar
 from types import TracebackType
@@ -137,8 +139,26 @@ class Progress:
         print(line, file=sys.stderr, flush=True)
 
 
+_stopping: set[int] = set()  # threads that raise KeyboardInterrupt at their next decoding step
+
+
+def stop_at_next_step(thread: int) -> None:
+    """Make thread `thread` raise KeyboardInterrupt at its next decoding step (`token_done`). An
+    exception sent into a thread (PyThreadState_SetAsyncExc) is lost when it lands in a finalizer,
+    which swallows it, and the thread then decodes on; this request waits for a step instead."""
+    _stopping.add(thread)
+
+
+def forget_stop(thread: int) -> None:
+    """Drop a request of `stop_at_next_step` that came after the thread's last step: a pool reuses threads."""
+    _stopping.discard(thread)
+
+
 def token_done(step: int, most: int, rows: int) -> None:
     """A decoding step of a batch of `rows` prompts, `step` tokens of at most `most` generated: told to the open `Progress`."""
+    if _stopping and (me := threading.get_ident()) in _stopping:
+        _stopping.discard(me)
+        raise KeyboardInterrupt
     if (open_ := _open.get()) is not None and open_.enabled:
         open_.token(step, most, rows)
 

@@ -81,6 +81,20 @@ MUTATIONS = (
         (f"{E2E}::test_ctrl_c_stops_a_kalma_model_mid_batch",),
     ),
     Mutation(
+        "a thread asked to stop decodes on (only the exception sent into it, which a finalizer can swallow)",
+        "kalma/progress.py",
+        "    if _stopping and (me := threading.get_ident()) in _stopping:",
+        "    if False and (me := threading.get_ident()) in _stopping:",
+        ("tests/unit/test_decoding_stop.py",),
+    ),
+    Mutation(
+        "a stop request that came after the thread's last step kept, stopping the pool's next call on that thread",
+        "kalma/progress.py",
+        "    _stopping.discard(thread)",
+        "    pass",
+        ("tests/unit/test_decoding_stop.py",),
+    ),
+    Mutation(
         "a missing -T dataset left to the reader's OSError",
         "bench/inspect_task.py",
         '    if where != "demo" and not Path(where).is_file():',
