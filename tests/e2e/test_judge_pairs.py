@@ -90,6 +90,9 @@ def violations(rows: list[dict], kg: str | KG, dataset: Path, language: str = "e
     subjects = sorted(people | {s[0] for r in rows for s in r["stated"][:1]} | {c[0] for r in rows for c in r["cited"]})
     graphs = kg.subgraphs(subjects)
     truth = {(t.subject, t.relation or t.relation_label, t.value) for g in graphs.values() for t in g.triples}
+    true_values: dict[tuple[str, str], set[str]] = {}  # (subject, property) -> its values, of the `truth` above
+    for subject, prop, value in truth:
+        true_values.setdefault((subject, prop), set()).add(value)
     true_labels: dict[tuple[str, str], set[str]] = {}
     names: dict[str, set[str]] = {}  # a value may have several labels ("General", "general")
     relation: dict[str, set[str]] = {}
@@ -120,7 +123,7 @@ def violations(rows: list[dict], kg: str | KG, dataset: Path, language: str = "e
         kind = r["kind"]
         if kind == "contradictory":
             ((s, p, v),) = stated
-            if v in {t[2] for t in truth if t[:2] == (s, p)} or {" ".join(n.lower().split()) for n in names[v]} & true_labels.get((s, p), set()):
+            if v in true_values.get((s, p), set()) or {" ".join(n.lower().split()) for n in names[v]} & true_labels.get((s, p), set()):
                 wrong.append(f"{where}: the replacement value is true of the subject")
             if r["label"] != 0 or cited[0][:2] != (s, p):
                 wrong.append(f"{where}: not the true triple of that property against a false value")
