@@ -6,6 +6,7 @@ and scores the same answers the same way."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,8 +26,16 @@ from kalma.cli import main
 from tests.servers import answering, scripted_server
 from tests.terminal import sigint_default
 
-pytest.importorskip("inspect_ai")
-from inspect_ai.log import read_eval_log  # noqa: E402
+if importlib.util.find_spec("inspect_ai") is None:
+    pytest.skip("KaLMA in Inspect needs inspect-ai (pip install -e '.[inspect]')", allow_module_level=True)
+
+
+def read_eval_log(*args: Any, **kwargs: Any) -> Any:
+    """Inspect's reader, imported when a test reads a log: importing Inspect at collection cost each worker 3 s."""
+    from inspect_ai.log import read_eval_log as read
+
+    return read(*args, **kwargs)
+
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 MODEL = "openai-api/local/m"

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from scipy.stats import spearmanr
 
 from dataset_builder.demo import demo_entries
 from dataset_builder.selection import template_sentence
@@ -43,6 +42,8 @@ def server(tmp_path_factory):
 
 
 def test_served_log_probabilities_match_the_local_backend_on_the_same_weights(server):
+    from scipy.stats import spearmanr  # imported here: at collection it cost each worker 1.5 s
+
     entry = demo_entries(open_source("demo"))[0]
     triples = list(entry.knowledge_pool.triples())[:8]
     texts, contexts = [template_sentence(t) for t in triples], [entry.reference] * len(triples)

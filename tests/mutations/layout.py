@@ -1,5 +1,6 @@
 """The one-way layout (docs/architecture.md): no stage imports a stage above it, and the one
-reader of answers files is never imported back by the format modules it asks."""
+reader of answers files is never imported back by the format modules it asks; every module
+imports, and doctests are collected from each module that has some (the root conftest.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,20 @@ MUTATIONS = (
         '    """The answers of an Inspect log of a KaLMA task, or None when `path` is no Inspect log."""\n',
         '    """The answers of an Inspect log of a KaLMA task, or None when `path` is no Inspect log."""\n'
         "    from .answers_file import ForeignFile  # noqa: F811\n",
+        LAYOUT,
+    ),
+    Mutation(
+        "a module without doctests that no longer imports (doctest collection no longer imports it)",
+        "kalma/inspect_model.py",
+        'PROVIDER = "kalma"\n',
+        "PROVIDER = PROVIDER_NAME\n",
+        LAYOUT,
+    ),
+    Mutation(
+        "doctests collected only from modules without any",
+        "conftest.py",
+        '">>>" not in collection_path.read_text',
+        '">>>" in collection_path.read_text',
         LAYOUT,
     ),
 )

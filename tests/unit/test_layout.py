@@ -124,3 +124,30 @@ def test_every_mutation_still_finds_the_code_it_breaks():
 
     stale = [f"{area}: {m.name} ({m.file})" for area, found in areas().items() for m in found if (ROOT / m.file).read_text().count(m.old) != 1]
     assert not stale, "update tests/mutations: " + "; ".join(stale)
+
+
+def test_every_module_of_the_packages_imports():
+    """Each module imports (`make test` collects doctests only from modules that have some: the
+    root conftest.py); with every extra installed, as `make install` installs them."""
+    import importlib
+
+    modules = sorted(p.relative_to(ROOT).with_suffix("") for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+    failed = {}
+    for module in modules:
+        name = ".".join(module.parts).removesuffix(".__init__")
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - every failure named at once
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    assert not failed, failed
+
+
+def test_doctests_are_collected_from_each_module_that_has_some():
+    """The root conftest.py skips, for doctests, only modules whose text has no ">>>"."""
+    from conftest import pytest_ignore_collect
+
+    with_doctests, without = ROOT / "kalma" / "citations.py", ROOT / "kalma" / "inspect_model.py"
+    assert ">>>" in with_doctests.read_text() and ">>>" not in without.read_text()
+    assert pytest_ignore_collect(with_doctests, None) is None  # type: ignore[arg-type]
+    assert pytest_ignore_collect(without, None) is True  # type: ignore[arg-type]
+    assert pytest_ignore_collect(ROOT / "tests" / "unit" / "test_layout.py", None) is None  # type: ignore[arg-type]

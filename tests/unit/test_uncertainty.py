@@ -16,7 +16,6 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from evaluation.alignment import Alignment
 from evaluation.base import EvalOptions
@@ -85,6 +84,8 @@ def _paired(a: list[AnswerScores], b: list[AnswerScores], resamples: int, seed: 
 
 
 def test_the_paired_test_keeps_its_level_at_no_difference_and_rejects_a_real_one():
+    from scipy import stats  # imported here: at collection it cost each worker 1.5 s
+
     rng = np.random.default_rng(7)
     micro = {"micro": lambda s: s["aligned"] / s["pairs"]}
     ps = []
