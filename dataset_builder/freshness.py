@@ -238,6 +238,7 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     from kalma.kg import open_source
     from kalma.kg.version import kg_version, same_kg
     from kalma.provenance import provenance
+    from kalma.resume import path_digest
 
     from .build import beside
 
@@ -254,6 +255,8 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     if not isinstance(config, dict) or "seed" not in config:
         raise ConfigError(f"{ds.path}:1: field 'config': the header records no build settings (a dataset not made by `kalma build` cannot be rebuilt)")
     changes = matching_diff(diff, built, new) if diff is not None else None
+    # which diff told the check what changed: the output says how it was made
+    used = {"diff": {"path": str(Path(diff).resolve()), "digest": path_digest(diff)}} if diff is not None else {}
     checks = check_entries(ds.entries, ds.lines, open_source(new_spec), changes)
     stale = [e for e, c in zip(ds.entries, checks) if c.status == "stale"]
     rebuilt, failed = rebuild(ds, stale, checks, config, new_spec, progress) if stale else ({}, {})
@@ -274,11 +277,11 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     if same_kg(ds.built_on(), new) and counts["kept"] == len(ds.entries):
         head = ds.raw[0]  # nothing to do: the dataset is already what a refresh would write
     else:
-        refreshed = {"kg_version": new, "from": built, "counts": counts, "changelog": changelog.name, **provenance(command="kalma dataset refresh")}
+        refreshed = {"kg_version": new, "from": built, "counts": counts, "changelog": changelog.name, **used, **provenance(command="kalma dataset refresh")}
         header = {"kalma": {**ds.header, "provenance": {**ds.provenance, "refreshed": refreshed}}}
         head = (dumps(header, ensure_ascii=False) + "\n").encode()
     _write_whole(out, head + b"".join(body))
-    log_head = {"kalma": {"kind": "changelog", "dataset": out.name, "from": built, "to": new, "counts": counts}}
+    log_head = {"kalma": {"kind": "changelog", "dataset": out.name, "from": built, "to": new, "counts": counts, **used}}
     _write_whole(changelog, "".join(dumps(x, ensure_ascii=False) + "\n" for x in [log_head, *log]).encode())
     return {"counts": counts, "output": str(out), "changelog": str(changelog)}
 

@@ -16,6 +16,7 @@ from kalma.cli import main
 from kalma.jsonl import read_jsonl
 from kalma.kg import demo_snapshot_path
 from kalma.kg.base import render_date
+from kalma.resume import path_digest
 from kalma.schema import DatasetEntry
 from perf.dumpgen import write_dump
 from perf.evolve import evolve, read_changes
@@ -133,6 +134,7 @@ def test_refresh_keeps_valid_entries_byte_for_byte_and_a_second_refresh_changes_
     assert [json.loads(x)["id"] for x in out.read_bytes().splitlines()[1:]] == [e.id for e in entries if status[e.id] != "broken"]  # same ids, same order
     header = json.loads(out.read_text().splitlines()[0])["kalma"]["provenance"]
     assert header["refreshed"]["from"]["spec"] == str(world["old"]) and header["refreshed"]["kg_version"]["spec"] == str(new)
+    assert "diff" not in header["refreshed"]  # made without one
     log = [json.loads(x) for x in (work / "refreshed.changelog.jsonl").read_text().splitlines()]
     assert {x["id"]: x["action"] for x in log[1:]} == {i: {"valid": "kept", "stale": "rebuilt", "broken": "dropped"}[s] for i, s in status.items()}
     assert all(x["why"].startswith("broken (") for x in log[1:] if x["action"] == "dropped")
@@ -366,6 +368,9 @@ def test_check_and_refresh_with_the_diff_between_the_two_dumps_say_what_they_say
     res = CliRunner().invoke(main, ["dataset", "refresh", str(dumps["ds"]), "--kg", dumps["new"], "--diff", str(tmp_path / "diff"), "-o", str(out)])
     assert res.exit_code == 0, res.output
     assert out.read_text().splitlines()[1:] == dumps["refreshed"].read_text().splitlines()[1:]  # the entries of the refresh without --diff
+    used = {"path": str((tmp_path / "diff").resolve()), "digest": path_digest(tmp_path / "diff")}  # the header and the changelog say which diff
+    assert json.loads(out.read_text().splitlines()[0])["kalma"]["provenance"]["refreshed"]["diff"] == used
+    assert json.loads((tmp_path / "refreshed.changelog.jsonl").read_text().splitlines()[0])["kalma"]["diff"] == used
     # the diff back from NEW to OLD: its OLD is not the dataset's KG (and its NEW not --kg's)
     for cmd in (args, ["dataset", "refresh", str(dumps["ds"]), "--kg", dumps["new"], "-o", str(tmp_path / "no.jsonl")]):
         res = CliRunner().invoke(main, [*cmd, "--diff", str(tmp_path / "back")])

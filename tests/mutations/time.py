@@ -131,4 +131,11 @@ MUTATIONS = (
         'kg = self.previous_kg or "(none given)"',
         (f"{FRESHNESS}::test_the_outdated_metric_names_the_previous_kg_by_its_dump_date_and_digest",),
     ),
+    Mutation(
+        "a refresh made with --diff that does not say which diff it used",
+        "dataset_builder/freshness.py",
+        '"changelog": changelog.name, **used, **provenance',
+        '"changelog": changelog.name, **provenance',
+        (f"{FRESHNESS}::test_check_and_refresh_with_the_diff_between_the_two_dumps_say_what_they_say_without_it",),
+    ),
 )
