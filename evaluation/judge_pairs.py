@@ -207,7 +207,8 @@ class World:
 
     graphs: dict[str, EntityGraph]
     truth: dict[tuple[str, str], set[str]]  # (subject, property) -> its value ids and normalised labels
-    pool: dict[str, list[Triple]]  # property -> one triple per distinct value, to draw replacements from
+    # property -> one triple per distinct value, to draw replacements from, with its normalised label and classes
+    pool: dict[str, list[tuple[Triple, str, set[str]]]]
     classes: dict[str, set[str]]  # value id -> its P31 classes
     names: dict[str, list[str]]  # value id -> label and aliases
 
@@ -225,21 +226,19 @@ class World:
         about = source.subgraphs(values) if values else {}
         classes = {q: {t.value for t in g.triples if t.relation == "P31"} for q, g in about.items()}
         names = {q: [g.label, *g.aliases] for q, g in about.items()}
-        return cls(graphs, truth, {p: list(v.values()) for p, v in pool.items()}, classes, names)
-
-    def true_of(self, subject: str, prop: str, value: Triple) -> bool:
-        known = self.truth.get((subject, prop), set())
-        return value.value in known or _said_name(value.value_label) in known
+        described = {p: [(c, normalize_text(c.value_label).lower(), classes.get(c.value, set())) for c in v.values()] for p, v in pool.items()}
+        return cls(graphs, truth, described, classes, names)
 
     def replacement(self, t: Triple, r: Any) -> Triple | None:
         """Another value of `t`'s property from the KG that the subject does not have, of the same
         class where the KG gives the true value's class; None when there is none."""
         p = ident(t)[1]
         mine = self.classes.get(t.value, set())
+        true = self.truth.get((t.subject, p), set())  # the subject's values of the property, by id and by name
+        # each candidate's name and classes read once per KG, not once per entry: the release's
+        # entries checked ~280 candidates each, two fifths of the time they took to plan
         cands = [
-            c
-            for c in self.pool.get(p, [])
-            if c.value_type == t.value_type and not self.true_of(t.subject, p, c) and (not mine or self.classes.get(c.value, set()) & mine)
+            c for c, name, of in self.pool.get(p, []) if c.value_type == t.value_type and c.value not in true and name not in true and (not mine or of & mine)
         ]
         if not cands:
             return None
@@ -248,11 +247,6 @@ class World:
 
     def value_names(self, t: Triple) -> list[str]:
         return [t.value_label, *self.names.get(t.value, [])[1:]]
-
-
-@functools.lru_cache(maxsize=1 << 16)  # every candidate replacement of every entry is checked by its name
-def _said_name(label: str) -> str:
-    return normalize_text(label).lower()
 
 
 def knowledge(entry: DatasetEntry, world: World) -> list[Triple]:
