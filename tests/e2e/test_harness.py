@@ -75,6 +75,8 @@ def test_a_real_harness_run_scored_by_kalma_evaluate(tmp_path):
     tasks, metadata = _ok(["harness", "tasks"]).strip(), json.dumps({"dataset": str(tmp_path / "d.jsonl")})
     command += ["--tasks", "kalma_specific", "--include_path", tasks, "--metadata", metadata]
     command += ["--limit", "2", "--gen_kwargs", f"max_gen_toks={new}", "--apply_chat_template", "--log_samples", "--output_path", str(tmp_path / "out")]
+    # ~30 s CPU here: a third is lm_eval indexing its 13,986 built-in task files (its CLI cannot skip
+    # them), the rest its imports and SmolLM2; no network is tried (HF_HUB_OFFLINE, tests/conftest.py)
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     (results,) = tmp_path.glob("out/*/results_*.json")
