@@ -91,7 +91,7 @@ def spark_import(
 ) -> dict[str, Any]:
     """Import `dump` into `store` with Spark (see the module docstring); returns `meta.json`. The
     caller's active session, where there is one, is used instead of a new one on `master`."""
-    from pyspark.sql import SparkSession
+    from pyspark.sql import Observation, SparkSession
     from pyspark.sql import functions as F
 
     keep = keep or Filter()
@@ -131,12 +131,16 @@ def spark_import(
         }
         counts = {}
         for table in TABLES:
-            ordered = final[table].select(*[n for n, _ in COLUMNS[table]]).orderBy(*[c.strip() for c in SORT[table].split(",")])
-            ordered.write.mode("overwrite").parquet(str(Path(store) / table))
-            counts[table] = spark.read.parquet(str(Path(store) / table)).count()
-        lines = tagged.filter(lambda r: r[0] == "lines").map(lambda r: r[1][0]).sum()
-        bad = tagged.filter(lambda r: r[0] == "malformed_count").map(lambda r: r[1][0]).sum()
-        examples = tagged.filter(lambda r: r[0] == "malformed").map(lambda r: r[1][0]).take(EXAMPLES)
+            # the rows are counted as they are written (an observation), not by a job reading them back
+            written = Observation(table)
+            rows = final[table].select(*[n for n, _ in COLUMNS[table]]).observe(written, F.count(F.lit(1)).alias("rows"))
+            rows.orderBy(*[c.strip() for c in SORT[table].split(",")]).write.mode("overwrite").parquet(str(Path(store) / table))
+            counts[table] = written.get["rows"]
+        # the lines read and the malformed ones, in one job: a few rows a partition
+        tally = tagged.filter(lambda r: r[0] in ("lines", "malformed_count", "malformed")).collect()
+        lines = sum(r[1][0] for r in tally if r[0] == "lines")
+        bad = sum(r[1][0] for r in tally if r[0] == "malformed_count")
+        examples = [r[1][0] for r in tally if r[0] == "malformed"][:EXAMPLES]
     finally:
         if active is None:
             spark.stop()
