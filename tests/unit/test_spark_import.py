@@ -33,16 +33,33 @@ def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path, monkeypatch):
     (shim / "python3").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    # Spark's defaults are sized for big data on a cluster (the product keeps them): for this test's
+    # few rows, Spark's own JIT warm-up is most of the time. C1 alone, no whole-stage code generation
+    # and no adaptive execution (a job per shuffle) halve it. Both sessions below see these: they
+    # share the one JVM this process starts.
+    monkeypatch.setenv(
+        "PYSPARK_SUBMIT_ARGS",
+        "--conf spark.sql.codegen.wholeStage=false --conf spark.sql.adaptive.enabled=false --driver-java-options -XX:TieredStopAtLevel=1 pyspark-shell",
+    )
 
     cols = {"labels": "*", "properties": "*", "claims": "*"}
+    broken = {
+        "json": '{"id": "Q2", "claims": {',
+        "nt": "<http://www.wikidata.org/entity/Q9> <http://www.wikidata.org/prop/direct/P31> <http://www.wikidata.org/entity/Q5>",
+    }
     callers = session("local[2]")
     for fmt, write, keep in (("json", write_json_dump, Filter()), ("nt", write_nt_dump, Filter(classes=frozenset({"Q571"})))):
-        dump = write(tmp_path / f"latest.{fmt}", entities())
-        import_dump(dump, tmp_path / f"one-{fmt}", keep=keep, progress=False)
+        lines = write(tmp_path / f"latest.{fmt}", entities()).read_text().splitlines()
+        dump = tmp_path / f"latest.{fmt}"
+        dump.write_text("\n".join([*lines[:2], broken[fmt], *lines[2:]]) + "\n")  # one malformed line, passed over
+        one = import_dump(dump, tmp_path / f"one-{fmt}", keep=keep, progress=False)
         meta = spark_import(dump, tmp_path / f"spark-{fmt}", "local[1]", keep=keep)
         for name, wanted in cols.items():
             assert table(tmp_path / f"spark-{fmt}", name, wanted) == table(tmp_path / f"one-{fmt}", name, wanted), (fmt, name)
-        assert meta["dump"]["engine"] == "spark" and meta["read"]["lines"] > 0
+        assert meta["rows"] == {name: len(table(tmp_path / f"spark-{fmt}", name)) for name in meta["rows"]} and meta["rows"]["claims"] > 0
+        assert meta["read"]["lines"] == len(lines) + 1 and meta["malformed"]["lines"] == one["malformed"]["lines"] == 1
+        assert [x.split(": ", 1)[1] for x in meta["malformed"]["first"]] == [x.split(": ", 1)[1] for x in one["malformed"]["first"]]
+        assert meta["dump"]["engine"] == "spark"
         assert LocalWikidata(tmp_path / f"spark-{fmt}").labels(["Q4132785"]) == {"Q4132785": "Bring the Jubilee"}
         if fmt == "json":  # the caller's session ran it (its master, not the one asked for) and still runs
             assert meta["dump"]["master"] == "local[2]" and SparkSession.getActiveSession() is callers
