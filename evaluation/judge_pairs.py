@@ -207,8 +207,8 @@ class World:
 
     graphs: dict[str, EntityGraph]
     truth: dict[tuple[str, str], set[str]]  # (subject, property) -> its value ids and normalised labels
-    # property -> one triple per distinct value, to draw replacements from, with its normalised label and classes
-    pool: dict[str, list[tuple[Triple, str, set[str]]]]
+    # property -> one triple per distinct value, to draw replacements from, with its value type, value, normalised label and classes
+    pool: dict[str, list[tuple[Triple, Literal["item", "literal"], str, str, set[str]]]]
     classes: dict[str, set[str]]  # value id -> its P31 classes
     names: dict[str, list[str]]  # value id -> label and aliases
 
@@ -226,7 +226,9 @@ class World:
         about = source.subgraphs(values) if values else {}
         classes = {q: {t.value for t in g.triples if t.relation == "P31"} for q, g in about.items()}
         names = {q: [g.label, *g.aliases] for q, g in about.items()}
-        described = {p: [(c, normalize_text(c.value_label).lower(), classes.get(c.value, set())) for c in v.values()] for p, v in pool.items()}
+        described = {
+            p: [(c, c.value_type, c.value, normalize_text(c.value_label).lower(), classes.get(c.value, set())) for c in v.values()] for p, v in pool.items()
+        }
         return cls(graphs, truth, described, classes, names)
 
     def replacement(self, t: Triple, r: Any) -> Triple | None:
@@ -238,7 +240,9 @@ class World:
         # each candidate's name and classes read once per KG, not once per entry: the release's
         # entries checked ~280 candidates each, two fifths of the time they took to plan
         cands = [
-            c for c, name, of in self.pool.get(p, []) if c.value_type == t.value_type and c.value not in true and name not in true and (not mine or of & mine)
+            c
+            for c, kind, value, name, of in self.pool.get(p, [])
+            if kind == t.value_type and value not in true and name not in true and (not mine or not of.isdisjoint(mine))
         ]
         if not cands:
             return None

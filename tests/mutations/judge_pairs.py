@@ -17,8 +17,8 @@ MUTATIONS = (
     Mutation(
         "a contradictory value that is in fact true of the subject",
         SRC,
-        "if c.value_type == t.value_type and c.value not in true and name not in true and",
-        "if c.value_type == t.value_type and",
+        "if kind == t.value_type and value not in true and name not in true and",
+        "if kind == t.value_type and",
         DEMO,
     ),
     Mutation("a partial row citing everything it states", SRC, '"partial", [a, b], [(a, [a])]', '"partial", [a, b], [(a, [a, b])]', DEMO),
@@ -112,15 +112,15 @@ MUTATIONS += (
     Mutation(
         "a contradictory value of another class than the true value's (a city replaced by a person)",
         SRC,
-        "and name not in true and (not mine or of & mine)",
+        "and name not in true and (not mine or not of.isdisjoint(mine))",
         "and name not in true",
         (f"{AUDIT_UNIT}::test_a_contradictory_value_is_of_the_true_values_class",),
     ),
     Mutation(
         "a replacement checked against the subject's values by id only, not by label",
         SRC,
-        "c.value not in true and name not in true and",
-        "c.value not in true and",
+        "value not in true and name not in true and",
+        "value not in true and",
         (f"{AUDIT_UNIT}::test_a_replacement_named_like_a_true_value_is_no_contradiction",),
     ),
     Mutation(
