@@ -141,6 +141,7 @@ def spark_import(
         lines = sum(r[1][0] for r in tally if r[0] == "lines")
         bad = sum(r[1][0] for r in tally if r[0] == "malformed_count")
         examples = [r[1][0] for r in tally if r[0] == "malformed"][:EXAMPLES]
+        tagged.unpersist()  # a caller's session runs on: the parsed dump leaves its executors' memory
     finally:
         if active is None:
             spark.stop()

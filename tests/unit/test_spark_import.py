@@ -63,6 +63,7 @@ def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path, monkeypatch):
         assert LocalWikidata(tmp_path / f"spark-{fmt}").labels(["Q4132785"]) == {"Q4132785": "Bring the Jubilee"}
         if fmt == "json":  # the caller's session ran it (its master, not the one asked for) and still runs
             assert meta["dump"]["master"] == "local[2]" and SparkSession.getActiveSession() is callers
+            assert callers.sparkContext._jsc.getPersistentRDDs().isEmpty()  # nothing of the import left cached
             callers.stop()
         else:  # no session was active: the import started its own and stopped it
             assert meta["dump"]["master"] == "local[1]" and SparkSession.getActiveSession() is None
