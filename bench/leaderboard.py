@@ -116,6 +116,7 @@ class Table:
     dataset: str
     rows: list[Row] = field(default_factory=list)
     note: str = ""
+    language: str = "en"  # of the dataset's questions and labels (its title says it too where it is not English)
     tests: dict[tuple[str, str], Difference | str] = field(default_factory=dict)  # (row, row): the paired test on RANK_BY, or why none
 
 
@@ -303,7 +304,7 @@ def collect(board: Path, resamples: int = RESAMPLES) -> Board:
     release = next((d for d, _, _ in groups.values() if d.is_biokalma_release()), None)
     for dataset, rows, partial in groups.values():
         rows.sort(key=lambda r: -(r.values.get(RANK_BY) or -1.0))
-        table = Table(dataset.label(), rows, _said_once(rows, judge_notes))
+        table = Table(dataset.label(), rows, _said_once(rows, judge_notes), language=dataset.language)
         _rank(table, resamples)
         if dataset is release:
             table.rows += _paper_rows()
@@ -314,7 +315,7 @@ def collect(board: Path, resamples: int = RESAMPLES) -> Board:
         if partial:
             note = "Each of these scored only part of the dataset (n says which part): not ranked, and not comparable with the table above or with each other."
             note = " ".join(x for x in (note, _said_once(partial, judge_notes)) if x)
-            tables.append(Table(f"{dataset.label()}: partial submissions, not ranked", sorted(partial, key=lambda r: r.name), note))
+            tables.append(Table(f"{dataset.label()}: partial submissions, not ranked", sorted(partial, key=lambda r: r.name), note, language=dataset.language))
     if release is None and (not groups or any(d.of_people() for d, _, _ in groups.values())):  # the paper's people beside people only
         tables.append(
             Table(PAPER_DATASET, _paper_rows(), "The KaLMA paper's Table 3, for reference: measured on another dataset than any above, never ranked with them.")
@@ -545,13 +546,14 @@ def render(board: str | Path, site: str | Path, resamples: int = RESAMPLES) -> t
     with (site / "leaderboard.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         figures = [x for k, _ in COLUMNS for x in (k, f"{k} low", f"{k} high")]
-        named = ["dataset", "kind", "submission", "model", "url", "answers", "seeds", "rank", "tied with the row above"]
+        named = ["dataset", "language", "kind", "submission", "model", "url", "answers", "seeds", "rank", "tied with the row above"]
         w.writerow([*named, *figures, "malformed", "filed", "backends", "read first"])
         for t in state.tables:
             for r in t.rows:
                 values = [x for k, _ in COLUMNS for x in (r.values.get(k), *r.intervals.get(k, (None, None)))]
                 fixed = [
                     t.dataset,
+                    t.language,
                     "paper reference" if r.reference else "partial submission" if r.partial else "submission",
                     r.name,
                     r.model,

@@ -7,6 +7,7 @@ entity with no label in the language."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -133,6 +134,21 @@ def test_compare_still_refuses_two_datasets_that_are_not_localizations_of_one_an
     _ok(["evaluate", "--dataset", str(other), "--answers", str(tmp_path / "ans.jsonl"), "--resamples", "0", "-o", str(tmp_path / "ev")])
     res = CliRunner().invoke(main, ["compare", str(world / "ev-en"), str(tmp_path / "ev"), "--resamples", "100"])
     assert res.exit_code != 0 and "has another minimum set on each side" in res.output and "Traceback" not in res.output
+
+
+def test_the_board_gives_each_language_its_table_and_each_row_its_language(evaluated: Path, tmp_path: Path):
+    """Submissions on the localizations of one dataset: a table per language, titled with it, and a
+    language column in the CSV, so a reader filters the rows of one language without parsing titles."""
+    world, board = evaluated, tmp_path / "board"
+    for lang in LANGS:
+        args = ["bench", "submit", str(world / f"ans-{lang}.jsonl"), "--dataset", str(world / f"{lang}.jsonl"), "--leaderboard", str(board)]
+        _ok([*args, "--name", f"template-{lang}", "--model", "template", "--metrics", "citation"])
+    _ok(["leaderboard", str(board), "-o", str(tmp_path / "site")])
+    rows = {r["submission"]: r for r in csv.DictReader((tmp_path / "site" / "leaderboard.csv").open(encoding="utf-8"))}
+    assert {lang: rows[f"template-{lang}"]["language"] for lang in LANGS} == {lang: lang for lang in LANGS}
+    assert len({rows[f"template-{lang}"]["dataset"] for lang in LANGS}) == 3  # never ranked against another language's questions
+    titles = [x for x in (tmp_path / "site" / "leaderboard.md").read_text().splitlines() if x.startswith("## ") and "questions" in x]
+    assert sorted(t.split("(")[1].split(",")[0] for t in titles if "(in " in t) == ["in de", "in fr"] and not any("(in en" in t for t in titles)
 
 
 def _fails(args: list[str], *said: str) -> None:

@@ -146,4 +146,21 @@ CONNER = (
     ),
 )
 
-MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER
+BOARD = (
+    Mutation(
+        "the board's CSV saying English for every row, whatever its dataset's language",
+        "bench/leaderboard.py",
+        "                    t.language,\n",
+        '                    "en",\n',
+        ("tests/e2e/test_languages.py::test_the_board_gives_each_language_its_table_and_each_row_its_language",),
+    ),
+    Mutation(
+        "a board's table of a localization titled without its language",
+        "bench/records.py",
+        'said = "" if self.language == "en" else f"in {self.language}, "',
+        'said = ""',
+        ("tests/e2e/test_languages.py::test_the_board_gives_each_language_its_table_and_each_row_its_language",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD
