@@ -19,9 +19,10 @@ if shutil.which("java") is None:
 
 
 def test_a_spark_job_writes_the_store_one_machine_writes(tmp_path, monkeypatch):
-    """The same store as the one-machine import; Spark's workers run this interpreter even when the
-    `python3` on PATH is another (here one that cannot run anything), as for a user whose virtual
-    environment is not activated; a session the caller started is used and left running, one the
+    """The same store and the same counts (rows, lines, a malformed line) as the one-machine import;
+    Spark's workers run this interpreter even when the `python3` on PATH is another (here one that
+    cannot run anything), as for a user whose virtual environment is not activated; a session the
+    caller started is used and left running, with nothing of the import left cached; one the
     import started is stopped."""
     from pyspark.sql import SparkSession
 
