@@ -701,19 +701,24 @@ def markdown_table(s: Summary) -> str:
 
 
 def in_language(options: EvalOptions, language: str) -> EvalOptions:
-    """`options` for a dataset in `language`: every metric gets it, and the lexical judge (`--nli
-    lexical`, unless its spec names a language) reads that language."""
+    """`options` for a dataset in `language`: every metric gets it, and a judge that reads text by
+    its language (`READS_LANGUAGE`: the lexical judge, the checkers), unless its spec names a
+    language, reads that one."""
+    from kalma.models import READS_LANGUAGE
+
     nli = options.nli
-    if language != DEFAULT_LANGUAGE and nli.partition(":")[0].partition(",")[0] == "lexical" and "language=" not in nli:
+    if language != DEFAULT_LANGUAGE and nli.partition(":")[0].partition(",")[0] in READS_LANGUAGE and "language=" not in nli:
         nli = f"lexical:language={language}" if nli == "lexical" else f"{nli},language={language}"
     return replace(options, language=language, nli=nli)
 
 
 def any_language(spec: str) -> str:
-    """A judge's spec as `kalma compare` holds it across languages: the lexical judge reading each
-    dataset's own language (`in_language`) is one judge, as the languages' text rules are part of
-    what a comparison of two languages measures."""
-    if spec.partition(":")[0].partition(",")[0] != "lexical":
+    """A judge's spec as `kalma compare` holds it across languages: a judge reading each dataset's
+    own language (`in_language`) is one judge, as the languages' text rules are part of what a
+    comparison of two languages measures."""
+    from kalma.models import READS_LANGUAGE
+
+    if spec.partition(":")[0].partition(",")[0] not in READS_LANGUAGE:
         return spec
     return re.sub(r"[:,]language=[\w-]+", "", spec)
 

@@ -53,6 +53,9 @@ ENTAILMENT.add("hhem", "kalma.models.checkers:hhem")
 ENTAILMENT.add("served-judge", "kalma.models.checkers:served_judge")
 ENTAILMENT.add("lexical", "kalma.models.lexical:LexicalEntailment", argument="none")
 ENTAILMENT.add("table", "kalma.models.table:TableEntailment")
+# Judges whose judgements depend on the text's language: the lexical judge's text rules, the
+# checkers' sentence splitting. `kalma evaluate` gives them the dataset's (`,language=`).
+READS_LANGUAGE = frozenset({"lexical", "minicheck-t5", "minicheck", "factcg", "alignscore"})  # HHEM reads its document whole
 
 SCORERS: Registry[LMScorer] = Registry("LM scorer", "kalma.scorers")
 SCORERS.add("hf", "kalma.models.hf:HFCausalScorer")

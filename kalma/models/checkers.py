@@ -24,8 +24,10 @@ supports is found. Nothing is cut in silence: a sentence longer than a chunk is 
 first), and an input still longer than the maximum loses the end of its document, never the
 claim (FactCG's `truncation='only_first'` on one string cuts the claim); every such input is
 counted (`inputs`) and said once per backend. Sentences are NLTK's Punkt sentences, as the
-authors split them: its English model where it is installed (`nltk.download('punkt_tab')`),
-else Punkt's untrained rules, and which one ran is part of every report and of the cache key.
+authors split them: the language's model where it is installed (`nltk.download('punkt_tab')`),
+else Punkt's untrained rules (given the language's abbreviations, in any but English), and which
+one ran is part of every report and of the cache key. The language is English unless the spec
+says another (`,language=fr`); `kalma evaluate` asks for the dataset's own.
 
 Direction: the paper's, by default: the sentence (premise) is the checker's document and the
 cited triple (hypothesis) its claim; `document=hypothesis` swaps them. Every checker's authors
@@ -117,9 +119,9 @@ def splitter(language: str = DEFAULT_LANGUAGE) -> str:
     return _punkt(language)[1]
 
 
-def nltk_words(text: str) -> int:
+def nltk_words(text: str, language: str = DEFAULT_LANGUAGE) -> int:
     """How many tokens `nltk.word_tokenize` makes of `text` (FactCG's chunk unit)."""
-    return sum(len(_word_tokenizer().tokenize(s)) for s in sentences(text))
+    return sum(len(_word_tokenizer().tokenize(s)) for s in sentences(text, language))
 
 
 @functools.cache
@@ -149,7 +151,7 @@ def _split_long(units: list[str], limit: int, count: Callable[[str], int]) -> tu
     return out, split
 
 
-def minicheck_chunks(document: str, limit: int, count: Callable[[str], int]) -> tuple[list[str], bool]:
+def minicheck_chunks(document: str, limit: int, count: Callable[[str], int], language: str = DEFAULT_LANGUAGE) -> tuple[list[str], bool]:
     """MiniCheck's chunks: the document's sentences, newline by newline (each newline an item of
     its own), packed while their count stays within `limit`, joined by spaces (" \\n " back to a
     newline), empty chunks dropped; a document with none is one empty chunk. And whether a sentence
@@ -160,7 +162,7 @@ def minicheck_chunks(document: str, limit: int, count: Callable[[str], int]) -> 
     """
     items: list[str] = []
     for block in document.split("\n"):
-        items += sentences(block) + ["\n"]
+        items += sentences(block, language) + ["\n"]
     items, split = _split_long(items[:-1], limit, count)
     chunks: list[str] = []
     cur: list[str] = []
@@ -179,7 +181,7 @@ def minicheck_chunks(document: str, limit: int, count: Callable[[str], int]) -> 
     return [c for c in kept if c] or [""], split
 
 
-def factcg_chunks(document: str, limit: int) -> tuple[list[str], bool]:
+def factcg_chunks(document: str, limit: int, language: str = DEFAULT_LANGUAGE) -> tuple[list[str], bool]:
     """FactCG's chunks: sentences packed while their NLTK word tokens stay within `limit`, joined
     by newlines (an empty chunk, which its code makes when the first sentence is over the limit,
     is dropped). And whether a sentence over the limit was split at words.
@@ -187,11 +189,12 @@ def factcg_chunks(document: str, limit: int) -> tuple[list[str], bool]:
     >>> factcg_chunks("One two three. Four five. Six.", 7)
     (['One two three.\\nFour five.', 'Six.'], False)
     """
-    found, split = _split_long(sentences(document), limit, nltk_words)
+    count = functools.partial(nltk_words, language=language)
+    found, split = _split_long(sentences(document, language), limit, count)
     chunks: list[str] = []
     chunk, size = "", 0
     for s in found:
-        n = nltk_words(s)
+        n = count(s)
         if size + n <= limit:
             chunk = "\n".join([chunk, s]).strip("\n")
             size += n
@@ -203,14 +206,14 @@ def factcg_chunks(document: str, limit: int) -> tuple[list[str], bool]:
     return [c for c in chunks if c] or [""], split
 
 
-def alignscore_chunks(document: str, words: int = 350) -> list[str]:
+def alignscore_chunks(document: str, words: int = 350, language: str = DEFAULT_LANGUAGE) -> list[str]:
     """AlignScore's chunks: as many as the document has `words`-word runs (plus one), each an equal
     run of its sentences joined by spaces.
 
     >>> alignscore_chunks("Born in Rome. Died in Naples. Buried there.", words=4)
     ['Born in Rome.', 'Died in Naples.', 'Buried there.']
     """
-    found = sentences(document) or [""]
+    found = sentences(document, language) or [""]
     n = max(len(found) // (len(document.strip().split()) // words + 1), 1)
     return [" ".join(found[i : i + n]) for i in range(0, len(found), n)]
 
@@ -256,6 +259,7 @@ class Checker(_Classified, Entailment):
         document: Document = "premise",
         chunk_size: int | None = None,
         max_length: int | None = None,
+        language: str | None = None,
     ):
         super().__init__(
             ref,
@@ -272,7 +276,8 @@ class Checker(_Classified, Entailment):
         self.document = document
         self.chunk_size = chunk_size or self.chunk_size
         self.max_length = max_length or self._default_max_length()
-        given = {"document": document if document != "premise" else None, "chunk_size": chunk_size, "max_length": max_length}
+        self.language = language or DEFAULT_LANGUAGE  # whose rules split its documents and claims into sentences
+        given = {"document": document if document != "premise" else None, "chunk_size": chunk_size, "max_length": max_length, "language": language}
         self.spec += "".join(f",{k}={v}" for k, v in given.items() if v is not None)
         self._cut_said = False
 
@@ -315,7 +320,7 @@ class Checker(_Classified, Entailment):
         return "P(supported) = softmax of its 2 classes, index 1"
 
     def chunking(self) -> str:
-        return f"documents in chunks of {self.chunk_size} tokens (max over chunks; {splitter()})"
+        return f"documents in chunks of {self.chunk_size} tokens (max over chunks; {splitter(self.language)})"
 
     def runs_as(self) -> str:
         return f"{super().runs_as()}; {self.format_note()}"
@@ -323,7 +328,7 @@ class Checker(_Classified, Entailment):
     def cache_identity(self) -> str | None:
         """The model's, and what decides its inputs beyond the spec: the sentence splitter."""
         found = super().cache_identity()
-        return f"{found}|{splitter()}" if found else None
+        return f"{found}|{splitter(self.language)}" if found else None
 
     # -- inputs
 
@@ -428,10 +433,10 @@ class MiniCheckT5(Checker):
         return "predict: ", str(tok.eos_token), ""
 
     def chunks(self, document: str) -> tuple[list[str], bool]:
-        return minicheck_chunks(document, self.chunk_size, lambda s: len(s.split()))
+        return minicheck_chunks(document, self.chunk_size, lambda s: len(s.split()), self.language)
 
     def chunking(self) -> str:
-        return f"documents in chunks of {self.chunk_size} whitespace words (max over chunks; {splitter()})"
+        return f"documents in chunks of {self.chunk_size} whitespace words (max over chunks; {splitter(self.language)})"
 
     def readout(self) -> str:
         return f"P(supported) = softmax over the logits of token ids {T5_NO} and {T5_YES} at the first decoder step (decoder input id 0), {T5_YES}'s"
@@ -470,7 +475,7 @@ class MiniCheck(Checker):
         def count(text: str) -> int:
             return len(tok(text, add_special_tokens=False, truncation=True, max_length=limit)["input_ids"])
 
-        return minicheck_chunks(document, self.chunk_size, count)
+        return minicheck_chunks(document, self.chunk_size, count, self.language)
 
 
 class FactCG(Checker):
@@ -481,10 +486,10 @@ class FactCG(Checker):
     middle, tail = FACTCG_MIDDLE, FACTCG_TAIL
 
     def chunks(self, document: str) -> tuple[list[str], bool]:
-        return factcg_chunks(document, self.chunk_size)
+        return factcg_chunks(document, self.chunk_size, self.language)
 
     def chunking(self) -> str:
-        return f"documents in chunks of {self.chunk_size} NLTK word tokens joined by newlines (max over chunks; {splitter()})"
+        return f"documents in chunks of {self.chunk_size} NLTK word tokens joined by newlines (max over chunks; {splitter(self.language)})"
 
 
 class AlignScore(Checker):
@@ -500,15 +505,15 @@ class AlignScore(Checker):
         return "tokenizer text pair (document chunk, claim sentence)"
 
     def chunks(self, document: str) -> tuple[list[str], bool]:
-        return alignscore_chunks(document, self.chunk_size), False
+        return alignscore_chunks(document, self.chunk_size, self.language), False
 
     def claims(self, claim: str) -> list[str]:
-        return sentences(claim) or [claim]
+        return sentences(claim, self.language) or [claim]
 
     def chunking(self) -> str:
         return (
             f"documents in equal runs of sentences, one per {self.chunk_size} words, claims in sentences: the mean over claim sentences "
-            f"of the max over chunks ({splitter()})"
+            f"of the max over chunks ({splitter(self.language)})"
         )
 
     def readout(self) -> str:
@@ -572,6 +577,7 @@ def alignscore(
     attention: str | None = None,
     offload: bool = False,
     document: Document = "premise",
+    language: str | None = None,
 ) -> AlignScore:
     """`alignscore:<AlignScore-large.ckpt>[,base=roberta-large]`: the authors' Lightning checkpoint
     (their release's `AlignScore-base.ckpt` needs `base=roberta-base`), converted once into a
@@ -588,7 +594,7 @@ def alignscore(
         folder = converted(f"alignscore-{_digest(path_digest(file), base)}", lambda out: _write_alignscore(file, base, out, trust_checkpoint))
     spec = f"alignscore:{path}" + (f",base={base}" if base != "roberta-large" else "")
     ref = f"{folder}@{suffix}" if suffix else str(folder)
-    return AlignScore(ref, spec, dtype=dtype, token_budget=token_budget, attention=attention, offload=offload, document=document)
+    return AlignScore(ref, spec, dtype=dtype, token_budget=token_budget, attention=attention, offload=offload, document=document, language=language)
 
 
 def _write_alignscore(file: Path, base: str, out: Path, trust: bool) -> None:

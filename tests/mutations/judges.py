@@ -82,7 +82,7 @@ MUTATIONS += (
     Mutation(
         "AlignScore's claim not split into sentences",
         "kalma/models/checkers.py",
-        "        return sentences(claim) or [claim]",
+        "        return sentences(claim, self.language) or [claim]",
         "        return [claim]",
         CHECKERS,
     ),

@@ -163,4 +163,28 @@ BOARD = (
     ),
 )
 
-MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD
+CHECKERS = (
+    Mutation(
+        "a checker's documents split into English sentences whatever its language (MiniCheck)",
+        "kalma/models/checkers.py",
+        '        items += sentences(block, language) + ["\\n"]',
+        '        items += sentences(block) + ["\\n"]',
+        ("tests/unit/test_checkers.py::test_a_checker_splits_sentences_by_its_language",),
+    ),
+    Mutation(
+        "AlignScore's claims split into English sentences whatever its language",
+        "kalma/models/checkers.py",
+        "        return sentences(claim, self.language) or [claim]",
+        "        return sentences(claim) or [claim]",
+        ("tests/unit/test_checkers.py::test_a_checker_splits_sentences_by_its_language",),
+    ),
+    Mutation(
+        "kalma evaluate giving the dataset's language to the lexical judge alone, not to the checkers",
+        "evaluation/runner.py",
+        'nli.partition(":")[0].partition(",")[0] in READS_LANGUAGE and "language=" not in nli',
+        'nli.partition(":")[0].partition(",")[0] == "lexical" and "language=" not in nli',
+        ("tests/unit/test_checkers.py::test_a_checker_splits_sentences_by_its_language",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS

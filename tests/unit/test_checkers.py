@@ -218,6 +218,30 @@ def test_each_checker_chunks_and_cuts_at_its_authors_sizes(models):
     assert limits == {"minicheck-t5": 2048, "minicheck-roberta": 512, "minicheck-deberta": 2048, "factcg": 2048, "alignscore": 512, "hhem": None}
 
 
+@pytest.mark.parametrize("name", ["minicheck-t5", "minicheck", "factcg", "alignscore"])
+def test_a_checker_splits_sentences_by_its_language(models, name):
+    """`,language=fr`: the document's (and AlignScore's claim's) sentences split by French rules,
+    where "env." ends no sentence; the splitter is named in the report and in the cache key, and
+    `kalma evaluate` gives a checker the dataset's language (held as one judge across languages)."""
+    from evaluation.base import EvalOptions
+    from evaluation.runner import any_language, in_language
+    from kalma.models.checkers import sentences
+
+    doc = "Il est né en 1610 env. à Rome. Il fut peintre."
+    assert len(sentences(doc, "en")) == 3 and len(sentences(doc, "fr")) == 2  # the rules differ on this document
+    spec = _spec(models, name)
+    en, fr = get_entailment(spec), get_entailment(f"{spec},language=fr")
+    assert fr.spec == f"{en.spec},language=fr" and fr.cache_identity() != en.cache_identity() and "fr abbreviations" in fr.format_note()
+    if name == "alignscore":  # equal runs of sentences, and the claim split into sentences
+        assert [len(x.chunks(doc)[0]) for x in (en, fr)] == [1, 1] and [len(x.claims(doc)) for x in (en, fr)] == [3, 2]
+    else:  # one chunk either way at the authors' sizes: a size below the first French sentence tells them apart
+        small = {"minicheck-t5": "chunk_size=7", "minicheck": "chunk_size=8", "factcg": "chunk_size=10"}[name]
+        cut = [get_entailment(f"{spec},{small}" + lang).chunks(doc) for lang in ("", ",language=fr")]
+        assert cut[0] != cut[1], cut
+    options = in_language(EvalOptions(nli=spec), "fr")
+    assert options.nli == f"{spec},language=fr" and any_language(options.nli) == any_language(spec) == spec
+
+
 def test_alignscore_keeps_a_document_under_350_words_in_one_chunk(models):
     """AlignScore's chunks are one per 350 words: a document of 320 words (between 300 and 350) is
     one chunk, one of 360 two."""
