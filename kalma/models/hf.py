@@ -93,7 +93,11 @@ class HFBackend:
         return tok, model
 
     def _loaded(self) -> tuple[Any, Any, str]:
-        return load(self.kind, self.path, self.dtype, self._identity or self.cache_identity(), self.attention, self.offload)
+        # Keyed by the weights (a local folder's content digest), not the spec: `smollm2` and
+        # `hf:` naming its converted folder share one model in memory, loaded once.
+        ident = self._identity or self.cache_identity() or ""
+        weights = ident.rsplit("|", 1)[-1] if os.path.isdir(os.path.expanduser(self.path)) else None
+        return load(self.kind, self.path, self.dtype, weights, self.attention, self.offload)
 
     def resolve_runtime(self) -> Runtime:
         """Resolving the backend, in its steps: the model loaded; the runtime resolved from its

@@ -200,6 +200,7 @@ def test_geval_with_shared_prefixes_equals_transformers_generate_with_smollm2():
     params = GenParams(temperature=0.0, max_tokens=5, seed=derive_seed(EvalOptions().seed, "geval", 0), logprobs=TOP)
     fast_replies, slow_replies = ([g.text for g in get_llm(spec).chat_many(judge_chats(items, "en"), params)] for spec in specs)
     assert len(fast_replies) == 4 and fast_replies == slow_replies
+    assert get_llm(specs[0]).model()[1] is get_llm(specs[1]).model()[1]  # one set of weights, loaded once whatever names it
     for f, s in zip(fast, slow):
         for aspect in ("coherence", "consistency", "fluency", "relevance"):
             assert f.values[aspect] == s.values[aspect] and f.counts[f"{aspect}_invalid"] == s.counts[f"{aspect}_invalid"], aspect
