@@ -198,7 +198,7 @@ def evolution(
 
     # Round 1: annotate the seed paragraph; keep what the pool holds, under the minimum set's rules.
     out = log.chat(prompts.annotate(record.paragraph, pool, language), "annotate", 1).text
-    same_text = difflib.SequenceMatcher(None, strip_citations(out).lower(), record.paragraph.lower()).ratio() >= 0.8
+    same_text = difflib.SequenceMatcher(None, strip_citations(out, language).lower(), record.paragraph.lower()).ratio() >= 0.8
     left_out: Counter[str] = Counter()
     for k in dict.fromkeys(cited_keys(out, vocab)) if same_text else ():
         t = index.get(k)
@@ -221,7 +221,7 @@ def evolution(
         if not cands:
             trace.append(RoundTrace(round=rnd, kind="extend", status="skipped", note="no unused non-trivial triple left"))
             break
-        context = strip_citations(paragraph)
+        context = strip_citations(paragraph, language)
         ppls = yield Perplexities([stated(t) for t in cands], [context] * len(cands))
         scored = selection_scores([t.relation_label for t in cands], ppls, counts, n, cfg.alpha)
         best = max(range(len(cands)), key=lambda i: (scored[i][2], -i))
@@ -232,7 +232,7 @@ def evolution(
         for attempt in range(cfg.attempts):
             attempts += 1
             reply = log.chat(prompts.extend(paragraph, chosen, language), "extend", rnd, attempt).text
-            sentence = _carrying_sentence(reply, paragraph, chosen, vocab)
+            sentence = _carrying_sentence(reply, paragraph, chosen, vocab, language)
             if sentence:
                 added = sentence
                 break
@@ -253,7 +253,7 @@ def evolution(
         )
 
     # Questions for the final paragraph, citations stripped.
-    reference = strip_citations(paragraph)
+    reference = strip_citations(paragraph, language)
     names = [record.person_a, record.person_b]
     nouns = None if all(c.person for c in classes) else [c.noun_in(language) for c in classes]  # people keep the paper's prompts
     minimum = list(facts.triples)
@@ -303,13 +303,13 @@ def evolution(
     return Outcome(entry, built)
 
 
-def _carrying_sentence(reply: str, paragraph: str, fact: Triple, vocab: Vocabulary) -> str:
-    """The first sentence of the reply (minus any repeat of the paragraph) that cites `fact`."""
+def _carrying_sentence(reply: str, paragraph: str, fact: Triple, vocab: Vocabulary, language: str) -> str:
+    """The first sentence of the reply (minus any repeat of the paragraph) that cites `fact`, by the language's sentence rules."""
     text = reply.strip()
-    old = strip_citations(paragraph)
-    if strip_citations(text).startswith(old[: max(20, len(old) // 2)]):
+    old = strip_citations(paragraph, language)
+    if strip_citations(text, language).startswith(old[: max(20, len(old) // 2)]):
         text = text[len(paragraph) :] if text.startswith(paragraph) else text
-    for s in parse_answer(text, vocab).sentences:
+    for s in parse_answer(text, vocab, language).sentences:
         if vocab.triple_key(fact) in {vocab.citation_key(c.qid, c.relation, c.value) for c in s.citations}:
             return re.sub(r"\s+", " ", s.text).strip()
     return ""

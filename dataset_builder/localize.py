@@ -125,7 +125,7 @@ def write_text(entry: DatasetEntry, minimum: list[Triple], names: list[str], llm
     for i, t in enumerate(minimum):
         params = GenParams(temperature=0.0, max_tokens=MAX_TOKENS, seed=derive_seed(seed, "localize", "extend", i))
         paragraph = f"{paragraph} {llm.chat(prompts.extend(paragraph, t, language), params).text.strip()}".strip()
-    reference = " ".join(strip_citations(paragraph).split())
+    reference = " ".join(strip_citations(paragraph, language).split())
     ph, qids = phrasing(language), list(entry.meta.get("classes", []))
     nouns = [ph.noun(q, entity_class(q).noun).word for q in qids] if qids else None
     general, specific = prompts.localized_questions(llm, reference, names, minimum, nouns, language, derive_seed(seed, "localize", "questions"))

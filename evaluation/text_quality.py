@@ -63,7 +63,7 @@ def judge_chats(items: Sequence[EvalItem], language: str = "en") -> list[list[di
     ph = phrasing(language)
     chats = []
     for it in items:
-        answer, knowledge = strip_citations(it.answer.text), kg_to_text(it.kg) or ("(none)" if ph.code == "en" else ph.no_knowledge)
+        answer, knowledge = strip_citations(it.answer.text, it.language), kg_to_text(it.kg) or ("(none)" if ph.code == "en" else ph.no_knowledge)
         for aspect in ASPECTS:
             criterion, steps = ph.geval_aspects[aspect]
             text = ph.geval_prompt.format(criterion=criterion, steps=steps, knowledge=knowledge, question=it.question, answer=answer)

@@ -187,4 +187,14 @@ CHECKERS = (
     ),
 )
 
-MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS
+BUILDER = (
+    Mutation(
+        "the builder's extend step cutting the reply into English sentences whatever the dataset's language",
+        "dataset_builder/evolve.py",
+        "    for s in parse_answer(text, vocab, language).sentences:",
+        "    for s in parse_answer(text, vocab).sentences:",
+        ("tests/unit/test_language_text.py::test_the_builder_keeps_the_whole_sentence_that_carries_a_fact_by_the_languages_rules",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS + BUILDER

@@ -108,6 +108,20 @@ def test_strip_citations_follows_the_language():
     assert strip_citations(text, "fr") == "Il aimait les villes, p. ex. Lyon. Fin."
 
 
+def test_the_builder_keeps_the_whole_sentence_that_carries_a_fact_by_the_languages_rules():
+    """The extend step keeps the reply's sentence that cites the new fact: in French, "juil." ends
+    no sentence, where English rules would keep only "1593 à Rome" of it."""
+    from dataset_builder.evolve import _carrying_sentence
+    from kalma.citations import Vocabulary
+    from kalma.schema import Triple
+
+    fact = Triple(subject="Q1", relation="P19", relation_label="lieu de naissance", value="Q220", value_label="Rome")
+    reply = "Il naquit le 8 juil. 1593 à Rome [Q1, lieu de naissance: Rome]. Il fut peintre."
+    vocab = Vocabulary.of([fact])
+    assert _carrying_sentence(reply, "", fact, vocab, "fr") == "Il naquit le 8 juil. 1593 à Rome [Q1, lieu de naissance: Rome]."
+    assert _carrying_sentence(reply, "", fact, vocab, "en") == "1593 à Rome [Q1, lieu de naissance: Rome]."  # the case tells the rules apart
+
+
 def test_checkers_punkt_takes_the_languages_abbreviations():
     assert sentences("Il aime p. ex. Lyon. M. Dupont est là.", "fr") == ["Il aime p. ex. Lyon.", "M. Dupont est là."]
     assert sentences("Er kam am 1. Mai 1990 an. Er mag z. B. Hamburg. Dr. Müller kam.", "de") == [
