@@ -39,27 +39,3 @@ def biokalma_dir() -> Path:
     if not (BIOKALMA / "complex_question_graph.json").exists():
         pytest.skip("../shared/data/biokalma is not present")
     return BIOKALMA
-
-
-# The modules whose tests take longest (`--durations` of make test, longest first): run first.
-# xdist's worksteal hands each worker a contiguous half of the collection and later moves tests
-# from the end of one worker's queue to the other, so a long test collected late can run alone
-# while the other worker waits at the end (longest-first leaves short tests to even out the end).
-# A module's tests stay together: its fixtures are built once per worker that runs them.
-LONGEST_FIRST = (
-    "tests/unit/test_spark_import.py",
-    "tests/unit/test_other_metrics.py",
-    "tests/e2e/test_harness.py",
-    "tests/e2e/test_first_contact_7.py",
-    "tests/e2e/test_inspect.py",
-    "tests/e2e/test_judge_pairs.py",
-    "tests/e2e/test_baseline.py",
-    "tests/unit/test_gpu.py",
-    "tests/e2e/test_first_contact_6.py",
-    "tests/e2e/test_builder.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {m: i for i, m in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(LONGEST_FIRST)))
