@@ -704,10 +704,8 @@ def in_language(options: EvalOptions, language: str) -> EvalOptions:
     """`options` for a dataset in `language`: every metric gets it, and a judge that reads text by
     its language (`READS_LANGUAGE`: the lexical judge, the checkers), unless its spec names a
     language, reads that one."""
-    from kalma.models import READS_LANGUAGE
-
     nli = options.nli
-    if language != DEFAULT_LANGUAGE and nli.partition(":")[0].partition(",")[0] in READS_LANGUAGE and "language=" not in nli:
+    if language != DEFAULT_LANGUAGE and _reads_language(nli) and "language=" not in nli:
         nli = f"lexical:language={language}" if nli == "lexical" else f"{nli},language={language}"
     return replace(options, language=language, nli=nli)
 
@@ -716,11 +714,16 @@ def any_language(spec: str) -> str:
     """A judge's spec as `kalma compare` holds it across languages: a judge reading each dataset's
     own language (`in_language`) is one judge, as the languages' text rules are part of what a
     comparison of two languages measures."""
-    from kalma.models import READS_LANGUAGE
-
-    if spec.partition(":")[0].partition(",")[0] not in READS_LANGUAGE:
+    if not _reads_language(spec):
         return spec
     return re.sub(r"[:,]language=[\w-]+", "", spec)
+
+
+def _reads_language(spec: str) -> bool:
+    """Whether the judge `spec` names reads text by its language (`kalma.models.READS_LANGUAGE`)."""
+    from kalma.models import READS_LANGUAGE
+
+    return spec.partition(":")[0].partition(",")[0] in READS_LANGUAGE
 
 
 def language_caveat(code: str) -> list[str]:

@@ -93,11 +93,15 @@ class HFBackend:
         return tok, model
 
     def _loaded(self) -> tuple[Any, Any, str]:
-        # Keyed by the weights (a local folder's content digest), not the spec: `smollm2` and
-        # `hf:` naming its converted folder share one model in memory, loaded once.
-        ident = self._identity or self.cache_identity() or ""
-        weights = ident.rsplit("|", 1)[-1] if os.path.isdir(os.path.expanduser(self.path)) else None
-        return load(self.kind, self.path, self.dtype, weights, self.attention, self.offload)
+        # Keyed by the weights, not the spec: `smollm2` and `hf:` naming its converted folder share
+        # one model in memory, loaded once.
+        return load(self.kind, self.path, self.dtype, self._folder_digest(), self.attention, self.offload)
+
+    def _folder_digest(self) -> str | None:
+        """A local folder's content digest, as the last public call read it (`cache_identity`); None for a hub id."""
+        if not os.path.isdir(os.path.expanduser(self.path)):
+            return None
+        return (self._identity or self.cache_identity() or "").rsplit("|", 1)[-1]
 
     def resolve_runtime(self) -> Runtime:
         """Resolving the backend, in its steps: the model loaded; the runtime resolved from its
@@ -159,8 +163,8 @@ class HFBackend:
         revision = getattr(model.config, "_commit_hash", None)
         if revision:
             return f"revision {revision}"
-        ident = self._identity or self.cache_identity() or ""
-        return f"folder digest {ident.rsplit('|', 1)[-1]}" if os.path.isdir(os.path.expanduser(self.path)) else None
+        digest = self._folder_digest()
+        return f"folder digest {digest}" if digest else None
 
     def runtime(self) -> dict[str, Any]:
         """Every device decision, resolved: for provenance, reports and benchmark rows (a backend

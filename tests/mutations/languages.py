@@ -181,8 +181,8 @@ CHECKERS = (
     Mutation(
         "kalma evaluate giving the dataset's language to the lexical judge alone, not to the checkers",
         "evaluation/runner.py",
-        'nli.partition(":")[0].partition(",")[0] in READS_LANGUAGE and "language=" not in nli',
-        'nli.partition(":")[0].partition(",")[0] == "lexical" and "language=" not in nli',
+        '    return spec.partition(":")[0].partition(",")[0] in READS_LANGUAGE',
+        '    return spec.partition(":")[0].partition(",")[0] == "lexical"',
         ("tests/unit/test_checkers.py::test_a_checker_splits_sentences_by_its_language",),
     ),
 )
