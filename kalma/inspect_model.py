@@ -12,13 +12,13 @@ answered are answered together as the next batch, so a local model sees batches 
 gives it (the first batch is whatever had asked when it began). Only one batch runs at a time,
 in a worker thread: the event loop stays free, and a model is never called from two threads.
 A run cancelled while a batch is being answered (Ctrl-C, a time limit) stops the model in its
-thread and waits for it: a process that exits with a thread inside torch dies with "terminate
-called without an active exception" (signal 6), its log unwritten.
+thread, between two tokens or two batches, and waits for it: a process that exits with a thread
+inside torch dies with "terminate called without an active exception" (signal 6), its log
+unwritten.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -104,14 +104,17 @@ class KalmaModel(ModelAPI):
         return self._output(ask.answer)
 
     async def _in_thread(self, batch: list[_Ask]) -> None:
-        """`_answer(batch)` in a worker thread; when the caller is cancelled, Ctrl-C is raised in
-        that thread (at its next Python step: a model's decoding loop takes one per token) and the
-        thread is waited for."""
-        worker: list[int] = []
-        finished = threading.Event()
+        """`_answer(batch)` in a worker thread; when the caller is cancelled, the thread is asked to
+        stop at its next decoding step or batch end (a model's decoding takes one per token) and
+        waited for. A thread cancelled before it began answers nothing."""
+        guard, worker, finished = threading.Lock(), list[int](), threading.Event()
+        cancelled = False
 
         def work() -> None:
-            worker.append(threading.get_ident())
+            with guard:
+                if cancelled:
+                    return
+                worker.append(threading.get_ident())
             log.info("%s/%s: answering a batch of %d chats", PROVIDER, self.spec, len(batch))  # shown with --log-level info
             try:
                 self._answer(batch)
@@ -121,13 +124,12 @@ class KalmaModel(ModelAPI):
         try:
             await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except BaseException:
-            if worker and not finished.is_set():
-                # both: the step's request holds when the exception is swallowed by a finalizer, and the
-                # exception reaches a thread that is not decoding (tokenizing, reading the cache)
-                stop_at_next_step(worker[0])
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker[0]), ctypes.py_object(KeyboardInterrupt))
-            finished.wait()
+            with guard:
+                cancelled = True
             if worker:
+                # never an exception sent into the thread: see kalma.progress.stop_at_next_step
+                stop_at_next_step(worker[0])
+                finished.wait()
                 forget_stop(worker[0])  # a request that came after its last step: the pool reuses the thread
             raise
 

@@ -10,7 +10,8 @@ call (`batch_done`): the answers' count settles once the model's first batch has
 the evaluator says how many of a model call's prompts are done while its count of answers waits
 for the chunk they belong to. Within a batch, each decoding step is said (`token_done`): the
 demo's six answers on SmolLM2 are one batch that decodes for many minutes on a CPU. A decoding
-step is also where a model's thread asked to stop (`stop_at_next_step`) stops."""
+step, and the end of a batch, is also where a model's thread asked to stop (`stop_at_next_step`)
+stops."""
 
 from __future__ import annotations
 
@@ -139,13 +140,15 @@ class Progress:
         print(line, file=sys.stderr, flush=True)
 
 
-_stopping: set[int] = set()  # threads that raise KeyboardInterrupt at their next decoding step
+_stopping: set[int] = set()  # threads that raise KeyboardInterrupt at their next decoding step or batch end
 
 
 def stop_at_next_step(thread: int) -> None:
-    """Make thread `thread` raise KeyboardInterrupt at its next decoding step (`token_done`). An
-    exception sent into a thread (PyThreadState_SetAsyncExc) is lost when it lands in a finalizer,
-    which swallows it, and the thread then decodes on; this request waits for a step instead."""
+    """Make thread `thread` raise KeyboardInterrupt at its next decoding step (`token_done`) or at
+    the end of its batch (`batch_done`), whichever comes first: points where nothing is half done.
+    An exception sent into a thread instead (PyThreadState_SetAsyncExc) lands at any bytecode: in
+    a finalizer it is swallowed and the thread decodes on; inside a lock's or an event's own code
+    it can leave the lock held or the event unset, and whoever waits on it waits for ever."""
     _stopping.add(thread)
 
 
@@ -154,16 +157,21 @@ def forget_stop(thread: int) -> None:
     _stopping.discard(thread)
 
 
-def token_done(step: int, most: int, rows: int) -> None:
-    """A decoding step of a batch of `rows` prompts, `step` tokens of at most `most` generated: told to the open `Progress`."""
+def _stop_if_asked() -> None:
     if _stopping and (me := threading.get_ident()) in _stopping:
         _stopping.discard(me)
         raise KeyboardInterrupt
+
+
+def token_done(step: int, most: int, rows: int) -> None:
+    """A decoding step of a batch of `rows` prompts, `step` tokens of at most `most` generated: told to the open `Progress`."""
+    _stop_if_asked()
     if (open_ := _open.get()) is not None and open_.enabled:
         open_.token(step, most, rows)
 
 
 def batch_done(what: str, done: int, total: int) -> None:
     """A model call over `total` prompts has `done` of them after a batch: told to the open `Progress`."""
+    _stop_if_asked()  # a backend that takes no decoding steps here (a server's) stops between batches
     if (open_ := _open.get()) is not None and open_.enabled:
         open_.batch(what, done, total)

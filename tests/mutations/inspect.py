@@ -76,15 +76,22 @@ MUTATIONS = (
     Mutation(
         "Ctrl-C not passed to the model's thread: the run waits for the whole batch",
         "kalma/inspect_model.py",
-        "            if worker and not finished.is_set():",
-        "            if False:",
+        "                stop_at_next_step(worker[0])\n",
+        "",
         (f"{E2E}::test_ctrl_c_stops_a_kalma_model_mid_batch",),
     ),
     Mutation(
-        "a thread asked to stop decodes on (only the exception sent into it, which a finalizer can swallow)",
+        "a thread asked to stop decodes on",
         "kalma/progress.py",
         "    if _stopping and (me := threading.get_ident()) in _stopping:",
         "    if False and (me := threading.get_ident()) in _stopping:",
+        ("tests/unit/test_decoding_stop.py",),
+    ),
+    Mutation(
+        "a backend without decoding steps asked to stop answers every batch",
+        "kalma/progress.py",
+        "    _stop_if_asked()  # a backend that takes no decoding steps here (a server's) stops between batches",
+        "    pass",
         ("tests/unit/test_decoding_stop.py",),
     ),
     Mutation(

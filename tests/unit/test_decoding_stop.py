@@ -1,7 +1,8 @@
 """A model's thread asked to stop (`kalma.progress.stop_at_next_step`, what Inspect's `kalma/`
-provider asks on Ctrl-C besides the exception it sends) stops at its next decoding step, on every
-decoding path; a request that came after the thread's last step is forgotten, never stopping the
-next call that the pool runs on that thread."""
+provider asks on Ctrl-C) stops at its next decoding step, on every decoding path, and a backend
+that takes no decoding steps at the end of its batch, with that batch's answers handed on; a
+request that came after the thread's last step is forgotten, never stopping the next call that the
+pool runs on that thread."""
 
 from __future__ import annotations
 
@@ -56,3 +57,27 @@ def test_a_request_after_the_last_step_is_forgotten():
     stop_at_next_step(me)
     forget_stop(me)
     assert me not in _stopping
+
+
+def test_a_backend_without_decoding_steps_stops_at_the_end_of_its_batch():
+    """The template backend (a server's backend is the same here) answers in batches of 64: asked
+    to stop, it hands on its first batch whole and stops before the second."""
+    from kalma.models import get_llm
+
+    llm = get_llm("template")
+    chats = [[{"role": "user", "content": f"question {i}"}] for i in range(3 * llm.batch_size)]
+    got: list[int] = []
+    raised: list[BaseException] = []
+
+    def work() -> None:
+        stop_at_next_step(threading.get_ident())
+        try:
+            got.extend(i for i, _ in llm.chat_stream(chats, GenParams()))
+        except BaseException as exc:  # noqa: BLE001 - the outcome under test
+            raised.append(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(timeout=60)
+    assert raised and isinstance(raised[0], KeyboardInterrupt)
+    assert sorted(got) == list(range(llm.batch_size)) and not _stopping
