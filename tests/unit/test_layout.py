@@ -151,3 +151,35 @@ def test_doctests_are_collected_from_each_module_that_has_some():
     assert pytest_ignore_collect(with_doctests, None) is None  # type: ignore[arg-type]
     assert pytest_ignore_collect(without, None) is True  # type: ignore[arg-type]
     assert pytest_ignore_collect(ROOT / "tests" / "unit" / "test_layout.py", None) is None  # type: ignore[arg-type]
+
+
+def _modules_imported(path: Path) -> set[str]:
+    """The full dotted name of every module `path` imports, and of every name it imports from one."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def _matches(module: str, patterns: list[str]) -> bool:
+    """As mypy reads a module pattern: `a.b.*` is `a.b` and every module under it."""
+    return any(module == p.removesuffix(".*") or (p.endswith(".*") and module.startswith(p[:-1])) for p in patterns)
+
+
+def test_mypy_skips_no_module_this_code_imports():
+    """pyproject.toml's `follow_imports = "skip"` lists modules this code never imports (their
+    types would silently become Any): each import of the checked packages is outside them, or
+    taken back by a `follow_imports = "normal"` entry."""
+    import tomllib
+
+    overrides = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["overrides"]
+    listed = {how: [m for o in overrides if o.get("follow_imports") == how for m in o["module"]] for how in ("skip", "normal")}
+    assert "textual.*" in listed["skip"] and "transformers.models.llama.*" in listed["normal"]
+    checked = {p for folder in (*PACKAGES, "perf") for p in (ROOT / folder).rglob("*.py")}
+    unseen = {str(p.relative_to(ROOT)): sorted(m for m in _modules_imported(p) if _matches(m, listed["skip"])) for p in checked}
+    skipped = {k: [m for m in v if not _matches(m, listed["normal"])] for k, v in unseen.items()}
+    assert not {k: v for k, v in skipped.items() if v}
