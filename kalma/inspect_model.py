@@ -115,8 +115,8 @@ class KalmaModel(ModelAPI):
                 if cancelled:
                     return
                 worker.append(threading.get_ident())
-            log.info("%s/%s: answering a batch of %d chats", PROVIDER, self.spec, len(batch))  # shown with --log-level info
             try:
+                log.info("%s/%s: answering a batch of %d chats", PROVIDER, self.spec, len(batch))  # shown with --log-level info
                 self._answer(batch)
             finally:
                 finished.set()

@@ -140,26 +140,53 @@ class Progress:
         print(line, file=sys.stderr, flush=True)
 
 
-_stopping: set[int] = set()  # threads that raise KeyboardInterrupt at their next decoding step or batch end
+_stopping: set[int] = set()  # threads that raise KeyboardInterrupt at their next safe point
+_watch_lock = threading.Lock()
+_watch: Any = None  # torch's handle of the hook that checks `_stopping` before every module's forward
 
 
 def stop_at_next_step(thread: int) -> None:
-    """Make thread `thread` raise KeyboardInterrupt at its next decoding step (`token_done`) or at
-    the end of its batch (`batch_done`), whichever comes first: points where nothing is half done.
+    """Make thread `thread` raise KeyboardInterrupt at its next safe point: a decoding step
+    (`token_done`), the end of its batch (`batch_done`) or, while a request waits, the start of a
+    torch module's forward (a prefill over long prompts is one forward of many layers).
     An exception sent into a thread instead (PyThreadState_SetAsyncExc) lands at any bytecode: in
     a finalizer it is swallowed and the thread decodes on; inside a lock's or an event's own code
     it can leave the lock held or the event unset, and whoever waits on it waits for ever."""
-    _stopping.add(thread)
+    with _watch_lock:
+        _stopping.add(thread)
+        _rewatch()
 
 
 def forget_stop(thread: int) -> None:
     """Drop a request of `stop_at_next_step` that came after the thread's last step: a pool reuses threads."""
-    _stopping.discard(thread)
+    with _watch_lock:
+        _stopping.discard(thread)
+        _rewatch()
+
+
+def _rewatch() -> None:
+    """The module hook on while a request waits, off otherwise (a global hook slows every forward)."""
+    global _watch
+    torch = sys.modules.get("torch")  # a thread not yet in torch meets `stop_point` after its load
+    if _stopping and _watch is None and torch is not None:
+        _watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda module, args: _stop_if_asked())
+    elif not _stopping and _watch is not None:
+        _watch.remove()
+        _watch = None
+
+
+def stop_point() -> None:
+    """A safe point outside decoding (a model just loaded): a waiting request of this thread is
+    taken here, and the module hook turned on if torch came in after the request (a thread asked
+    to stop while it imported torch and loaded its model)."""
+    with _watch_lock:
+        _rewatch()
+    _stop_if_asked()
 
 
 def _stop_if_asked() -> None:
     if _stopping and (me := threading.get_ident()) in _stopping:
-        _stopping.discard(me)
+        forget_stop(me)
         raise KeyboardInterrupt
 
 

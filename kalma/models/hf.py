@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..errors import BackendError
+from ..progress import stop_point
 from ..seeds import item_seed
 from .base import LLM, Entailment, Generation, GenParams, LMScorer, Matcher, Message, TokenLogprob, separator
 from .loading import hub_ready, load, model_ref, model_type, split_dtype
@@ -95,7 +96,9 @@ class HFBackend:
     def _loaded(self) -> tuple[Any, Any, str]:
         # Keyed by the weights, not the spec: `smollm2` and `hf:` naming its converted folder share
         # one model in memory, loaded once.
-        return load(self.kind, self.path, self.dtype, self._folder_digest(), self.attention, self.offload)
+        found = load(self.kind, self.path, self.dtype, self._folder_digest(), self.attention, self.offload)
+        stop_point()  # a run cancelled while the model loaded stops here, before calibrating or decoding
+        return found
 
     def _folder_digest(self) -> str | None:
         """A local folder's content digest, as the last public call read it (`cache_identity`); None for a hub id."""

@@ -95,6 +95,27 @@ MUTATIONS = (
         ("tests/unit/test_decoding_stop.py",),
     ),
     Mutation(
+        "a prefill asked to stop runs to its end (no check at a module's forward)",
+        "kalma/progress.py",
+        "    if _stopping and _watch is None and torch is not None:",
+        "    if False:",
+        ("tests/unit/test_decoding_stop.py",),
+    ),
+    Mutation(
+        "the module hook left on after the request is taken (every forward slowed)",
+        "kalma/progress.py",
+        "    elif not _stopping and _watch is not None:",
+        "    elif False:",
+        ("tests/unit/test_decoding_stop.py",),
+    ),
+    Mutation(
+        "a run cancelled while its model loads calibrates and reads prompts on (no check after the load)",
+        "kalma/models/hf.py",
+        "        stop_point()  # a run cancelled while the model loaded stops here, before calibrating or decoding",
+        "        pass",
+        ("tests/unit/test_decoding_stop.py",),
+    ),
+    Mutation(
         "a stop request that came after the thread's last step kept, stopping the pool's next call on that thread",
         "kalma/progress.py",
         "    _stopping.discard(thread)",

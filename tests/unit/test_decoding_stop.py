@@ -81,3 +81,54 @@ def test_a_backend_without_decoding_steps_stops_at_the_end_of_its_batch():
     thread.join(timeout=60)
     assert raised and isinstance(raised[0], KeyboardInterrupt)
     assert sorted(got) == list(range(llm.batch_size)) and not _stopping
+
+
+def test_a_thread_asked_to_stop_stops_inside_one_forward_and_the_hook_goes(llm):
+    """A prefill over long prompts is one forward of many layers: the request is taken at the start
+    of a module's forward, and the module hook that takes it is there only while a request waits."""
+    import torch
+    from torch.nn.modules.module import _global_forward_pre_hooks
+
+    _, model = llm.model()
+    calls: list[str] = []
+    seen = model.register_forward_pre_hook(lambda module, args: calls.append("model"))  # the outermost module's own start
+    raised: list[BaseException] = []
+
+    def work() -> None:
+        stop_at_next_step(threading.get_ident())
+        try:
+            with torch.no_grad():
+                model(input_ids=torch.tensor([[1, 2, 3, 4]]))
+        except BaseException as exc:  # noqa: BLE001 - the outcome under test
+            raised.append(exc)
+
+    try:
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join(timeout=60)
+    finally:
+        seen.remove()
+    assert raised and isinstance(raised[0], KeyboardInterrupt) and not calls  # stopped before the model's own hook ran
+    assert not _stopping and not _global_forward_pre_hooks
+    stop_at_next_step(12345)  # a request for another thread: the hook is on, and off once it is forgotten
+    assert _global_forward_pre_hooks
+    forget_stop(12345)
+    assert not _global_forward_pre_hooks
+
+
+def test_a_thread_asked_to_stop_while_its_model_loads_stops_once_it_is_loaded(llm):
+    """A load cannot be cut safely (imports, files): the request is taken as soon as it ends, before
+    the pass width is calibrated on it or a prompt is read."""
+    raised: list[BaseException] = []
+
+    def work() -> None:
+        stop_at_next_step(threading.get_ident())
+        try:
+            llm.model()
+        except BaseException as exc:  # noqa: BLE001 - the outcome under test
+            raised.append(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(timeout=60)
+    assert raised and isinstance(raised[0], KeyboardInterrupt) and not _stopping
