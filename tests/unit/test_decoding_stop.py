@@ -7,6 +7,7 @@ pool runs on that thread."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,24 @@ def test_a_request_after_the_last_step_is_forgotten():
     assert me not in _stopping
 
 
+def _stopped(call: Callable[[], object]) -> BaseException | None:
+    """`call()` in a thread of its own, asked to stop before it began: what it raised."""
+    raised: list[BaseException] = []
+
+    def work() -> None:
+        stop_at_next_step(threading.get_ident())
+        try:
+            call()
+        except BaseException as exc:  # noqa: BLE001 - the outcome under test
+            raised.append(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    return raised[0] if raised else None
+
+
 def test_a_backend_without_decoding_steps_stops_at_the_end_of_its_batch():
     """The template backend (a server's backend is the same here) answers in batches of 64: asked
     to stop, it hands on its first batch whole and stops before the second."""
@@ -67,19 +86,7 @@ def test_a_backend_without_decoding_steps_stops_at_the_end_of_its_batch():
     llm = get_llm("template")
     chats = [[{"role": "user", "content": f"question {i}"}] for i in range(3 * llm.batch_size)]
     got: list[int] = []
-    raised: list[BaseException] = []
-
-    def work() -> None:
-        stop_at_next_step(threading.get_ident())
-        try:
-            got.extend(i for i, _ in llm.chat_stream(chats, GenParams()))
-        except BaseException as exc:  # noqa: BLE001 - the outcome under test
-            raised.append(exc)
-
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(timeout=60)
-    assert raised and isinstance(raised[0], KeyboardInterrupt)
+    assert isinstance(_stopped(lambda: got.extend(i for i, _ in llm.chat_stream(chats, GenParams()))), KeyboardInterrupt)
     assert sorted(got) == list(range(llm.batch_size)) and not _stopping
 
 
@@ -92,23 +99,16 @@ def test_a_thread_asked_to_stop_stops_inside_one_forward_and_the_hook_goes(llm):
     _, model = llm.model()
     calls: list[str] = []
     seen = model.register_forward_pre_hook(lambda module, args: calls.append("model"))  # the outermost module's own start
-    raised: list[BaseException] = []
 
-    def work() -> None:
-        stop_at_next_step(threading.get_ident())
-        try:
-            with torch.no_grad():
-                model(input_ids=torch.tensor([[1, 2, 3, 4]]))
-        except BaseException as exc:  # noqa: BLE001 - the outcome under test
-            raised.append(exc)
+    def prefill() -> None:
+        with torch.no_grad():
+            model(input_ids=torch.tensor([[1, 2, 3, 4]]))
 
     try:
-        thread = threading.Thread(target=work)
-        thread.start()
-        thread.join(timeout=60)
+        raised = _stopped(prefill)
     finally:
         seen.remove()
-    assert raised and isinstance(raised[0], KeyboardInterrupt) and not calls  # stopped before the model's own hook ran
+    assert isinstance(raised, KeyboardInterrupt) and not calls  # stopped before the model's own hook ran
     assert not _stopping and not _global_forward_pre_hooks
     stop_at_next_step(12345)  # a request for another thread: the hook is on, and off once it is forgotten
     assert _global_forward_pre_hooks
@@ -119,16 +119,4 @@ def test_a_thread_asked_to_stop_stops_inside_one_forward_and_the_hook_goes(llm):
 def test_a_thread_asked_to_stop_while_its_model_loads_stops_once_it_is_loaded(llm):
     """A load cannot be cut safely (imports, files): the request is taken as soon as it ends, before
     the pass width is calibrated on it or a prompt is read."""
-    raised: list[BaseException] = []
-
-    def work() -> None:
-        stop_at_next_step(threading.get_ident())
-        try:
-            llm.model()
-        except BaseException as exc:  # noqa: BLE001 - the outcome under test
-            raised.append(exc)
-
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(timeout=60)
-    assert raised and isinstance(raised[0], KeyboardInterrupt) and not _stopping
+    assert isinstance(_stopped(llm.model), KeyboardInterrupt) and not _stopping
