@@ -105,8 +105,8 @@ class KalmaModel(ModelAPI):
 
     async def _in_thread(self, batch: list[_Ask]) -> None:
         """`_answer(batch)` in a worker thread; when the caller is cancelled, the thread is asked to
-        stop at its next decoding step or batch end (a model's decoding takes one per token) and
-        waited for. A thread cancelled before it began answers nothing."""
+        stop at its next safe point (a torch module's forward, a batch's end: see
+        `stop_at_next_step`) and waited for. A thread cancelled before it began answers nothing."""
         guard, worker, finished = threading.Lock(), list[int](), threading.Event()
         cancelled = False
 

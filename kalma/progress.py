@@ -9,9 +9,8 @@ A model's batches (`kalma.models.base.cached_stream`) report to the `Progress` o
 call (`batch_done`): the answers' count settles once the model's first batch has finished, and
 the evaluator says how many of a model call's prompts are done while its count of answers waits
 for the chunk they belong to. Within a batch, each decoding step is said (`token_done`): the
-demo's six answers on SmolLM2 are one batch that decodes for many minutes on a CPU. A decoding
-step, and the end of a batch, is also where a model's thread asked to stop (`stop_at_next_step`)
-stops."""
+demo's six answers on SmolLM2 are one batch that decodes for many minutes on a CPU. A model's
+thread asked to stop (`stop_at_next_step`) stops at the next of its safe points."""
 
 from __future__ import annotations
 
@@ -140,15 +139,16 @@ class Progress:
         print(line, file=sys.stderr, flush=True)
 
 
-_stopping: set[int] = set()  # threads that raise KeyboardInterrupt at their next safe point
+_stopping: set[int] = set()  # threads that raise KeyboardInterrupt at their next safe point (`stop_at_next_step`)
 _watch_lock = threading.Lock()
 _watch: Any = None  # torch's handle of the hook that checks `_stopping` before every module's forward
 
 
 def stop_at_next_step(thread: int) -> None:
-    """Make thread `thread` raise KeyboardInterrupt at its next safe point: a decoding step
-    (`token_done`), the end of its batch (`batch_done`) or, while a request waits, the start of a
-    torch module's forward (a prefill over long prompts is one forward of many layers).
+    """Make thread `thread` raise KeyboardInterrupt at its next safe point: while a request waits,
+    the start of any torch module's forward (each decoding step runs some; a prefill over long
+    prompts is one forward of many layers), and the end of its batch (`batch_done`) for a backend
+    that runs none, or right after a model's load (`stop_point`).
     An exception sent into a thread instead (PyThreadState_SetAsyncExc) lands at any bytecode: in
     a finalizer it is swallowed and the thread decodes on; inside a lock's or an event's own code
     it can leave the lock held or the event unset, and whoever waits on it waits for ever."""
@@ -179,9 +179,10 @@ def stop_point() -> None:
     """A safe point outside decoding (a model just loaded): a waiting request of this thread is
     taken here, and the module hook turned on if torch came in after the request (a thread asked
     to stop while it imported torch and loaded its model)."""
-    with _watch_lock:
-        _rewatch()
-    _stop_if_asked()
+    if _stopping:  # on every model call: nothing to do unless a request waits
+        with _watch_lock:
+            _rewatch()
+        _stop_if_asked()
 
 
 def _stop_if_asked() -> None:
@@ -192,13 +193,13 @@ def _stop_if_asked() -> None:
 
 def token_done(step: int, most: int, rows: int) -> None:
     """A decoding step of a batch of `rows` prompts, `step` tokens of at most `most` generated: told to the open `Progress`."""
-    _stop_if_asked()
     if (open_ := _open.get()) is not None and open_.enabled:
         open_.token(step, most, rows)
 
 
 def batch_done(what: str, done: int, total: int) -> None:
     """A model call over `total` prompts has `done` of them after a batch: told to the open `Progress`."""
-    _stop_if_asked()  # a backend that takes no decoding steps here (a server's) stops between batches
+    if _stopping:  # a backend that takes no decoding steps here (a server's) stops between batches
+        _stop_if_asked()
     if (open_ := _open.get()) is not None and open_.enabled:
         open_.batch(what, done, total)

@@ -25,15 +25,15 @@ def llm(tmp_path_factory: pytest.TempPathFactory) -> HFCausalLM:
     return HFCausalLM(f"{build_causal(Path(tmp_path_factory.mktemp('m')), 'llama')}@fp32")
 
 
-def _in_thread(llm: HFCausalLM, params: GenParams, stop: bool) -> BaseException | list[str]:
-    """Decode in a thread of its own, asked to stop before it begins when `stop`: what it raised, or its replies."""
-    got: list[BaseException | list[str]] = []
+def _in_thread(call: Callable[[], object], stop: bool = True) -> object:
+    """`call()` in a thread of its own, asked to stop before it begins when `stop`: what it raised, or returned."""
+    got: list[object] = []
 
     def work() -> None:
         if stop:
             stop_at_next_step(threading.get_ident())
         try:
-            got.append([g.text for g in llm.chat_many([CHAT, CHAT], params)])
+            got.append(call())
         except BaseException as exc:  # noqa: BLE001 - the outcome under test
             got.append(exc)
 
@@ -47,10 +47,14 @@ def _in_thread(llm: HFCausalLM, params: GenParams, stop: bool) -> BaseException 
 @pytest.mark.parametrize("temperature", [0.0, 0.8], ids=["greedy", "sampled"])
 def test_a_thread_asked_to_stop_stops_at_its_next_decoding_step(llm, temperature):
     params = GenParams(max_tokens=40, temperature=temperature, seed=1)
-    assert isinstance(_in_thread(llm, params, stop=True), KeyboardInterrupt)
+
+    def replies() -> list[str]:
+        return [g.text for g in llm.chat_many([CHAT, CHAT], params)]
+
+    assert isinstance(_in_thread(replies), KeyboardInterrupt)
     assert not _stopping  # the request is used up
-    replies = _in_thread(llm, params, stop=False)
-    assert isinstance(replies, list) and len(replies) == 2
+    answered = _in_thread(replies, stop=False)
+    assert isinstance(answered, list) and len(answered) == 2
 
 
 def test_a_request_after_the_last_step_is_forgotten():
@@ -58,24 +62,6 @@ def test_a_request_after_the_last_step_is_forgotten():
     stop_at_next_step(me)
     forget_stop(me)
     assert me not in _stopping
-
-
-def _stopped(call: Callable[[], object]) -> BaseException | None:
-    """`call()` in a thread of its own, asked to stop before it began: what it raised."""
-    raised: list[BaseException] = []
-
-    def work() -> None:
-        stop_at_next_step(threading.get_ident())
-        try:
-            call()
-        except BaseException as exc:  # noqa: BLE001 - the outcome under test
-            raised.append(exc)
-
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(timeout=60)
-    assert not thread.is_alive()
-    return raised[0] if raised else None
 
 
 def test_a_backend_without_decoding_steps_stops_at_the_end_of_its_batch():
@@ -86,7 +72,7 @@ def test_a_backend_without_decoding_steps_stops_at_the_end_of_its_batch():
     llm = get_llm("template")
     chats = [[{"role": "user", "content": f"question {i}"}] for i in range(3 * llm.batch_size)]
     got: list[int] = []
-    assert isinstance(_stopped(lambda: got.extend(i for i, _ in llm.chat_stream(chats, GenParams()))), KeyboardInterrupt)
+    assert isinstance(_in_thread(lambda: got.extend(i for i, _ in llm.chat_stream(chats, GenParams()))), KeyboardInterrupt)
     assert sorted(got) == list(range(llm.batch_size)) and not _stopping
 
 
@@ -105,7 +91,7 @@ def test_a_thread_asked_to_stop_stops_inside_one_forward_and_the_hook_goes(llm):
             model(input_ids=torch.tensor([[1, 2, 3, 4]]))
 
     try:
-        raised = _stopped(prefill)
+        raised = _in_thread(prefill)
     finally:
         seen.remove()
     assert isinstance(raised, KeyboardInterrupt) and not calls  # stopped before the model's own hook ran
@@ -119,4 +105,4 @@ def test_a_thread_asked_to_stop_stops_inside_one_forward_and_the_hook_goes(llm):
 def test_a_thread_asked_to_stop_while_its_model_loads_stops_once_it_is_loaded(llm):
     """A load cannot be cut safely (imports, files): the request is taken as soon as it ends, before
     the pass width is calibrated on it or a prompt is read."""
-    assert isinstance(_stopped(llm.model), KeyboardInterrupt) and not _stopping
+    assert isinstance(_in_thread(llm.model), KeyboardInterrupt) and not _stopping
