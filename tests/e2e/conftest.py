@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +25,17 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # ---------------------------------------------------------------- runs made once for every worker (lm-evaluation-harness, Inspect)
+
+# `python -m lm_eval` with its task index narrowed to the tasks of --include_path. Its CLI indexes
+# all 13,986 of its built-in task files first (10 s of CPU here, and no option skips it); a task of
+# --include_path overrides a built-in one of its name, so the KaLMA tasks run as in the user's command.
+LM_EVAL = [
+    sys.executable,
+    "-c",
+    "import functools; from lm_eval.tasks import TaskManager; "
+    "TaskManager.__init__ = functools.partialmethod(TaskManager.__init__, include_defaults=False); "
+    "from lm_eval.__main__ import cli_evaluate; cli_evaluate()",
+]
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""KaLMA inside lm-evaluation-harness: the real harness (`python -m lm_eval`, its `hf` backend on
+"""KaLMA inside lm-evaluation-harness: the real harness (its CLI, `tests/e2e/conftest.py`'s `LM_EVAL`; its `hf` backend on
 SmolLM2's folder) runs the task; its figures are `kalma evaluate`'s on the samples file it wrote,
 and its generations are `kalma answer`'s greedy ones for the same prompt and model."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -17,6 +16,7 @@ from evaluation.harness import MICRO, aggregate, documents, process_results
 from kalma.cli import main
 from kalma.jsonl import write_jsonl
 from kalma.kg import open_source
+from tests.e2e.conftest import LM_EVAL
 
 pytest.importorskip("lm_eval")
 
@@ -71,12 +71,11 @@ def test_a_real_harness_run_scored_by_kalma_evaluate(tmp_path):
     entries = [e for e in demo_entries(open_source("demo")) if e.id in ("demo-hertwig", "demo-orazio-pisa")]
     write_jsonl(tmp_path / "d.jsonl", entries, "dataset")
     folder, new = str(converted_dir()), 24
-    command = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={folder},dtype=float32", "--device", "cpu"]
+    command = [*LM_EVAL, "--model", "hf", "--model_args", f"pretrained={folder},dtype=float32", "--device", "cpu"]
     tasks, metadata = _ok(["harness", "tasks"]).strip(), json.dumps({"dataset": str(tmp_path / "d.jsonl")})
     command += ["--tasks", "kalma_specific", "--include_path", tasks, "--metadata", metadata]
     command += ["--limit", "2", "--gen_kwargs", f"max_gen_toks={new}", "--apply_chat_template", "--log_samples", "--output_path", str(tmp_path / "out")]
-    # ~30 s CPU here: a third is lm_eval indexing its 13,986 built-in task files (its CLI cannot skip
-    # them), the rest its imports and SmolLM2; no network is tried (HF_HUB_OFFLINE, tests/conftest.py)
+    # ~14 s CPU here: lm_eval's imports and SmolLM2; no network is tried (HF_HUB_OFFLINE, tests/conftest.py)
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     (results,) = tmp_path.glob("out/*/results_*.json")
