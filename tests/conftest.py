@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,17 @@ LONGEST_FIRST = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))  # stable: the rest keep their order
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure() -> None:
+    """A pytest-xdist worker ends here, its reports sent and every fixture torn down: it leaves at
+    once instead of spending 2-7 s (measured) freeing, object by object, the models, tensors and
+    modules that the system takes back whole when the process ends."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 @pytest.fixture(autouse=True)
