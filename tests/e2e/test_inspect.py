@@ -459,8 +459,10 @@ def long_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_ctrl_c_stops_a_kalma_model_mid_batch(long_lm, tmp_path):
-    """Ctrl-C while the local model decodes a long reply: the model is stopped in its thread and the
-    run ends at once, its log cancelled, never "terminate called without an active exception"."""
+    """Ctrl-C once the local model's batch has begun (its thread still loading the model here, as a
+    run sampled showed; a stop inside a decoding step is `tests/unit/test_decoding_stop.py`'s): the
+    model is stopped in its thread and the run ends, its log cancelled, never "terminate called
+    without an active exception"."""
     import signal
     import time
 
@@ -468,7 +470,7 @@ def test_ctrl_c_stops_a_kalma_model_mid_batch(long_lm, tmp_path):
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path, preexec_fn=sigint_default)
     assert run.stdout is not None
     seen = []
-    for line in run.stdout:  # the batch has begun: the model is decoding
+    for line in run.stdout:  # the batch has begun: the model loads, then decodes
         seen.append(line)
         if "answering a batch of" in line:
             break
