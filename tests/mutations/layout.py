@@ -1,6 +1,7 @@
 """The one-way layout (docs/architecture.md): no stage imports a stage above it, and the one
 reader of answers files is never imported back by the format modules it asks; every module
-imports, and doctests are collected from each module that has some (the root conftest.py)."""
+imports, and doctests are collected from each module that has some (the root conftest.py); the
+longest test modules run first and a test worker leaves at once (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,27 @@ MUTATIONS = (
         "pyproject.toml",
         '"torch._subclasses.*",',
         '"torch._subclasses.*", "polars.*",',
+        LAYOUT,
+    ),
+    Mutation(
+        "a test worker ends through the interpreter's own exit again",
+        "tests/conftest.py",
+        "        os._exit(0)\n",
+        "        return\n",
+        LAYOUT,
+    ),
+    Mutation(
+        "the longest modules no longer run first (the rank looked up by the whole test id)",
+        "tests/conftest.py",
+        'rank.get(item.nodeid.partition("::")[0], len(rank))',
+        "rank.get(item.nodeid, len(rank))",
+        LAYOUT,
+    ),
+    Mutation(
+        "a module named to run first that does not exist",
+        "tests/conftest.py",
+        '    "tests/unit/test_gpu.py",\n)',
+        '    "tests/unit/test_gpus.py",\n)',
         LAYOUT,
     ),
 )

@@ -183,3 +183,37 @@ def test_mypy_skips_no_module_this_code_imports():
     unseen = {str(p.relative_to(ROOT)): sorted(m for m in _modules_imported(p) if _matches(m, listed["skip"])) for p in checked}
     skipped = {k: [m for m in v if not _matches(m, listed["normal"])] for k, v in unseen.items()}
     assert not {k: v for k, v in skipped.items() if v}
+
+
+def test_the_longest_modules_run_first_whole_in_the_order_named():
+    """`LONGEST_FIRST` (tests/conftest.py) names test files (a renamed one would silently drop back
+    into the collection's order); their tests lead, module by module in the order named, and the
+    rest keep theirs."""
+    from types import SimpleNamespace
+
+    from tests.conftest import LONGEST_FIRST, pytest_collection_modifyitems
+
+    assert all((ROOT / name).is_file() for name in LONGEST_FIRST), [n for n in LONGEST_FIRST if not (ROOT / n).is_file()]
+    first, second = LONGEST_FIRST[:2]
+    names = ["tests/unit/test_b.py", second, "tests/unit/test_a.py", first, second]
+    items = [SimpleNamespace(nodeid=f"{name}::t{i}") for i, name in enumerate(names)]
+    pytest_collection_modifyitems(items)
+    assert [x.nodeid for x in items] == [f"{first}::t3", f"{second}::t1", f"{second}::t4", "tests/unit/test_b.py::t0", "tests/unit/test_a.py::t2"]
+
+
+def test_a_worker_leaves_at_once_and_its_results_still_count(tmp_path):
+    """A pytest-xdist worker ends with `os._exit` (tests/conftest.py): its interpreter never runs
+    its exit handlers, and the run still reports each result and fails on a failure."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "test_two.py").write_text(
+        f"import atexit, pathlib\natexit.register(pathlib.Path({str(tmp_path / 'finalized')!r}).touch)\n\n"
+        "def test_passes():\n    pass\n\n\ndef test_fails():\n    assert False, 'on purpose'\n"
+    )
+    args = ["-n", "1", "-p", "tests.conftest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path), str(tmp_path / "test_two.py")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout and "on purpose" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert not (tmp_path / "finalized").exists()
