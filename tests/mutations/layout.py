@@ -54,6 +54,13 @@ MUTATIONS = (
         LAYOUT,
     ),
     Mutation(
+        "a worker known by its environment, so a pytest a test starts ends with status 0 whatever failed",
+        "tests/conftest.py",
+        '    if hasattr(config, "workerinput"):\n',
+        '    if os.environ.get("PYTEST_XDIST_WORKER"):\n',
+        LAYOUT,
+    ),
+    Mutation(
         "the longest modules no longer run first (the rank looked up by the whole test id)",
         "tests/conftest.py",
         'rank.get(item.nodeid.partition("::")[0], len(rank))',

@@ -203,7 +203,8 @@ def test_the_longest_modules_run_first_whole_in_the_order_named():
 
 def test_a_worker_leaves_at_once_and_its_results_still_count(tmp_path):
     """A pytest-xdist worker ends with `os._exit` (tests/conftest.py): its interpreter never runs
-    its exit handlers, and the run still reports each result and fails on a failure."""
+    its exit handlers, and the run still reports each result and fails on a failure, even where
+    the controller inherited a worker's PYTEST_XDIST_WORKER."""
     import os
     import subprocess
     import sys
@@ -213,7 +214,7 @@ def test_a_worker_leaves_at_once_and_its_results_still_count(tmp_path):
         "def test_passes():\n    pass\n\n\ndef test_fails():\n    assert False, 'on purpose'\n"
     )
     args = ["-n", "1", "-p", "tests.conftest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path), str(tmp_path / "test_two.py")]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_XDIST_WORKER": "gw9"}  # as a pytest started by a worker inherits
     done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout and "on purpose" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     assert not (tmp_path / "finalized").exists()
