@@ -222,9 +222,11 @@ def serve(snapshot: str | None, source: str | None, host: str, port: int) -> Non
     # Ctrl-C and SIGTERM (which the command line turns into the same unwinding) stop the server and
     # remove its folder on the way out
     with tempfile.TemporaryDirectory(prefix="kalma-serve-") as work, serve_snapshot(data, Path(work), host=host, port=port) as url:
-        click.echo(f"serving {data} at {url}: query it with --kg sparql:{url} (Ctrl-C stops it)", err=True)
-        click.echo(url)  # alone on stdout, for scripts
+        # the URL goes out inside the try: a script that reads it may send Ctrl-C before this
+        # process runs its next line (CI saw it: "interrupted" with no word of the server)
         try:
+            click.echo(f"serving {data} at {url}: query it with --kg sparql:{url} (Ctrl-C stops it)", err=True)
+            click.echo(url)  # alone on stdout, for scripts
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:

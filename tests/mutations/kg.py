@@ -221,6 +221,17 @@ MUTATIONS = (
         '            click.echo(f"stopped serving {data}", err=True)',
         ("tests/unit/test_kg.py::test_kg_serve_gives_an_endpoint_until_ctrl_c",),
     ),
+    Mutation(
+        "kg serve writing its URL before it listens for Ctrl-C (stopped at once: `interrupted`, no word of the server; CI saw it)",
+        "kalma/kg/cli.py",
+        "        try:\n"
+        '            click.echo(f"serving {data} at {url}: query it with --kg sparql:{url} (Ctrl-C stops it)", err=True)\n'
+        "            click.echo(url)  # alone on stdout, for scripts\n",
+        '        click.echo(f"serving {data} at {url}: query it with --kg sparql:{url} (Ctrl-C stops it)", err=True)\n'
+        "        click.echo(url)  # alone on stdout, for scripts\n"
+        "        try:\n",
+        ("tests/unit/test_kg.py::test_kg_serve_stopped_as_its_url_goes_out_says_so_and_stops_the_server",),
+    ),
     # ------------------------------------------------------------ the grammar's tags and escapes (issue 59)
     Mutation(
         "a language tag with digits (`es-419`) not read as one",

@@ -150,3 +150,36 @@ def test_kg_serve_gives_an_endpoint_until_ctrl_c(tmp_path):
     assert proc.returncode == 130 and "kalma: interrupted: stopped serving" in err and f"--kg sparql:{url}" in err
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}?query=ASK%7B%7D", timeout=2)
+
+
+# Ctrl-C delivered the moment the URL is written to stdout: what a script that reads the URL and
+# stops the server at once can do before the server's process runs another line
+_CTRL_C_ON_URL = """
+import os, signal, sys, click
+from kalma.cli import main
+echo = click.echo
+def echo_then_ctrl_c(message=None, *args, **kwargs):
+    echo(message, *args, **kwargs)
+    if not kwargs.get("err"):
+        os.kill(os.getpid(), signal.SIGINT)
+click.echo = echo_then_ctrl_c
+main(["kg", "serve", "--kg", "demo", "--port", sys.argv[1]])
+"""
+
+
+def test_kg_serve_stopped_as_its_url_goes_out_says_so_and_stops_the_server():
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    from kalma.kg.serve import free_port
+
+    port = free_port()
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_ON_URL, str(port)], capture_output=True, text=True, timeout=60, preexec_fn=sigint_default)
+    url = f"http://127.0.0.1:{port}/query"
+    assert done.stdout == url + "\n"
+    assert done.returncode == 128 + signal.SIGINT
+    assert done.stderr.endswith(f"kalma: interrupted: stopped serving {demo_snapshot_path()}\n"), done.stderr
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{url}?query=ASK%7B%7D", timeout=2)
