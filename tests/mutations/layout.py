@@ -74,4 +74,25 @@ MUTATIONS = (
         '    "tests/unit/test_gpus.py",\n)',
         LAYOUT,
     ),
+    Mutation(
+        "a mutation run stopped by SIGTERM (`timeout`, a CI limit) leaves the file mutated",
+        "tests/mutations/__init__.py",
+        "    signal.signal(signal.SIGTERM, on_sigterm)\n",
+        "",
+        LAYOUT,
+    ),
+    Mutation(
+        "a stopped mutation run leaves its tests' workers running against the restored file",
+        "tests/mutations/__init__.py",
+        "            os.killpg(tests.pid, signal.SIGKILL)\n",
+        "            tests.kill()\n",
+        LAYOUT,
+    ),
+    Mutation(
+        "a stopped mutation run exits 1, as if a mutation survived",
+        "tests/mutations/__init__.py",
+        "        sys.exit(128 + (terminated[0] if terminated else signal.SIGINT))\n",
+        "        sys.exit(1)\n",
+        LAYOUT,
+    ),
 )

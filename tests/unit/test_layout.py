@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.terminal import sigint_default
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("kalma", "dataset_builder", "baselines", "evaluation", "bench")
 
@@ -218,3 +220,43 @@ def test_a_worker_leaves_at_once_and_its_results_still_count(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout and "on purpose" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     assert not (tmp_path / "finalized").exists()
+
+
+def _running(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.parametrize("signum", [2, 15], ids=["ctrl-c", "sigterm"])
+def test_a_stopped_mutation_run_puts_the_file_back_and_ends_its_tests(tmp_path, signum):
+    """`timeout make mutations`, a CI job's limit or Ctrl-C: the file being mutated is restored,
+    the tests running against it end with the run (workers too), and the run says how far it got."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code, pid = tmp_path / "code.py", tmp_path / "worker.pid"
+    code.write_text("ANSWER = 42\n")
+    (tmp_path / "test_slow.py").write_text(f"import os, time\n\n\ndef test_slow():\n    open({str(pid)!r}, 'w').write(str(os.getpid()))\n    time.sleep(60)\n")
+    run = (
+        "import tests.mutations as t\n"
+        f"t.areas = lambda: {{'x': (t.Mutation('the answer', {str(code)!r}, '42', '41', ({str(tmp_path / 'test_slow.py')!r},)),)}}\n"
+        "t.main([])\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", run], cwd=ROOT, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
+    deadline = time.monotonic() + 60
+    while not (pid.exists() and pid.read_text()) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert code.read_text() == "ANSWER = 41\n"  # mutated, its test running in a worker
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    how = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}[signal.Signals(signum)]
+    assert proc.returncode == 128 + signum and err.splitlines()[-1] == f"stopped by {how} after 0 of 1 mutations; the file being mutated is restored", err
+    assert code.read_text() == "ANSWER = 42\n"
+    worker, deadline = int(pid.read_text()), time.monotonic() + 10
+    while _running(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(worker)
