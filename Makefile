@@ -46,7 +46,7 @@ lint: $(STAMP)
 test-fast: lint
 	$(PYTEST) -m "not slow and not llama"
 
-# Break guarded behaviours on purpose and expect a failing test for each (tests/mutations/, one module per area): about 40 minutes on 2 cores.
+# Break guarded behaviours on purpose and expect a failing test for each (tests/mutations/, one module per area): 47 minutes on 2 cores (docs/tests.md).
 mutations: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m tests.mutations
 

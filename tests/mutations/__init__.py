@@ -1,6 +1,6 @@
 """Break guarded behaviours on purpose, one mutation at a time, and expect a test to fail each time.
 
-    python -m tests.mutations            (make mutations; every area, about 40 minutes on 2 cores)
+    python -m tests.mutations            (make mutations; every area, 47 minutes on 2 cores)
     python -m tests.mutations kg stats   (the areas named: the modules of this package)
     python -m tests.mutations stats -k pairing   (the mutations whose name holds a word)
 

@@ -95,4 +95,11 @@ MUTATIONS = (
         "        sys.exit(1)\n",
         LAYOUT,
     ),
+    Mutation(
+        "docs/tests.md counting an area's mutations wrong",
+        "docs/tests.md",
+        "| `phrasing` | 6 |",
+        "| `phrasing` | 7 |",
+        LAYOUT,
+    ),
 )

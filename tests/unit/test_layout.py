@@ -128,6 +128,16 @@ def test_every_mutation_still_finds_the_code_it_breaks():
     assert not stale, "update tests/mutations: " + "; ".join(stale)
 
 
+def test_the_docs_count_each_areas_mutations_as_they_are():
+    """docs/tests.md's table gives each area's number of mutations: the numbers a reader trusts."""
+    import re
+
+    from tests.mutations import areas
+
+    table = dict(re.findall(r"^\| `(\w+)` \| (\d+) \|", (ROOT / "docs" / "tests.md").read_text(), re.M))
+    assert {area: int(n) for area, n in table.items()} == {area: len(found) for area, found in areas().items()}
+
+
 def test_every_module_of_the_packages_imports():
     """Each module imports (`make test` collects doctests only from modules that have some: the
     root conftest.py); with every extra installed, as `make install` installs them."""
