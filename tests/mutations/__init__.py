@@ -12,6 +12,7 @@ per mutation: caught (a test failed) or SURVIVED; exits 1 when any survived.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -54,7 +55,8 @@ def run(m: Mutation) -> bool:
         try:
             code = tests.wait()
         except BaseException:
-            os.killpg(tests.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # all of them ended on their own just before
+                os.killpg(tests.pid, signal.SIGKILL)
             tests.wait()
             raise
     finally:

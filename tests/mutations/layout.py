@@ -84,8 +84,8 @@ MUTATIONS = (
     Mutation(
         "a stopped mutation run leaves its tests' workers running against the restored file",
         "tests/mutations/__init__.py",
-        "            os.killpg(tests.pid, signal.SIGKILL)\n",
-        "            tests.kill()\n",
+        "                os.killpg(tests.pid, signal.SIGKILL)\n",
+        "                tests.kill()\n",
         LAYOUT,
     ),
     Mutation(
