@@ -93,7 +93,11 @@ def test_a_server_that_never_starts_is_given_up_after_the_wait_said(dataset, tmp
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert "waiting up to 2 s" in lines[0] and any("attempt 2: still refused" in ln for ln in lines), err
     assert f"nothing answers at {url} (connection refused for 2 s," in lines[-1] and "attempts); is the server running?" in lines[-1], err
-    assert 2 <= took < 4.5 and not (tmp_path / "a.jsonl").exists()
+    # the wait's own clock, as each attempt says it: the command's time adds imports and reading
+    # the dataset, seconds more on a loaded machine
+    waited = [float(x) for x in re.findall(r"still refused after ([0-9.]+) s of 2", err)]
+    assert waited and max(waited) <= 2.5 and 2 <= took < 10, (took, err)
+    assert not (tmp_path / "a.jsonl").exists()
 
 
 def test_ctrl_c_stops_the_wait_for_a_server(dataset, tmp_path):
