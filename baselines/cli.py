@@ -20,8 +20,9 @@ def _entries(path: str):
 
 
 def dataset_kg(dataset: str, given: str | None, retrieving: bool = True) -> tuple[str, str | None]:
-    """The KG to retrieve from: `--kg`, else the one the dataset's header says it was built from
-    (`kalma build`, `kalma dataset demo`), else the bundled demo graph; and, when it retrieves
+    """The KG to retrieve from: `--kg`, else the one the dataset's header says it holds true for
+    (its newest `kalma dataset refresh`'s, else `kalma build`'s or `kalma dataset demo`'s), else
+    the bundled demo graph; and, when it retrieves
     from a graph that is not the dataset's own, the note that says so: the dataset's people and
     minimum sets are its own graph's (the same knowledge may be served otherwise: Wikidata for the
     demo graph)."""
@@ -31,7 +32,9 @@ def dataset_kg(dataset: str, given: str | None, retrieving: bool = True) -> tupl
     made = made if isinstance(made, dict) else {}
     config = made.get("config")
     config = config if isinstance(config, dict) else {}
-    built = next((k for k in (config.get("kg"), made.get("kg")) if isinstance(k, str) and k), None)
+    refreshed = made.get("refreshed", {}).get("kg_version", {}).get("spec") if isinstance(made.get("refreshed"), dict) else None
+    # a refreshed dataset holds true for the KG of its newest refresh, no longer for its build's
+    built = next((k for k in (refreshed, config.get("kg"), made.get("kg")) if isinstance(k, str) and k), None)
     if given is None:
         unsaid = f"{dataset} does not say which KG it was built from: retrieved from the bundled demo graph (--kg names another)"
         return built or "demo", unsaid if built is None and retrieving else None

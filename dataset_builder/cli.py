@@ -332,7 +332,6 @@ def check_cmd(dataset_file: str, kg: str, as_json: bool, diff_path: str | None) 
     """Whether each entry still holds in KG: every fact of its minimum set and every entity it names
     (unchanged, value changed, removed, merged, deleted, label changed). A table per stale or broken
     entry and a summary; exit 1 when any entry is stale or broken (docs/time.md gives the rule)."""
-    from kalma.kg import open_source
     from kalma.kg.version import kg_version
 
     from .freshness import check_entries, check_json, check_languages, check_text, matching_diff, read_dataset
@@ -341,7 +340,7 @@ def check_cmd(dataset_file: str, kg: str, as_json: bool, diff_path: str | None) 
     new = kg_version(kg)
     check_languages(ds.built_on(), new, dataset_file)
     changes = matching_diff(diff_path, ds.built_on(), new) if diff_path else None
-    checks = check_entries(ds.entries, ds.lines, open_source(kg), changes)
+    checks = check_entries(ds.entries, ds.lines, ds.open_kg(kg), changes)
     click.echo(check_json(ds, new, checks) if as_json else check_text(ds, new, checks))
     if any(c.status != "valid" for c in checks):
         raise SystemExit(1)

@@ -161,6 +161,14 @@ class Dataset:
         found = self.provenance.get("refreshed", {}).get("kg_version") or self.provenance.get("kg_version")
         return kg_version(old_kg) if old_kg else found
 
+    def open_kg(self, spec: str) -> KnowledgeSource:
+        """`spec` opened in the dataset's language, with the fallback its labels were taken from
+        (a localized dataset's labels are compared with labels in its own language)."""
+        from kalma.kg import open_source
+        from kalma.languages import file_language
+
+        return open_source(spec, file_language(self.header), self.provenance.get("label_fallback"))
+
 
 def read_dataset(path: str | Path) -> Dataset:
     path = Path(path)
@@ -235,7 +243,6 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     """Write `out` from `ds` made current for `new_spec` (see the module docstring): returns the
     changelog's counts. A dataset already current for NEW (everything valid, and its recorded KG
     NEW itself) is written unchanged, byte for byte. `diff`: as `check_entries` reads it."""
-    from kalma.kg import open_source
     from kalma.kg.version import kg_version, same_kg
     from kalma.provenance import provenance
     from kalma.resume import path_digest
@@ -251,14 +258,19 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
         )
     new = kg_version(new_spec)
     check_languages(built, new, str(ds.path))
-    config = ds.provenance.get("config")
-    if not isinstance(config, dict) or "seed" not in config:
-        raise ConfigError(f"{ds.path}:1: field 'config': the header records no build settings (a dataset not made by `kalma build` cannot be rebuilt)")
     changes = matching_diff(diff, built, new) if diff is not None else None
     # which diff told the check what changed: the output says how it was made
     used = {"diff": {"path": str(Path(diff).resolve()), "digest": path_digest(diff)}} if diff is not None else {}
-    checks = check_entries(ds.entries, ds.lines, open_source(new_spec), changes)
+    checks = check_entries(ds.entries, ds.lines, ds.open_kg(new_spec), changes)
     stale = [e for e, c in zip(ds.entries, checks) if c.status == "stale"]
+    config = ds.provenance.get("config")
+    if stale and (not isinstance(config, dict) or "seed" not in config):  # what is current needs no settings to be kept
+        source = ds.provenance.get("source_dataset")
+        again = f": refresh {source['path']}, which it was localized from, and localize that again" if isinstance(source, dict) else ""
+        raise ConfigError(
+            f"{ds.path}:1: field 'config': the header records no build settings, so its {len(stale)} stale entries cannot be rebuilt "
+            f"(a dataset not made by `kalma build`){again}"
+        )
     rebuilt, failed = rebuild(ds, stale, checks, config, new_spec, progress) if stale else ({}, {})
     log: list[dict[str, Any]] = []
     body: list[bytes] = []

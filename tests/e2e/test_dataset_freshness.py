@@ -411,3 +411,15 @@ def test_the_outdated_metric_names_the_previous_kg_by_its_dump_date_and_digest(d
     res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "eval")])
     assert res.exit_code == 0, res.output
     assert f"outdated: previous KG {dumps['old']} (dump 2026-01-01, sha256:" in (tmp_path / "eval" / "summary.md").read_text()
+
+
+def test_a_refreshed_dataset_is_answered_from_the_kg_it_was_refreshed_for(world: dict[str, Any], refreshed: Path, tmp_path: Path) -> None:
+    """No --kg: the baseline retrieves from the KG the header says the dataset holds true for, its
+    newest refresh's, not its build's (whose changed value the rebuilt entry no longer states)."""
+    out = tmp_path / "a.jsonl"
+    res = CliRunner().invoke(main, ["answer", "--dataset", str(refreshed), "--llm", "template", "--retrieval", "ner", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text().splitlines()[0])["kalma"]["provenance"]["config"]["kg"] == str(world["new"])
+    texts = " ".join(json.loads(x)["text"] for x in out.read_text().splitlines()[1:])
+    ((old, now),) = CHANGED.values()
+    assert now in texts and old not in texts, texts

@@ -217,3 +217,18 @@ def test_records_from_kg_writes_its_paragraphs_in_the_language(world: Path, tmp_
         "Task: records-paragraph\nWrite a short encyclopedic paragraph that states every fact listed (QID | entity | relation | value), "
         "and nothing else. Reply with the paragraph only.\n\nFacts:\nQ1 | A | country | B\n\nParagraph:"
     )
+
+
+def test_a_localized_dataset_is_checked_and_refreshed_in_its_own_language(world: Path, tmp_path: Path):
+    """Against the store it was localized from, every entry of fr.jsonl holds (its labels compared
+    with French labels, not English ones) and a refresh writes it unchanged, though it has no build
+    settings; a store without French is refused in one line."""
+    store = f"wikidata-local:{world / 'store'}"
+    for lang in ("fr", "de"):
+        res = CliRunner().invoke(main, ["dataset", "check", str(world / f"{lang}.jsonl"), "--kg", store])
+        assert res.exit_code == 0 and "0 stale" in res.output and "0 broken" in res.output, res.output
+        out = tmp_path / f"{lang}-refreshed.jsonl"
+        _ok(["dataset", "refresh", str(world / f"{lang}.jsonl"), "--kg", store, "-o", str(out)])
+        assert out.read_bytes() == (world / f"{lang}.jsonl").read_bytes()
+    _ok(["kg", "import", str(world / "truthy.nt"), "-o", str(tmp_path / "en-only"), "--languages", "en", "--threads", "2"])
+    _fails(["dataset", "check", str(world / "fr.jsonl"), "--kg", f"wikidata-local:{tmp_path / 'en-only'}"], "fr")

@@ -197,4 +197,22 @@ BUILDER = (
     ),
 )
 
-MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS + BUILDER
+# ---------------------------------------------------------------- a localized dataset over time
+FRESHNESS = (
+    Mutation(
+        "a localized dataset checked against English labels (every entry stale)",
+        "dataset_builder/freshness.py",
+        'return open_source(spec, file_language(self.header), self.provenance.get("label_fallback"))',
+        "return open_source(spec)",
+        ("tests/e2e/test_languages.py::test_a_localized_dataset_is_checked_and_refreshed_in_its_own_language",),
+    ),
+    Mutation(
+        "a current localized dataset refused a refresh for want of build settings it does not need",
+        "dataset_builder/freshness.py",
+        '    if stale and (not isinstance(config, dict) or "seed" not in config):',
+        '    if not isinstance(config, dict) or "seed" not in config:',
+        ("tests/e2e/test_languages.py::test_a_localized_dataset_is_checked_and_refreshed_in_its_own_language",),
+    ),
+)
+
+MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS + BUILDER + FRESHNESS

@@ -138,4 +138,11 @@ MUTATIONS = (
         '"changelog": changelog.name, **provenance',
         (f"{FRESHNESS}::test_check_and_refresh_with_the_diff_between_the_two_dumps_say_what_they_say_without_it",),
     ),
+    Mutation(
+        "a refreshed dataset answered from its build's KG (the values it no longer states retrieved)",
+        "baselines/cli.py",
+        '(refreshed, config.get("kg"), made.get("kg"))',
+        '(config.get("kg"), made.get("kg"))',
+        (f"{FRESHNESS}::test_a_refreshed_dataset_is_answered_from_the_kg_it_was_refreshed_for",),
+    ),
 )
