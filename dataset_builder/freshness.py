@@ -264,7 +264,8 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     checks = check_entries(ds.entries, ds.lines, ds.open_kg(new_spec), changes)
     stale = [e for e, c in zip(ds.entries, checks) if c.status == "stale"]
     config = ds.provenance.get("config")
-    if stale and (not isinstance(config, dict) or "seed" not in config):  # what is current needs no settings to be kept
+    config = config if isinstance(config, dict) else {}
+    if stale and "seed" not in config:  # what is current needs no settings to be kept
         source = ds.provenance.get("source_dataset")
         again = f": refresh {source['path']}, which it was localized from, and localize that again" if isinstance(source, dict) else ""
         raise ConfigError(
