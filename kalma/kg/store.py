@@ -554,6 +554,19 @@ def dump_date(path: str) -> str:
 # ---------------------------------------------------------------- the source
 
 
+def read_meta(store: Path) -> dict[str, Any]:
+    """A store's `meta.json`, or one line saying why `store` is no store (its identity, for
+    provenance, is read from it before the store is opened)."""
+    meta = store / "meta.json"
+    if not meta.is_file():
+        raise ConfigError(f"{store}: not a local Wikidata store (no meta.json): build one with `kalma kg import DUMP -o {store}`")
+    try:
+        found = json.loads(meta.read_text())
+    except ValueError as exc:
+        raise ConfigError(f"{meta}: not readable JSON ({exc}); the store is damaged: import it again with --overwrite") from None
+    return found if isinstance(found, dict) else {}
+
+
 class LocalWikidata:
     """`wikidata-local:STORE`: the knowledge-source protocol over a store (see the module docstring)."""
 
@@ -563,13 +576,7 @@ class LocalWikidata:
         from ..languages import check_tag
 
         self.path = Path(store)
-        meta = self.path / "meta.json"
-        if not meta.is_file():
-            raise ConfigError(f"{self.path}: not a local Wikidata store (no meta.json): build one with `kalma kg import DUMP -o {self.path}`")
-        try:
-            self.meta = json.loads(meta.read_text())
-        except ValueError as exc:
-            raise ConfigError(f"{meta}: not readable JSON ({exc}); the store is damaged: import it again with --overwrite") from None
+        self.meta = read_meta(self.path)
         if self.meta.get("kalma_store") != STORE_VERSION:
             raise ConfigError(f"{self.path}: a store of version {self.meta.get('kalma_store')!r}; this kalma reads {STORE_VERSION}: import it again")
         self.lang = check_tag(lang, f"{self.name}: lang")

@@ -16,7 +16,6 @@ Two versions with the same digest are the same KG; None as a digest is never equ
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,9 @@ def kg_version(spec: str) -> dict[str, Any]:
     if kind == "demo":
         digest = path_digest(demo_snapshot_path())
     elif kind == "wikidata-local":
-        meta = json.loads((Path(argument) / "meta.json").read_text())
+        from .store import read_meta
+
+        meta = read_meta(Path(argument))
         dump_date = meta.get("dump", {}).get("date")
         languages = list(meta.get("options", {}).get("languages", languages))
         digest = store_digest(Path(argument), meta)

@@ -198,6 +198,12 @@ def test_bad_input_ends_in_one_line(world: dict[str, Any], tmp_path: Path) -> No
     assert json.loads(out.read_text().splitlines()[0])["kalma"]["provenance"]["refreshed"]["from"]["spec"] == str(world["old"])
     res = CliRunner().invoke(main, ["dataset", "check", str(world["ds"]), "--kg", f"rdflib:{world['new']},lang=fr"])
     assert res.exit_code != 0 and "labels are in en" in res.output and len(res.output.strip().splitlines()) == 1
+    for command in (["dataset", "check", str(world["ds"])], ["dataset", "refresh", str(world["ds"]), "-o", str(tmp_path / "never.jsonl")]):
+        res = CliRunner().invoke(main, [*command, "--kg", f"wikidata-local:{tmp_path / 'nosuch'}"])
+        assert res.exit_code != 0 and res.output.strip() == f"kalma: {tmp_path / 'nosuch'}: not a local Wikidata store (no meta.json): " + (
+            f"build one with `kalma kg import DUMP -o {tmp_path / 'nosuch'}`"
+        ), res.output
+    assert not (tmp_path / "never.jsonl").exists()
 
 
 # ---------------------------------------------------------------- the must-show on two generated dumps

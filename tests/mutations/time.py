@@ -145,4 +145,11 @@ MUTATIONS = (
         '(config.get("kg"), made.get("kg"))',
         (f"{FRESHNESS}::test_a_refreshed_dataset_is_answered_from_the_kg_it_was_refreshed_for",),
     ),
+    Mutation(
+        "a missing store read for its identity as a raw file error (check and refresh)",
+        "kalma/kg/version.py",
+        "        meta = read_meta(Path(argument))",
+        '        meta = __import__("json").loads((Path(argument) / "meta.json").read_text())',
+        (f"{FRESHNESS}::test_bad_input_ends_in_one_line",),
+    ),
 )
