@@ -158,7 +158,11 @@ def _refuse_others(a: Evaluation, b: Evaluation, entries: list[str]) -> list[str
         notes.append(_older(a if x is None else b, "dataset it was scored on"))
     elif x != y:
         if (parallel := _localizations(a, b, entries)) is None:
-            raise KalmaError(f"{a.path} and {b.path} were scored on different datasets ({x[:19]}… and {y[:19]}…); a paired comparison needs the same questions")
+            unread = [p for e in (a, b) if not Path(p := str(e.config.get("dataset", ""))).is_file()]
+            why = f" (whether they are localizations of one dataset is read from them: {', '.join(unread)} cannot be read from here)" if unread else ""
+            raise KalmaError(
+                f"{a.path} and {b.path} were scored on different datasets ({x[:19]}… and {y[:19]}…){why}; a paired comparison needs the same questions"
+            )
         # the knowledge given differs by its labels: the datasets' facts were checked instead
         return [*notes, parallel]
     if a.knowledge is None or b.knowledge is None:

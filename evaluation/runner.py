@@ -153,8 +153,9 @@ def evaluate(
         "options": asdict(options),
         "kg_source": kg_source,
         **scope,
-        "dataset": str(dataset) if isinstance(dataset, (str, Path)) else "<in memory>",
-        "answers": str(answers) if isinstance(answers, (str, Path)) else "<in memory>",
+        # absolute: `kalma compare` and `judge sensitivity` read them again, from any folder
+        "dataset": str(Path(dataset).resolve()) if isinstance(dataset, (str, Path)) else "<in memory>",
+        "answers": str(Path(answers).resolve()) if isinstance(answers, (str, Path)) else "<in memory>",
         **({"answers_made_by": made_by} if made_by else {}),
         "dataset_digest": dataset_digest(entries_all),  # `kalma compare` pairs only the same questions
         "settings": sorted({a.setting for a in answer_list if not a.meta.get("missing")}),  # general, specific: ranked apart

@@ -136,6 +136,21 @@ def test_compare_still_refuses_two_datasets_that_are_not_localizations_of_one_an
     assert res.exit_code != 0 and "has another minimum set on each side" in res.output and "Traceback" not in res.output
 
 
+def test_evaluations_made_with_relative_paths_are_compared_from_another_folder(evaluated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The dataset an evaluation scored is recorded whole, so `kalma compare` run elsewhere reads it
+    back and finds two localizations; a dataset it cannot read is named, not called another one."""
+    monkeypatch.chdir(evaluated)
+    for lang in ("en", "fr"):
+        _ok(["evaluate", "--dataset", f"{lang}.jsonl", "--answers", f"ans-{lang}.jsonl", "--resamples", "0", "-o", str(tmp_path / lang)])
+    monkeypatch.chdir(tmp_path)
+    assert "the languages differ: A is in en, B in fr" in _ok(["compare", "en", "fr", "--resamples", "100"])
+    scores = tmp_path / "fr" / "scores.jsonl"
+    lines = scores.read_text().splitlines(keepends=True)
+    scores.write_text(lines[0].replace(json.dumps(str(evaluated / "fr.jsonl"))[1:-1], "moved/fr.jsonl") + "".join(lines[1:]))
+    res = CliRunner().invoke(main, ["compare", "en", "fr", "--resamples", "100"])
+    assert res.exit_code != 0 and "moved/fr.jsonl cannot be read from here" in res.output, res.output
+
+
 def test_the_board_gives_each_language_its_table_and_each_row_its_language(evaluated: Path, tmp_path: Path):
     """Submissions on the localizations of one dataset: a table per language, titled with it, and a
     language column in the CSV, so a reader filters the rows of one language without parsing titles."""

@@ -213,6 +213,20 @@ FRESHNESS = (
         '    if "seed" not in config:',
         ("tests/e2e/test_languages.py::test_a_localized_dataset_is_checked_and_refreshed_in_its_own_language",),
     ),
+    Mutation(
+        "an evaluation recording its dataset as given (relative: `compare` elsewhere calls two localizations different datasets)",
+        "evaluation/runner.py",
+        '"dataset": str(Path(dataset).resolve()) if',
+        '"dataset": str(dataset) if',
+        ("tests/e2e/test_languages.py::test_evaluations_made_with_relative_paths_are_compared_from_another_folder",),
+    ),
+    Mutation(
+        "compare calling datasets it cannot read different, without naming them",
+        "evaluation/compare.py",
+        "…){why}; a paired comparison needs the same questions",
+        "…); a paired comparison needs the same questions",
+        ("tests/e2e/test_languages.py::test_evaluations_made_with_relative_paths_are_compared_from_another_folder",),
+    ),
 )
 
 MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS + BUILDER + FRESHNESS
