@@ -35,7 +35,7 @@ from kalma.models import get_llm, get_scorer
 from kalma.models.openai_backend import reachable_first
 from kalma.progress import SettlingBar
 from kalma.provenance import provenance
-from kalma.resume import ResumableOutput, fingerprint
+from kalma.resume import ResumableOutput, absolute_spec, fingerprint
 from kalma.schema import BuildTrace, DatasetEntry, EntityGraph, RemovedRecord
 from kalma.seeds import derive_seed
 
@@ -246,13 +246,15 @@ def build(
     )
     stem = Path(records).stem
     dump = getattr(source, "meta", {}).get("dump")  # a local Wikidata: the dump it was imported from
+    # the paths it names whole: a refresh or an answer run from another folder opens them again
+    named = {k: absolute_spec(v) for k in ("kg", "llm", "lm", "relation_table") if isinstance(v := config.get(k), str)}
     header = provenance(
-        config=config,
+        config={**config, "records": str(Path(records).resolve()), **named},
         window=window,
         records=accounted,
         trace_file=trace_file.name,
         **({"kg_dump": dump} if dump else {}),
-        kg_version=kg_version(cfg.kg),
+        kg_version=kg_version(named["kg"]),
         **label_header(source),
     )
     with (

@@ -392,7 +392,7 @@ def localize_cmd(dataset_file: str, kg: str, llm: str, language: str, label_fall
     from kalma.languages import file_language
     from kalma.models import get_llm
     from kalma.provenance import provenance
-    from kalma.resume import path_digest
+    from kalma.resume import absolute_spec, path_digest
     from kalma.schema import DatasetEntry
 
     from .localize import localize
@@ -409,10 +409,10 @@ def localize_cmd(dataset_file: str, kg: str, llm: str, language: str, label_fall
         click.echo(f"left out {gone['id']}: {gone['reason']}", err=True)
     if not done.entries:
         raise ConfigError(f"{dataset_file}: no entry could be rendered in {language} from {kg} ({len(done.left_out)} left out, listed above): nothing written")
-    made = provenance(
-        source_dataset={"path": str(dataset_file), "digest": path_digest(dataset_file), "language": was},
-        kg=kg,
-        kg_version=kg_version(kg),
+    made = provenance(  # paths whole: the dataset is checked, refreshed and compared from other folders
+        source_dataset={"path": str(Path(dataset_file).resolve()), "digest": path_digest(dataset_file), "language": was},
+        kg=absolute_spec(kg),
+        kg_version=kg_version(absolute_spec(kg)),
         llm=model.spec,
         localization=done.report(),
         **label_header(source),

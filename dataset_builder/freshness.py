@@ -245,7 +245,7 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     NEW itself) is written unchanged, byte for byte. `diff`: as `check_entries` reads it."""
     from kalma.kg.version import kg_version, same_kg
     from kalma.provenance import provenance
-    from kalma.resume import path_digest
+    from kalma.resume import absolute_spec, path_digest
 
     from .build import beside
 
@@ -256,7 +256,7 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
             f"{ds.path}: its header names no KG version (a dataset made before kalma recorded one): "
             "give the KG it was built on with --old-kg SPEC (the spec it was built with, e.g. wikidata-local:STORE)"
         )
-    new = kg_version(new_spec)
+    new = kg_version(absolute_spec(new_spec))  # recorded whole: the refreshed dataset is answered from it, from any folder
     check_languages(built, new, str(ds.path))
     changes = matching_diff(diff, built, new) if diff is not None else None
     # which diff told the check what changed: the output says how it was made

@@ -180,6 +180,7 @@ def pairs_cmd(
     from kalma.languages.phrasing import phrasing
     from kalma.models import LLMS
     from kalma.provenance import provenance
+    from kalma.resume import absolute_spec
     from kalma.schema import DatasetEntry
 
     from .judge_pairs import make_pairs, summary, write_pairs
@@ -198,14 +199,3 @@ def pairs_cmd(
     write_pairs(output, made, header)
     click.echo(dumps(summary(made), indent=1))
     click.echo(f"wrote {output}")
-
-
-def absolute_spec(spec: str) -> str:
-    """`spec` with the file or folder it names made absolute (`wikidata-local:runs/store` ->
-    `wikidata-local:/home/u/runs/store`), so that it opens from any folder; other specs as given."""
-    from kalma.registry import parse_spec
-
-    argument = spec if Path(spec).expanduser().exists() else parse_spec(spec)[1]
-    if not argument or argument.startswith(("http://", "https://")) or not Path(argument).expanduser().exists() or argument not in spec:
-        return spec
-    return spec.replace(argument, str(Path(argument).expanduser().resolve()), 1)

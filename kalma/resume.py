@@ -105,6 +105,27 @@ def spec_paths(spec: str | None) -> list[Path]:
     return spec_paths(argument) if ":" in argument and argument != spec else []  # `llm:SPEC` names another spec
 
 
+def absolute_spec(spec: str) -> str:
+    """`spec` with the local file or folder it names made absolute (`wikidata-local:runs/store`,
+    `hf:./lm@bf16`, `llm:hf:./lm`, `kg.ttl`), so that a header's spec opens from any folder. Names
+    (`demo`, `smollm2`, `template`), hub ids, URLs and paths that do not exist are kept as given.
+
+    >>> absolute_spec("demo"), absolute_spec("smollm2"), absolute_spec("sparql:http://127.0.0.1:7878/query")
+    ('demo', 'smollm2', 'sparql:http://127.0.0.1:7878/query')
+    """
+    from .registry import parse_spec
+
+    if ("/" in spec or "." in spec) and Path(spec).expanduser().exists():  # a bare path (`kg.ttl`), not a bare name
+        return str(Path(spec).expanduser().resolve())
+    name, argument, _ = parse_spec(spec)
+    for text in (argument, argument.rpartition("@")[0]):  # `@bf16` and the like follow a model path
+        if text and not text.startswith(("http://", "https://")) and Path(text).expanduser().exists():
+            return spec.replace(f"{name}:{text}", f"{name}:{Path(text).expanduser().resolve()}", 1)
+    if ":" in argument and not argument.startswith(("http://", "https://")):  # `llm:SPEC` names another spec
+        return spec.replace(argument, absolute_spec(argument), 1)
+    return spec
+
+
 def records_digest(records: Iterable[BaseModel]) -> str:
     h = hashlib.sha256()
     for r in records:

@@ -429,3 +429,31 @@ def test_a_refreshed_dataset_is_answered_from_the_kg_it_was_refreshed_for(world:
     texts = " ".join(json.loads(x)["text"] for x in out.read_text().splitlines()[1:])
     ((old, now),) = CHANGED.values()
     assert now in texts and old not in texts, texts
+
+
+def test_a_dataset_built_with_relative_paths_is_refreshed_and_answered_from_another_folder(
+    world: dict[str, Any], tiny_lm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kalma build --kg old.ttl --lm hf:lm` in one folder: its header names both whole, so an answer
+    run elsewhere retrieves from old.ttl, a refresh run elsewhere rebuilds its stale entries, and an
+    answer to the refreshed dataset retrieves from the KG it was refreshed for."""
+    import os
+
+    here = tmp_path / "here"
+    here.mkdir()
+    shutil.copy(world["old"], here / "old.ttl")
+    monkeypatch.chdir(here)
+    lm = "hf:" + os.path.relpath(tiny_lm.removeprefix("hf:"), here)
+    res = CliRunner().invoke(main, ["build", "--records", str(RECORDS), "--kg", "old.ttl", "--lm", lm, "--rounds", "1", "-o", "ds.jsonl"])
+    assert res.exit_code == 0, res.output
+    config = json.loads((here / "ds.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]["config"]
+    assert config["kg"] == str(here / "old.ttl") and config["lm"] == tiny_lm and config["records"] == str(RECORDS)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["answer", "--dataset", "here/ds.jsonl", "--llm", "template", "--retrieval", "ner", "-o", "built.jsonl"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "built.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]["config"]["kg"] == str(here / "old.ttl")
+    res = CliRunner().invoke(main, ["dataset", "refresh", "here/ds.jsonl", "--kg", str(world["new"]), "-o", "refreshed.jsonl"])
+    assert res.exit_code == 0 and " 0 rebuilt" not in res.output, res.output
+    res = CliRunner().invoke(main, ["answer", "--dataset", "refreshed.jsonl", "--llm", "template", "--retrieval", "ner", "-o", "a.jsonl"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]["config"]["kg"] == str(world["new"])

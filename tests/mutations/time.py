@@ -152,4 +152,11 @@ MUTATIONS = (
         '        meta = __import__("json").loads((Path(argument) / "meta.json").read_text())',
         (f"{FRESHNESS}::test_bad_input_ends_in_one_line",),
     ),
+    Mutation(
+        "a build recording its paths as given (relative: answered or refreshed from another folder, the KG is not found)",
+        "dataset_builder/build.py",
+        '        config={**config, "records": str(Path(records).resolve()), **named},',
+        "        config=config,",
+        (f"{FRESHNESS}::test_a_dataset_built_with_relative_paths_is_refreshed_and_answered_from_another_folder",),
+    ),
 )
