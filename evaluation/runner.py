@@ -107,6 +107,14 @@ def evaluate(
     if isinstance(answers, (str, Path)):
         loaded = load_answers(answers, entries, model or named)
         answer_list, problems = loaded.answers, loaded.problems
+        # answers whose header says their language were asked in it: text of another language is
+        # not scored by this dataset's rules, `--lenient` or not (one without a language: as given)
+        asked_in = (loaded.header.get("provenance") or {}).get("language") if isinstance(loaded.header.get("provenance"), dict) else None
+        if isinstance(asked_in, str) and asked_in != language and isinstance(dataset, (str, Path)):
+            raise KalmaError(
+                f"{answers} is in {asked_in} (its header's language), {dataset} in {language}: "
+                f"answer the dataset in its own language (kalma answer --dataset {dataset}), or evaluate these answers on the dataset they were asked from"
+            )
         if not answer_list:  # nothing to score: never a report of empty answers, whatever --lenient says
             if other := other_dataset(loaded.header, dataset, entry_list):
                 raise KalmaError(f"{answers} was made on another dataset, {other[0]}, not on {other[1]}: none of its answers is to one of these entries")

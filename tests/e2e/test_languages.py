@@ -151,6 +151,15 @@ def test_evaluations_made_with_relative_paths_are_compared_from_another_folder(e
     assert res.exit_code != 0 and "moved/fr.jsonl cannot be read from here" in res.output, res.output
 
 
+def test_answers_in_another_language_than_the_dataset_are_refused_lenient_or_not(evaluated: Path, tmp_path: Path):
+    """English answers on the French dataset share its entry ids: refused in one line naming both
+    languages, not scored by French rules, with --lenient too."""
+    for lenient in ([], ["--lenient"]):
+        args = ["evaluate", "--dataset", str(evaluated / "fr.jsonl"), "--answers", str(evaluated / "ans-en.jsonl"), *lenient, "-o", str(tmp_path / "ev")]
+        _fails(args, "ans-en.jsonl is in en (its header's language)", "fr.jsonl in fr")
+        assert not (tmp_path / "ev").exists()
+
+
 def test_the_board_gives_each_language_its_table_and_each_row_its_language(evaluated: Path, tmp_path: Path):
     """Submissions on the localizations of one dataset: a table per language, titled with it, and a
     language column in the CSV, so a reader filters the rows of one language without parsing titles."""

@@ -227,6 +227,13 @@ FRESHNESS = (
         "…); a paired comparison needs the same questions",
         ("tests/e2e/test_languages.py::test_evaluations_made_with_relative_paths_are_compared_from_another_folder",),
     ),
+    Mutation(
+        "answers in another language than the dataset scored by its rules (English text read as French)",
+        "evaluation/runner.py",
+        "        if isinstance(asked_in, str) and asked_in != language and",
+        "        if isinstance(asked_in, int) and asked_in != language and",
+        ("tests/e2e/test_languages.py::test_answers_in_another_language_than_the_dataset_are_refused_lenient_or_not",),
+    ),
 )
 
 MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS + BUILDER + FRESHNESS
