@@ -156,10 +156,9 @@ class Dataset:
     def built_on(self, old_kg: str | None = None) -> dict[str, Any] | None:
         """The version of the KG the dataset holds true for: the newest refresh's, else its build's
         (its header's `kg_version`), else `old_kg`'s (a dataset made before kalma recorded it)."""
-        from kalma.kg.version import kg_version
+        from kalma.kg.version import dataset_kg_version, kg_version
 
-        found = self.provenance.get("refreshed", {}).get("kg_version") or self.provenance.get("kg_version")
-        return kg_version(old_kg) if old_kg else found
+        return kg_version(old_kg) if old_kg else dataset_kg_version(self.header)
 
     def open_kg(self, spec: str) -> KnowledgeSource:
         """`spec` opened in the dataset's language, with the fallback its labels were taken from

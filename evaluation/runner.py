@@ -24,6 +24,7 @@ from tqdm import tqdm
 from kalma.answers_file import AnswersFile, Problem, load_answers, said
 from kalma.errors import ConfigError, Interrupted, KalmaError
 from kalma.jsonl import read_header, read_jsonl
+from kalma.kg.version import dataset_kg_version, describe
 from kalma.languages import DEFAULT_LANGUAGE, file_language, get_language
 from kalma.languages.text import written
 from kalma.progress import Progress
@@ -166,6 +167,8 @@ def evaluate(
         "answers": str(Path(answers).resolve()) if isinstance(answers, (str, Path)) else "<in memory>",
         **({"answers_made_by": made_by} if made_by else {}),
         "dataset_digest": dataset_digest(entries_all),  # `kalma compare` pairs only the same questions
+        # the KG its questions and knowledge hold true for: a figure names the KG version behind it
+        "dataset_kg": dataset_kg_version(read_header(dataset, "dataset")) if isinstance(dataset, (str, Path)) else None,
         "settings": sorted({a.setting for a in answer_list if not a.meta.get("missing")}),  # general, specific: ranked apart
     }
     models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here
@@ -672,6 +675,12 @@ def _mark_unfinished(out: Path, to_score: int, answer_models: list[str], languag
 
 def markdown_table(s: Summary) -> str:
     lines = [f"# Evaluation of {s.models.get('answers', '?')}", "", f"Language: {language_line(s.language)}", ""]
+    if (config := s.provenance.get("config") or {}).get("dataset"):
+        kg = config.get("dataset_kg")
+        lines += [
+            f"Dataset: {config['dataset']} ({str(config.get('dataset_digest'))[:19]}…), true of " + (describe(kg) if kg else "a KG its header does not name"),
+            "",
+        ]
     if s.caveats:
         lines += ["Read first:", ""] + [f"- {c}" for c in s.caveats] + [""]
     lines += ["Totals: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.counts.items()), ""]

@@ -58,6 +58,15 @@ def store_digest(store: Path, meta: dict[str, Any]) -> str:
     return value_digest({"store": meta.get("kalma_store"), "dump": dump, "options": meta.get("options"), "rows": meta.get("rows"), "files": files})
 
 
+def dataset_kg_version(header: dict[str, Any]) -> dict[str, Any] | None:
+    """The version of the KG a dataset holds true for, as its header (`read_header`'s) records it:
+    its newest refresh's, else its build's; None for a dataset made before kalma recorded it."""
+    made: dict[str, Any] = header.get("provenance") or {}
+    refreshed: dict[str, Any] = made.get("refreshed") or {}
+    found = refreshed.get("kg_version") or made.get("kg_version")
+    return found if isinstance(found, dict) else None
+
+
 def same_kg(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     """Whether two recorded versions name the same content (an endpoint's never does)."""
     return bool(a and b and a.get("digest") and a.get("digest") == b.get("digest"))

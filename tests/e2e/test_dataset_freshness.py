@@ -174,6 +174,9 @@ def test_answers_from_the_old_kg_count_their_outdated_claims_exactly(world: dict
     assert {r["entry_id"]: r["counts"]["outdated"]["outdated"] for r in rows} == want
     summary = json.loads((out / "summary.json").read_text())
     assert "splits" not in summary  # a dataset without splits: its summary as before them
+    # the figures name the KG their dataset holds true for: its refresh's, not its build's
+    assert summary["provenance"]["config"]["dataset_kg"]["spec"] == str(world["new"])
+    assert f"Dataset: {refreshed} (sha256:" in (out / "summary.md").read_text() and f"true of {world['new']} (" in (out / "summary.md").read_text()
     assert summary["metrics"]["outdated"]["outdated_claims"] == sum(want.values())
     assert summary["metrics"]["outdated"]["outdated_cited_rate"] == 0.5  # each cited once and stated once uncited
     bounds = summary["intervals"]["outdated"]["outdated_per_answer"]

@@ -159,4 +159,11 @@ MUTATIONS = (
         "        config=config,",
         (f"{FRESHNESS}::test_a_dataset_built_with_relative_paths_is_refreshed_and_answered_from_another_folder",),
     ),
+    Mutation(
+        "an evaluation naming the KG its dataset was built on, not the one it was refreshed for",
+        "kalma/kg/version.py",
+        '    found = refreshed.get("kg_version") or made.get("kg_version")',
+        '    found = made.get("kg_version")',
+        (f"{FRESHNESS}::test_answers_from_the_old_kg_count_their_outdated_claims_exactly",),
+    ),
 )
