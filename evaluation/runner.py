@@ -95,7 +95,7 @@ def evaluate(
     entry_list = list(read_jsonl(dataset, DatasetEntry, kind="dataset")) if isinstance(dataset, (str, Path)) else list(dataset)
     # the dataset says its language (one without it is English); records in memory, the options
     language = (
-        get_language(file_language(read_header(dataset, "dataset")), f"{dataset}: the header's language").code
+        get_language(file_language(read_header(dataset, "dataset")), f"{dataset}:1: field 'language'").code
         if isinstance(dataset, (str, Path))
         else options.language
     )

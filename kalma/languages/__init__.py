@@ -85,6 +85,7 @@ def dataset_language(path: str | Path, given: str | None = None, where: str = "-
     from ..jsonl import read_header
 
     recorded = file_language(read_header(path, "dataset")) if Path(path).suffix == ".jsonl" else DEFAULT_LANGUAGE
+    recorded = check_tag(recorded, f"{path}:1: field 'language'")  # the file's mistake, not the option's
     if given is None:
         return recorded
     code = check_tag(given, where)

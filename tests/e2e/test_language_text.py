@@ -75,7 +75,7 @@ def test_a_malformed_language_in_the_header_is_one_line(tmp_path):
 
     from kalma.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=r"d\.jsonl: the header's language: 'fr_FR!' is not a language tag"):
+    with pytest.raises(ConfigError, match=r"d\.jsonl:1: field 'language': 'fr_FR!' is not a language tag"):
         run(tmp_path, {"language": "fr_FR!"})
     assert not (tmp_path / "out").exists()
 

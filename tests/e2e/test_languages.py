@@ -194,6 +194,12 @@ def test_bad_input_is_one_line_and_writes_nothing(world: Path, tmp_path: Path):
     _fails(["records", "from-kg", "--kg", store, "--classes", "Q515", "--language", "es", "-o", str(out)], "not es", "--languages en,fr,de,es")
     _fails(["dataset", "localize", str(world / "fr.jsonl"), "--language", "fr", "--kg", store, "-o", str(out)], "already in fr")
     assert not out.exists() and not list(tmp_path.iterdir())
+    lines = (world / "fr.jsonl").read_text().splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[0].replace('"language": "fr"', '"language": "fr_!!"', 1) + "".join(lines[1:]))
+    for command in (["answer", "--dataset", str(bad), "--llm", "template"], ["evaluate", "--dataset", str(bad), "--answers", str(world / "fr.jsonl")]):
+        _fails([*command, "-o", str(out)], f"{bad}:1: field 'language': 'fr_!!' is not a language tag")  # the file named, not an option never given
+    assert not out.exists()
 
 
 def test_an_entity_without_a_label_in_the_language_is_named_and_its_entry_left_out(world: Path, tmp_path: Path):

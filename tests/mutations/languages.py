@@ -234,6 +234,13 @@ FRESHNESS = (
         "        if isinstance(asked_in, int) and asked_in != language and",
         ("tests/e2e/test_languages.py::test_answers_in_another_language_than_the_dataset_are_refused_lenient_or_not",),
     ),
+    Mutation(
+        "a dataset's malformed language blamed on --language, an option never given (kalma answer)",
+        "kalma/languages/__init__.py",
+        "    recorded = check_tag(recorded, f\"{path}:1: field 'language'\")  # the file's mistake, not the option's\n",
+        "",
+        ("tests/e2e/test_languages.py::test_bad_input_is_one_line_and_writes_nothing",),
+    ),
 )
 
 MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS + BUILDER + FRESHNESS
