@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kalma.errors import ConfigError
+from kalma.errors import ConfigError, Interrupted
 from kalma.jsonl import dumps, read_header, read_jsonl
 from kalma.kg.base import KnowledgeSource
 from kalma.kg.diff import Diff
@@ -260,18 +260,21 @@ def refresh(ds: Dataset, new_spec: str, out: str | Path, old_kg: str | None = No
     changes = matching_diff(diff, built, new) if diff is not None else None
     # which diff told the check what changed: the output says how it was made
     used = {"diff": {"path": str(Path(diff).resolve()), "digest": path_digest(diff)}} if diff is not None else {}
-    checks = check_entries(ds.entries, ds.lines, ds.open_kg(new_spec), changes)
-    stale = [e for e, c in zip(ds.entries, checks) if c.status == "stale"]
-    config = ds.provenance.get("config")
-    config = config if isinstance(config, dict) else {}
-    if stale and "seed" not in config:  # what is current needs no settings to be kept
-        source = ds.provenance.get("source_dataset")
-        again = f": refresh {source['path']}, which it was localized from, and localize that again" if isinstance(source, dict) else ""
-        raise ConfigError(
-            f"{ds.path}:1: field 'config': the header records no build settings, so its {len(stale)} stale entries cannot be rebuilt "
-            f"(a dataset not made by `kalma build`){again}"
-        )
-    rebuilt, failed = rebuild(ds, stale, checks, config, new_spec, progress) if stale else ({}, {})
+    try:
+        checks = check_entries(ds.entries, ds.lines, ds.open_kg(new_spec), changes)
+        stale = [e for e, c in zip(ds.entries, checks) if c.status == "stale"]
+        config = ds.provenance.get("config")
+        config = config if isinstance(config, dict) else {}
+        if stale and "seed" not in config:  # what is current needs no settings to be kept
+            source = ds.provenance.get("source_dataset")
+            again = f": refresh {source['path']}, which it was localized from, and localize that again" if isinstance(source, dict) else ""
+            raise ConfigError(
+                f"{ds.path}:1: field 'config': the header records no build settings, so its {len(stale)} stale entries cannot be rebuilt "
+                f"(a dataset not made by `kalma build`){again}"
+            )
+        rebuilt, failed = rebuild(ds, stale, checks, config, new_spec, progress) if stale else ({}, {})
+    except KeyboardInterrupt:  # the rebuild's own message would name its temporary folder, gone by now
+        raise Interrupted(f"interrupted: nothing was written ({out} and its changelog are written whole, at the end): run the same command again") from None
     log: list[dict[str, Any]] = []
     body: list[bytes] = []
     for c in checks:

@@ -460,3 +460,24 @@ def test_a_dataset_built_with_relative_paths_is_refreshed_and_answered_from_anot
     res = CliRunner().invoke(main, ["answer", "--dataset", "refreshed.jsonl", "--llm", "template", "--retrieval", "ner", "-o", "a.jsonl"])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]["config"]["kg"] == str(world["new"])
+
+
+@pytest.mark.parametrize("where", ["check", "rebuild"])
+def test_ctrl_c_on_a_refresh_says_nothing_was_written_and_how_to_go_on(
+    world: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Ctrl-C while the entries are checked, or while the stale ones are rebuilt (the builder's own
+    message names its temporary folder): exit 130, one line saying nothing was written, no file."""
+    from dataset_builder import freshness
+    from kalma.errors import Interrupted
+
+    def stopped(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt if where == "check" else Interrupted("interrupted: 0 of 2 entries are done; kept: /tmp/kalma-refresh-x/rebuilt.jsonl")
+
+    monkeypatch.setattr(freshness, "check_entries" if where == "check" else "rebuild", stopped)
+    out = tmp_path / "r.jsonl"
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(world["ds"]), "--kg", str(world["new"]), "-o", str(out)])
+    assert res.exit_code == 130 and res.output.strip().splitlines() == [
+        f"kalma: interrupted: nothing was written ({out} and its changelog are written whole, at the end): run the same command again"
+    ], res.output
+    assert not list(tmp_path.iterdir())

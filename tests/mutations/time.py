@@ -166,4 +166,11 @@ MUTATIONS = (
         '    found = made.get("kg_version")',
         (f"{FRESHNESS}::test_answers_from_the_old_kg_count_their_outdated_claims_exactly",),
     ),
+    Mutation(
+        "Ctrl-C during a refresh's check said as a bare interruption (only the rebuild's own message replaced)",
+        "dataset_builder/freshness.py",
+        "    except KeyboardInterrupt:  # the rebuild's own message",
+        "    except Interrupted:  # the rebuild's own message",
+        (f"{FRESHNESS}::test_ctrl_c_on_a_refresh_says_nothing_was_written_and_how_to_go_on",),
+    ),
 )
