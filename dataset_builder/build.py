@@ -42,7 +42,7 @@ from kalma.seeds import derive_seed
 from . import WINDOW
 from .disambiguate import Resolution, disambiguate, load_relation_table
 from .evolve import EvolveConfig, evolution, interleave
-from .freshness import record_splits
+from .freshness import record_splits, records_changed_since
 from .pool import inverse_table, make_pool
 from .records import DEFAULT_COLUMNS, PEOPLE, Selection, read_records, removed_note
 from .selection import relation_counts
@@ -256,6 +256,7 @@ def build(
         **({"kg_dump": dump} if dump else {}),
         kg_version=kg_version(named["kg"]),
         **label_header(source),
+        **records_changed_since(records),  # the older KG its `changed` split is new since
     )
     with (
         ResumableOutput(trace_file, "build_trace", BuildTrace, lambda t: t.entry_id, run, header, overwrite=overwrite) as traces,

@@ -378,6 +378,15 @@ def _label(entry: DatasetEntry, qid: str) -> str:
 # ------------------------------------------------------------------ fresh entries
 
 
+def records_changed_since(path: str | Path) -> dict[str, Any]:
+    """What a records file drawn with `--changed-since` says of it in its header (the older KG's
+    version, the splits), for the dataset built from it to say too: {} for any other file."""
+    if Path(path).suffix.lower() == ".csv":
+        return {}
+    made = read_header(path).get("provenance")
+    return {k: made[k] for k in ("changed_since", "splits") if k in made} if isinstance(made, dict) else {}
+
+
 def record_splits(path: str | Path) -> dict[int, str]:
     """{line: split} of a records file's records that name one (`records from-kg --changed-since`)."""
     path = Path(path)

@@ -157,6 +157,7 @@ def evaluate(
     unavailable = {m.name: need for m in active for need in m.needs if need in {"judge", "lm"} and not getattr(options, need)}
     for m in active:
         m.prepare(entry_list)
+    dataset_header = read_header(dataset, "dataset") if isinstance(dataset, (str, Path)) else {}
     config = {
         "metrics": names,
         "options": asdict(options),
@@ -168,7 +169,8 @@ def evaluate(
         **({"answers_made_by": made_by} if made_by else {}),
         "dataset_digest": dataset_digest(entries_all),  # `kalma compare` pairs only the same questions
         # the KG its questions and knowledge hold true for: a figure names the KG version behind it
-        "dataset_kg": dataset_kg_version(read_header(dataset, "dataset")) if isinstance(dataset, (str, Path)) else None,
+        "dataset_kg": dataset_kg_version(dataset_header),
+        **({"changed_since": built["changed_since"]} if "changed_since" in (built := dataset_header.get("provenance") or {}) else {}),
         "settings": sorted({a.setting for a in answer_list if not a.meta.get("missing")}),  # general, specific: ranked apart
     }
     models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here
@@ -798,7 +800,9 @@ def split_lines(s: Summary) -> list[str]:
     """Every figure per split, with its interval over the split's entries (none without splits)."""
     if not s.splits:
         return []
-    lines = ["", "Per split (`changed`: knowledge new or changed since the previous KG; `unchanged`: held by both):", ""]
+    since = (s.provenance.get("config") or {}).get("changed_since")
+    older = describe(since) if isinstance(since, dict) and since.get("spec") else "the previous KG"
+    lines = ["", f"Per split (`changed`: knowledge new or changed since {older}; `unchanged`: held by both):", ""]
     lines += ["| split | entries | metric | value | interval |", "|---|---|---|---|---|"]
     for split, found in s.splits.items():
         for name, values in found["metrics"].items():

@@ -321,7 +321,13 @@ def test_changed_since_records_only_new_or_changed_links_and_figures_come_per_sp
         alone = json.loads((tmp_path / split / "eval" / "summary.json").read_text())
         assert found["entries"] == len(mine) and found["metrics"] == alone["metrics"] and found["intervals"] == alone["intervals"]
         assert set(alone["splits"]) == {split}
-    assert "Per split" in (tmp_path / "eval" / "summary.md").read_text()
+    # the dataset, then its evaluation, name the older KG the `changed` split is new since
+    assert json.loads(head)["kalma"]["provenance"]["changed_since"] == lines[0]["kalma"]["provenance"]["changed_since"]
+    older = lines[0]["kalma"]["provenance"]["changed_since"]
+    assert (
+        f"`changed`: knowledge new or changed since {older['spec']} (dump 2026-01-01, {older['digest'][:19]});"
+        in (tmp_path / "eval" / "summary.md").read_text()
+    )
 
 
 def test_on_two_generated_dumps_answers_from_the_first_count_their_outdated_claims_exactly(dumps: dict[str, Any], tmp_path: Path) -> None:

@@ -173,4 +173,18 @@ MUTATIONS = (
         "    except Interrupted:  # the rebuild's own message",
         (f"{FRESHNESS}::test_ctrl_c_on_a_refresh_says_nothing_was_written_and_how_to_go_on",),
     ),
+    Mutation(
+        "a dataset built from --changed-since records not saying since which KG",
+        "dataset_builder/build.py",
+        "        **records_changed_since(records),  # the older KG its `changed` split is new since\n",
+        "",
+        (f"{FRESHNESS}::test_changed_since_records_only_new_or_changed_links_and_figures_come_per_split",),
+    ),
+    Mutation(
+        "the per-split table saying 'the previous KG' whatever the dataset names",
+        "evaluation/runner.py",
+        '    older = describe(since) if isinstance(since, dict) and since.get("spec") else "the previous KG"',
+        '    older = "the previous KG"',
+        (f"{FRESHNESS}::test_changed_since_records_only_new_or_changed_links_and_figures_come_per_split",),
+    ),
 )
