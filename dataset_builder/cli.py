@@ -365,6 +365,10 @@ def refresh_cmd(dataset_file: str, kg: str, old_kg: str | None, output: str, ove
     new_output(str(beside(output, "changelog")), overwrite)
     done = refresh(read_dataset(dataset_file), kg, output, old_kg, diff=diff_path)
     c = done["counts"]
+    if c["dropped"] and not c["kept"] + c["rebuilt"]:  # more likely another KG than a world where all of it changed
+        click.echo(
+            f"note: every entry was dropped: is {kg} a later version of the KG {dataset_file} was built on? (the changelog says why each went)", err=True
+        )
     click.echo(f"wrote {output}: {c['kept']} kept, {c['rebuilt']} rebuilt, {c['dropped']} dropped; changelog {done['changelog']}")
 
 

@@ -207,6 +207,10 @@ def test_bad_input_ends_in_one_line(world: dict[str, Any], tmp_path: Path) -> No
             f"build one with `kalma kg import DUMP -o {tmp_path / 'nosuch'}`"
         ), res.output
     assert not (tmp_path / "never.jsonl").exists()
+    other = tmp_path / "other.ttl"  # a KG that names none of the dataset's entities
+    other.write_text('@prefix wd: <http://www.wikidata.org/entity/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\nwd:Q1 rdfs:label "x"@en .\n')
+    res = CliRunner().invoke(main, ["dataset", "refresh", str(world["ds"]), "--kg", str(other), "-o", str(tmp_path / "empty.jsonl")])
+    assert res.exit_code == 0 and f"note: every entry was dropped: is {other} a later version of the KG {world['ds']} was built on?" in res.output, res.output
 
 
 # ---------------------------------------------------------------- the must-show on two generated dumps

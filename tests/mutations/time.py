@@ -187,4 +187,11 @@ MUTATIONS = (
         '    older = "the previous KG"',
         (f"{FRESHNESS}::test_changed_since_records_only_new_or_changed_links_and_figures_come_per_split",),
     ),
+    Mutation(
+        "a refresh that dropped every entry (another KG) said as a plain success",
+        "dataset_builder/cli.py",
+        '    if c["dropped"] and not c["kept"] + c["rebuilt"]:',
+        '    if c["dropped"] and c["kept"] + c["rebuilt"]:',
+        (f"{FRESHNESS}::test_bad_input_ends_in_one_line",),
+    ),
 )
