@@ -27,13 +27,15 @@ def dataset_kg(dataset: str, given: str | None, retrieving: bool = True) -> tupl
     minimum sets are its own graph's (the same knowledge may be served otherwise: Wikidata for the
     demo graph)."""
     from kalma.jsonl import read_header
+    from kalma.kg.version import dataset_kg_version
 
-    made = read_header(dataset, "dataset").get("provenance")
+    header = read_header(dataset, "dataset")
+    made = header.get("provenance")
     made = made if isinstance(made, dict) else {}
     config = made.get("config")
     config = config if isinstance(config, dict) else {}
-    refreshed = made.get("refreshed", {}).get("kg_version", {}).get("spec") if isinstance(made.get("refreshed"), dict) else None
     # a refreshed dataset holds true for the KG of its newest refresh, no longer for its build's
+    refreshed = (dataset_kg_version(header) or {}).get("spec") if isinstance(made.get("refreshed"), dict) else None
     built = next((k for k in (refreshed, config.get("kg"), made.get("kg")) if isinstance(k, str) and k), None)
     if given is None:
         unsaid = f"{dataset} does not say which KG it was built from: retrieved from the bundled demo graph (--kg names another)"

@@ -26,12 +26,15 @@ def demo(kg: str, output: str, overwrite: bool) -> None:
     """Write the hand-written demo questions about the paper's people as a dataset."""
     from kalma.jsonl import write_jsonl
     from kalma.kg import open_source
+    from kalma.kg.version import kg_version
     from kalma.provenance import provenance
+    from kalma.resume import absolute_spec
 
     from .demo import demo_entries
 
     new_output(output, overwrite)
-    n = write_jsonl(output, demo_entries(open_source(kg)), "dataset", provenance(source="kalma demo questions", kg=kg))
+    made = provenance(source="kalma demo questions", kg=absolute_spec(kg), kg_version=kg_version(absolute_spec(kg)))
+    n = write_jsonl(output, demo_entries(open_source(kg)), "dataset", made)
     click.echo(f"wrote {n} entries to {output}")
 
 
@@ -430,5 +433,6 @@ def localize_cmd(dataset_file: str, kg: str, llm: str, language: str, label_fall
 def changed_since_header(old: str, unchanged: int) -> dict[str, Any]:
     """What a records file drawn with --changed-since records of it: the older KG's version, and the splits."""
     from kalma.kg.version import kg_version
+    from kalma.resume import absolute_spec
 
-    return {"changed_since": kg_version(old), "splits": {"changed": "links new or changed since changed_since", "unchanged": unchanged}}
+    return {"changed_since": kg_version(absolute_spec(old)), "splits": {"changed": "links new or changed since changed_since", "unchanged": unchanged}}

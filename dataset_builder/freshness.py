@@ -164,9 +164,10 @@ class Dataset:
         """`spec` opened in the dataset's language, with the fallback its labels were taken from
         (a localized dataset's labels are compared with labels in its own language)."""
         from kalma.kg import open_source
-        from kalma.languages import file_language
+        from kalma.languages import check_tag, file_language
 
-        return open_source(spec, file_language(self.header), self.provenance.get("label_fallback"))
+        language = check_tag(file_language(self.header), f"{self.path}:1: field 'language'")  # the file's mistake: there is no --language
+        return open_source(spec, language, self.provenance.get("label_fallback"))
 
 
 def read_dataset(path: str | Path) -> Dataset:

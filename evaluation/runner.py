@@ -25,7 +25,7 @@ from kalma.answers_file import AnswersFile, Problem, load_answers, said
 from kalma.errors import ConfigError, Interrupted, KalmaError
 from kalma.jsonl import read_header, read_jsonl
 from kalma.kg.version import dataset_kg_version, describe
-from kalma.languages import DEFAULT_LANGUAGE, file_language, get_language
+from kalma.languages import DEFAULT_LANGUAGE, check_tag, file_language, get_language
 from kalma.languages.text import written
 from kalma.progress import Progress
 from kalma.provenance import provenance
@@ -111,7 +111,7 @@ def evaluate(
         # answers whose header says their language were asked in it: text of another language is
         # not scored by this dataset's rules, `--lenient` or not (one without a language: as given)
         asked_in = (loaded.header.get("provenance") or {}).get("language") if isinstance(loaded.header.get("provenance"), dict) else None
-        if isinstance(asked_in, str) and asked_in != language and isinstance(dataset, (str, Path)):
+        if isinstance(asked_in, str) and check_tag(asked_in, f"{answers}:1: field 'language'") != language and isinstance(dataset, (str, Path)):
             raise KalmaError(
                 f"{answers} is in {asked_in} (its header's language), {dataset} in {language}: "
                 f"answer the dataset in its own language (kalma answer --dataset {dataset}), or evaluate these answers on the dataset they were asked from"

@@ -61,9 +61,10 @@ def store_digest(store: Path, meta: dict[str, Any]) -> str:
 def dataset_kg_version(header: dict[str, Any]) -> dict[str, Any] | None:
     """The version of the KG a dataset holds true for, as its header (`read_header`'s) records it:
     its newest refresh's, else its build's; None for a dataset made before kalma recorded it."""
-    made: dict[str, Any] = header.get("provenance") or {}
-    refreshed: dict[str, Any] = made.get("refreshed") or {}
-    found = refreshed.get("kg_version") or made.get("kg_version")
+    made = header.get("provenance")
+    made = made if isinstance(made, dict) else {}
+    refreshed = made.get("refreshed")
+    found = (refreshed.get("kg_version") if isinstance(refreshed, dict) else None) or made.get("kg_version")
     return found if isinstance(found, dict) else None
 
 

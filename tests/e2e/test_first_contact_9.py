@@ -196,7 +196,9 @@ def test_judge_pairs_records_its_kg_absolute_with_its_digest(tmp_path: Path, mon
     made.mkdir()
     (made / "kg.ttl").write_bytes(demo_snapshot_path().read_bytes())
     monkeypatch.chdir(made)
-    _ok(["dataset", "demo", "--kg", "kg.ttl", "-o", "ds.jsonl"])  # the dataset names its KG as the user gave it: relative
+    _ok(["dataset", "demo", "--kg", "kg.ttl", "-o", "ds.jsonl"])  # given relative: the dataset names it whole, with its version
+    built = json.loads((made / "ds.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]
+    assert built["kg"] == str(made / "kg.ttl") and built["kg_version"]["digest"] == path_digest(made / "kg.ttl")
     _ok(["judge", "pairs", "--dataset", "ds.jsonl", "-o", "pairs.jsonl"])
     said = json.loads((made / "pairs.jsonl").read_text().splitlines()[0])["kalma"]["provenance"]
     assert said["config"]["kg"] == str(made / "kg.ttl") and said["config"]["dataset"] == str(made / "ds.jsonl")

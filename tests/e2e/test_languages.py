@@ -158,6 +158,11 @@ def test_answers_in_another_language_than_the_dataset_are_refused_lenient_or_not
         args = ["evaluate", "--dataset", str(evaluated / "fr.jsonl"), "--answers", str(evaluated / "ans-en.jsonl"), *lenient, "-o", str(tmp_path / "ev")]
         _fails(args, "ans-en.jsonl is in en (its header's language)", "fr.jsonl in fr")
         assert not (tmp_path / "ev").exists()
+    head, *rows = (evaluated / "ans-fr.jsonl").read_text().splitlines(keepends=True)
+    header = json.loads(head)
+    header["kalma"]["provenance"]["language"] = "FR"  # the same language, spelled otherwise: scored
+    (tmp_path / "fr-upper.jsonl").write_text(json.dumps(header) + "\n" + "".join(rows))
+    _ok(["evaluate", "--dataset", str(evaluated / "fr.jsonl"), "--answers", str(tmp_path / "fr-upper.jsonl"), "--resamples", "0", "-o", str(tmp_path / "ev")])
 
 
 def test_the_board_gives_each_language_its_table_and_each_row_its_language(evaluated: Path, tmp_path: Path):
@@ -197,8 +202,12 @@ def test_bad_input_is_one_line_and_writes_nothing(world: Path, tmp_path: Path):
     lines = (world / "fr.jsonl").read_text().splitlines(keepends=True)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(lines[0].replace('"language": "fr"', '"language": "fr_!!"', 1) + "".join(lines[1:]))
-    for command in (["answer", "--dataset", str(bad), "--llm", "template"], ["evaluate", "--dataset", str(bad), "--answers", str(world / "fr.jsonl")]):
-        _fails([*command, "-o", str(out)], f"{bad}:1: field 'language': 'fr_!!' is not a language tag")  # the file named, not an option never given
+    for command in (
+        ["answer", "--dataset", str(bad), "--llm", "template", "-o", str(out)],
+        ["evaluate", "--dataset", str(bad), "--answers", str(world / "fr.jsonl"), "-o", str(out)],
+        ["dataset", "check", str(bad), "--kg", store],
+    ):
+        _fails(command, f"{bad}:1: field 'language': 'fr_!!' is not a language tag")  # the file named, not an option never given
     assert not out.exists()
 
 
@@ -261,4 +270,4 @@ def test_a_localized_dataset_is_checked_and_refreshed_in_its_own_language(world:
         _ok(["dataset", "refresh", str(world / f"{lang}.jsonl"), "--kg", store, "-o", str(out)])
         assert out.read_bytes() == (world / f"{lang}.jsonl").read_bytes()
     _ok(["kg", "import", str(world / "truthy.nt"), "-o", str(tmp_path / "en-only"), "--languages", "en", "--threads", "2"])
-    _fails(["dataset", "check", str(world / "fr.jsonl"), "--kg", f"wikidata-local:{tmp_path / 'en-only'}"], "fr")
+    _fails(["dataset", "check", str(world / "fr.jsonl"), "--kg", f"wikidata-local:{tmp_path / 'en-only'}"], "holds labels in en, not fr")

@@ -202,7 +202,7 @@ FRESHNESS = (
     Mutation(
         "a localized dataset checked against English labels (every entry stale)",
         "dataset_builder/freshness.py",
-        'return open_source(spec, file_language(self.header), self.provenance.get("label_fallback"))',
+        'return open_source(spec, language, self.provenance.get("label_fallback"))',
         "return open_source(spec)",
         ("tests/e2e/test_languages.py::test_a_localized_dataset_is_checked_and_refreshed_in_its_own_language",),
     ),
@@ -230,8 +230,8 @@ FRESHNESS = (
     Mutation(
         "answers in another language than the dataset scored by its rules (English text read as French)",
         "evaluation/runner.py",
-        "        if isinstance(asked_in, str) and asked_in != language and",
-        "        if isinstance(asked_in, int) and asked_in != language and",
+        "        if isinstance(asked_in, str) and check_tag(",
+        "        if isinstance(asked_in, int) and check_tag(",
         ("tests/e2e/test_languages.py::test_answers_in_another_language_than_the_dataset_are_refused_lenient_or_not",),
     ),
     Mutation(
@@ -240,6 +240,20 @@ FRESHNESS = (
         "    recorded = check_tag(recorded, f\"{path}:1: field 'language'\")  # the file's mistake, not the option's\n",
         "",
         ("tests/e2e/test_languages.py::test_bad_input_is_one_line_and_writes_nothing",),
+    ),
+    Mutation(
+        "dataset check blaming --language, which it has not, for its dataset's malformed language",
+        "dataset_builder/freshness.py",
+        """        language = check_tag(file_language(self.header), f"{self.path}:1: field 'language'")""",
+        "        language = file_language(self.header)",
+        ("tests/e2e/test_languages.py::test_bad_input_is_one_line_and_writes_nothing",),
+    ),
+    Mutation(
+        "answers whose header spells the dataset's language otherwise (FR) refused as another language",
+        "evaluation/runner.py",
+        """check_tag(asked_in, f"{answers}:1: field 'language'") != language""",
+        "asked_in != language",
+        ("tests/e2e/test_languages.py::test_answers_in_another_language_than_the_dataset_are_refused_lenient_or_not",),
     ),
 )
 

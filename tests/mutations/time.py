@@ -162,7 +162,7 @@ MUTATIONS = (
     Mutation(
         "an evaluation naming the KG its dataset was built on, not the one it was refreshed for",
         "kalma/kg/version.py",
-        '    found = refreshed.get("kg_version") or made.get("kg_version")',
+        '    found = (refreshed.get("kg_version") if isinstance(refreshed, dict) else None) or made.get("kg_version")',
         '    found = made.get("kg_version")',
         (f"{FRESHNESS}::test_answers_from_the_old_kg_count_their_outdated_claims_exactly",),
     ),
@@ -193,5 +193,12 @@ MUTATIONS = (
         '    if c["dropped"] and not c["kept"] + c["rebuilt"]:',
         '    if c["dropped"] and c["kept"] + c["rebuilt"]:',
         (f"{FRESHNESS}::test_bad_input_ends_in_one_line",),
+    ),
+    Mutation(
+        "kalma dataset demo naming its KG as given and not its version (evaluations say 'a KG its header does not name')",
+        "dataset_builder/cli.py",
+        '    made = provenance(source="kalma demo questions", kg=absolute_spec(kg), kg_version=kg_version(absolute_spec(kg)))',
+        '    made = provenance(source="kalma demo questions", kg=kg)',
+        ("tests/e2e/test_first_contact_9.py::test_judge_pairs_records_its_kg_absolute_with_its_digest",),
     ),
 )
