@@ -269,5 +269,18 @@ def test_a_localized_dataset_is_checked_and_refreshed_in_its_own_language(world:
         out = tmp_path / f"{lang}-refreshed.jsonl"
         _ok(["dataset", "refresh", str(world / f"{lang}.jsonl"), "--kg", store, "-o", str(out)])
         assert out.read_bytes() == (world / f"{lang}.jsonl").read_bytes()
+    # a name as an older dump had it: the entry is stale, and a localization has no build settings
+    # to rebuild it with: one line naming the dataset to refresh and localize again
+    head, *rows = (world / "fr.jsonl").read_text().splitlines(keepends=True)
+    entry = json.loads(rows[0])
+    person = next(g for g in entry["knowledge_pool"]["entities"] if g["qid"] == entry["people"][0])
+    person["label"] += " (ancien)"
+    (tmp_path / "older.jsonl").write_text(head + json.dumps(entry, ensure_ascii=False) + "\n" + "".join(rows[1:]))
+    _fails(
+        ["dataset", "refresh", str(tmp_path / "older.jsonl"), "--kg", store, "-o", str(tmp_path / "never.jsonl")],
+        f"{tmp_path / 'older.jsonl'}:1: field 'config': the header records no build settings, so its 1 stale entries cannot be rebuilt",
+        f"refresh {world / 'en.jsonl'}, which it was localized from, and localize that again",
+    )
+    assert not (tmp_path / "never.jsonl").exists()
     _ok(["kg", "import", str(world / "truthy.nt"), "-o", str(tmp_path / "en-only"), "--languages", "en", "--threads", "2"])
     _fails(["dataset", "check", str(world / "fr.jsonl"), "--kg", f"wikidata-local:{tmp_path / 'en-only'}"], "holds labels in en, not fr")

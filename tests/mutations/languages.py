@@ -255,6 +255,13 @@ FRESHNESS = (
         "asked_in != language",
         ("tests/e2e/test_languages.py::test_answers_in_another_language_than_the_dataset_are_refused_lenient_or_not",),
     ),
+    Mutation(
+        "a stale localized dataset refused without naming the dataset to refresh and localize again",
+        "dataset_builder/freshness.py",
+        'f"(a dataset not made by `kalma build`){again}"',
+        'f"(a dataset not made by `kalma build`)"',
+        ("tests/e2e/test_languages.py::test_a_localized_dataset_is_checked_and_refreshed_in_its_own_language",),
+    ),
 )
 
 MUTATIONS = KG_LABELS + LOCALIZE + EVALUATE + PAIRS + RECORDS + CONNER + BOARD + CHECKERS + BUILDER + FRESHNESS
