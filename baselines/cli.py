@@ -34,9 +34,9 @@ def dataset_kg(dataset: str, given: str | None, retrieving: bool = True) -> tupl
     made = made if isinstance(made, dict) else {}
     config = made.get("config")
     config = config if isinstance(config, dict) else {}
-    # a refreshed dataset holds true for the KG of its newest refresh, no longer for its build's
-    refreshed = (dataset_kg_version(header) or {}).get("spec") if isinstance(made.get("refreshed"), dict) else None
-    built = next((k for k in (refreshed, config.get("kg"), made.get("kg")) if isinstance(k, str) and k), None)
+    # the KG it holds true for: a refreshed dataset's newest refresh's, no longer its build's
+    recorded = (dataset_kg_version(header) or {}).get("spec")
+    built = next((k for k in (recorded, config.get("kg"), made.get("kg")) if isinstance(k, str) and k), None)
     if given is None:
         unsaid = f"{dataset} does not say which KG it was built from: retrieved from the bundled demo graph (--kg names another)"
         return built or "demo", unsaid if built is None and retrieving else None

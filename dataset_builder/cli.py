@@ -33,7 +33,8 @@ def demo(kg: str, output: str, overwrite: bool) -> None:
     from .demo import demo_entries
 
     new_output(output, overwrite)
-    made = provenance(source="kalma demo questions", kg=absolute_spec(kg), kg_version=kg_version(absolute_spec(kg)))
+    whole = absolute_spec(kg)
+    made = provenance(source="kalma demo questions", kg=whole, kg_version=kg_version(whole))
     n = write_jsonl(output, demo_entries(open_source(kg)), "dataset", made)
     click.echo(f"wrote {n} entries to {output}")
 
@@ -416,10 +417,11 @@ def localize_cmd(dataset_file: str, kg: str, llm: str, language: str, label_fall
         click.echo(f"left out {gone['id']}: {gone['reason']}", err=True)
     if not done.entries:
         raise ConfigError(f"{dataset_file}: no entry could be rendered in {language} from {kg} ({len(done.left_out)} left out, listed above): nothing written")
+    whole = absolute_spec(kg)
     made = provenance(  # paths whole: the dataset is checked, refreshed and compared from other folders
         source_dataset={"path": str(Path(dataset_file).resolve()), "digest": path_digest(dataset_file), "language": was},
-        kg=absolute_spec(kg),
-        kg_version=kg_version(absolute_spec(kg)),
+        kg=whole,
+        kg_version=kg_version(whole),
         llm=model.spec,
         localization=done.report(),
         **label_header(source),

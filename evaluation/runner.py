@@ -93,12 +93,9 @@ def evaluate(
     options = options or EvalOptions()
     out = Path(out_dir)  # made by the scores file's writer: a run that fails before it leaves no folder
     entry_list = list(read_jsonl(dataset, DatasetEntry, kind="dataset")) if isinstance(dataset, (str, Path)) else list(dataset)
+    dataset_header = read_header(dataset, "dataset") if isinstance(dataset, (str, Path)) else {}
     # the dataset says its language (one without it is English); records in memory, the options
-    language = (
-        get_language(file_language(read_header(dataset, "dataset")), f"{dataset}:1: field 'language'").code
-        if isinstance(dataset, (str, Path))
-        else options.language
-    )
+    language = get_language(file_language(dataset_header), f"{dataset}:1: field 'language'").code if isinstance(dataset, (str, Path)) else options.language
     options = in_language(options, language)
     entries = {e.id: e for e in entry_list}
     problems: list[Problem] = []
@@ -157,7 +154,8 @@ def evaluate(
     unavailable = {m.name: need for m in active for need in m.needs if need in {"judge", "lm"} and not getattr(options, need)}
     for m in active:
         m.prepare(entry_list)
-    dataset_header = read_header(dataset, "dataset") if isinstance(dataset, (str, Path)) else {}
+    dataset_made = dataset_header.get("provenance")
+    dataset_made = dataset_made if isinstance(dataset_made, dict) else {}
     config = {
         "metrics": names,
         "options": asdict(options),
@@ -170,7 +168,7 @@ def evaluate(
         "dataset_digest": dataset_digest(entries_all),  # `kalma compare` pairs only the same questions
         # the KG its questions and knowledge hold true for: a figure names the KG version behind it
         "dataset_kg": dataset_kg_version(dataset_header),
-        **({"changed_since": built["changed_since"]} if "changed_since" in (built := dataset_header.get("provenance") or {}) else {}),
+        **({"changed_since": dataset_made["changed_since"]} if "changed_since" in dataset_made else {}),
         "settings": sorted({a.setting for a in answer_list if not a.meta.get("missing")}),  # general, specific: ranked apart
     }
     models = {k: v for m in active for k, v in m.models().items()}  # builds every backend: a missing model fails here

@@ -90,7 +90,7 @@ MUTATIONS = (
     Mutation(
         "the summary's language read as English whatever the dataset says",
         "evaluation/runner.py",
-        'get_language(file_language(read_header(dataset, "dataset")), ',
+        "get_language(file_language(dataset_header), ",
         'get_language("en", ',
         (f"{E2E}::test_evaluate_reads_the_datasets_language_and_every_summary_says_it",),
     ),

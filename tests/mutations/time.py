@@ -141,7 +141,7 @@ MUTATIONS = (
     Mutation(
         "a refreshed dataset answered from its build's KG (the values it no longer states retrieved)",
         "baselines/cli.py",
-        '(refreshed, config.get("kg"), made.get("kg"))',
+        '(recorded, config.get("kg"), made.get("kg"))',
         '(config.get("kg"), made.get("kg"))',
         (f"{FRESHNESS}::test_a_refreshed_dataset_is_answered_from_the_kg_it_was_refreshed_for",),
     ),
@@ -197,7 +197,7 @@ MUTATIONS = (
     Mutation(
         "kalma dataset demo naming its KG as given and not its version (evaluations say 'a KG its header does not name')",
         "dataset_builder/cli.py",
-        '    made = provenance(source="kalma demo questions", kg=absolute_spec(kg), kg_version=kg_version(absolute_spec(kg)))',
+        '    made = provenance(source="kalma demo questions", kg=whole, kg_version=kg_version(whole))',
         '    made = provenance(source="kalma demo questions", kg=kg)',
         ("tests/e2e/test_first_contact_9.py::test_judge_pairs_records_its_kg_absolute_with_its_digest",),
     ),
